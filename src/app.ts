@@ -1,0 +1,45 @@
+// Builds the Fastify instance: core plugins first, then one register() per domain.
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { registerAuthentication } from "./core/auth/authenticate.ts";
+import type { Services } from "./core/context.ts";
+import { registerErrorHandling } from "./core/http/error-handler.ts";
+import { registerRequestMetrics } from "./core/http/metrics.ts";
+import { registerOpenApi } from "./core/http/openapi.ts";
+import { operationsRoutes } from "./core/http/operations.ts";
+import { validationOptions } from "./core/http/validation.ts";
+import { integrationsRoutes } from "./integrations/index.ts";
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(services: Services, logger: Logger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: services.config.bodyLimitBytes,
+    // Trust a caller's request id when it is sane, so logs join up across services.
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    requestIdLogLabel: "request_id",
+    // Idle keep-alive sockets close at shutdown; requests in flight finish first.
+    forceCloseConnections: "idle",
+    ...validationOptions(),
+  });
+
+  app.decorate("services", services);
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  registerErrorHandling(app);
+  registerAuthentication(app, services.database.db);
+  registerRequestMetrics(app, services.metrics);
+  await registerOpenApi(app, services.config.publicUrl);
+
+  await app.register(operationsRoutes);
+  await app.register(integrationsRoutes);
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;

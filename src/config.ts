@@ -1,0 +1,89 @@
+// Every setting Vigil reads from the environment, parsed and validated once at start.
+// Nothing else reads process.env: the parsed Config is passed in.
+import { resolve } from "node:path";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+export type Role = "all" | "api" | "worker";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** postgres://... for PostgreSQL; null means the embedded PGlite database under dataDir. */
+  databaseUrl: string | null;
+  bootstrapApiKey: string | null;
+  /** Key material for secrets kept encrypted at rest; null means generate one into dataDir. */
+  secretKey: string | null;
+  publicUrl: string;
+  logLevel: LogLevel;
+  bodyLimitBytes: number;
+  webhookBodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+  role: Role;
+  llm: { baseUrl: string; model: string; apiKey: string | null } | null;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | null {
+  const value = env[name]?.trim();
+  return value ? value : null;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const host = text(env, "HOST") ?? "127.0.0.1";
+  const databaseUrl = text(env, "DATABASE_URL");
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
+  }
+  const logLevel = (text(env, "LOG_LEVEL") ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const publicUrl = (text(env, "PUBLIC_URL") ?? `http://${host}:${port}`).replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/]/.test(publicUrl)) throw new ConfigError("PUBLIC_URL must be an http(s) URL");
+  const llmBaseUrl = text(env, "LLM_BASE_URL");
+  const llmModel = text(env, "LLM_MODEL");
+  if (Boolean(llmBaseUrl) !== Boolean(llmModel)) {
+    throw new ConfigError("LLM_BASE_URL and LLM_MODEL must be set together");
+  }
+  // Replicas on PostgreSQL must agree on the key that seals secrets; a generated file cannot do that.
+  if (databaseUrl && !text(env, "SECRET_KEY")) {
+    throw new ConfigError("SECRET_KEY is required with DATABASE_URL (every instance must use the same one)");
+  }
+  const role = (text(env, "VIGIL_ROLE") ?? "all") as Role;
+  if (!["all", "api", "worker"].includes(role))
+    throw new ConfigError("VIGIL_ROLE must be all, api or worker");
+  return {
+    port,
+    host,
+    dataDir: resolve(text(env, "DATA_DIR") ?? "./data"),
+    databaseUrl,
+    bootstrapApiKey: text(env, "BOOTSTRAP_API_KEY"),
+    secretKey: text(env, "SECRET_KEY"),
+    publicUrl,
+    logLevel,
+    bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 1024 * 1024, 1024, 1024 ** 3),
+    webhookBodyLimitBytes: integer(env, "WEBHOOK_BODY_LIMIT_BYTES", 5 * 1024 * 1024, 1024, 1024 ** 3),
+    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 25_000, 0, 600_000),
+    role,
+    llm:
+      llmBaseUrl && llmModel
+        ? { baseUrl: llmBaseUrl, model: llmModel, apiKey: text(env, "LLM_API_KEY") }
+        : null,
+    ...overrides,
+  };
+}

@@ -1,0 +1,125 @@
+// API keys: random, shown once, stored as a SHA-256 hash. A key belongs to a user, names the orgs it
+// may act in and its scopes.
+import { createHash, randomBytes } from "node:crypto";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Executor } from "../db/database.ts";
+import { SCOPES, type Scope } from "./scopes.ts";
+import { apiKeys, orgs, users } from "./tables.ts";
+
+export const DEFAULT_USER = "default";
+const KEY_PREFIX = "vgl_";
+
+/** Printable, no spaces, 16..256 characters: anything else in a Bearer header is malformed. */
+export const KEY_SHAPE = /^[\x21-\x7e]{16,256}$/;
+
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString("base64url");
+}
+
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret, "utf8").digest("hex");
+}
+
+export async function ensureUser(db: Executor, name: string): Promise<string> {
+  await db.insert(users).values({ name }).onConflictDoNothing();
+  const [row] = await db.select({ id: users.id }).from(users).where(eq(users.name, name));
+  if (!row) throw new Error(`user ${name} could not be created`);
+  return row.id;
+}
+
+export async function createOrg(db: Executor, name: string): Promise<string> {
+  const [row] = await db.insert(orgs).values({ name }).returning({ id: orgs.id });
+  if (!row) throw new Error("org could not be created");
+  return row.id;
+}
+
+export interface NewApiKey {
+  userName?: string;
+  name?: string;
+  orgIds?: string[];
+  scopes?: readonly Scope[];
+  /** A key chosen by the operator (BOOTSTRAP_API_KEY); generated when absent. */
+  key?: string;
+}
+
+export async function createApiKey(db: Executor, input: NewApiKey): Promise<{ id: string; key: string }> {
+  const key = input.key ?? generateApiKey();
+  if (!KEY_SHAPE.test(key))
+    throw new Error("an API key must be 16 to 256 printable characters without spaces");
+  const userId = await ensureUser(db, input.userName ?? DEFAULT_USER);
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      userId,
+      name: input.name ?? "",
+      keyHash: hashSecret(key),
+      prefix: key.slice(0, 8),
+      orgIds: input.orgIds ?? [],
+      scopes: [...(input.scopes ?? SCOPES)],
+    })
+    .returning({ id: apiKeys.id });
+  if (!row) throw new Error("API key could not be created");
+  return { id: row.id, key };
+}
+
+/** Makes sure BOOTSTRAP_API_KEY exists, is not revoked and carries every scope, for the default user. */
+export async function ensureBootstrapKey(db: Executor, key: string): Promise<void> {
+  if (!KEY_SHAPE.test(key)) {
+    throw new Error("BOOTSTRAP_API_KEY must be 16 to 256 printable characters without spaces");
+  }
+  const userId = await ensureUser(db, DEFAULT_USER);
+  await db
+    .insert(apiKeys)
+    .values({
+      userId,
+      name: "bootstrap",
+      keyHash: hashSecret(key),
+      prefix: key.slice(0, 8),
+      scopes: [...SCOPES],
+    })
+    .onConflictDoUpdate({
+      target: apiKeys.keyHash,
+      set: { scopes: [...SCOPES], revokedAt: null, userId },
+    });
+}
+
+export async function revokeApiKey(db: Executor, id: string): Promise<boolean> {
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return rows.length > 0;
+}
+
+export async function listApiKeys(db: Executor) {
+  return db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      prefix: apiKeys.prefix,
+      user: users.name,
+      orgIds: apiKeys.orgIds,
+      scopes: apiKeys.scopes,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .orderBy(apiKeys.createdAt);
+}
+
+export interface KeyOwner {
+  keyId: string;
+  userId: string;
+  orgIds: string[];
+  scopes: string[];
+}
+
+export async function findActiveKey(db: Executor, key: string): Promise<KeyOwner | null> {
+  const [row] = await db
+    .select({ keyId: apiKeys.id, userId: apiKeys.userId, orgIds: apiKeys.orgIds, scopes: apiKeys.scopes })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, hashSecret(key)), isNull(apiKeys.revokedAt)));
+  return row ?? null;
+}

@@ -1,0 +1,51 @@
+// Applies the SQL files in src/core/migrations (written by drizzle-kit from the domain tables) in
+// name order. The same files run on PGlite and PostgreSQL. All pending files apply in one
+// transaction under an advisory lock, so instances starting together against one database
+// neither race nor leave half a migration behind.
+import { readdirSync, readFileSync } from "node:fs";
+import { sql } from "drizzle-orm";
+import type { Db } from "./database.ts";
+
+const MIGRATIONS_DIR = new URL("../migrations/", import.meta.url);
+// Any constant works: it only has to be the same for every Vigil instance.
+const MIGRATION_LOCK_ID = 7_346_001;
+
+export function migrationNames(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => name.endsWith(".sql"))
+    .sort();
+}
+
+export async function migrate(db: Db): Promise<string[]> {
+  const applied: string[] = [];
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`);
+    await tx.execute(sql`create table if not exists vigil_migrations (
+      name text primary key,
+      applied_at timestamptz not null default now()
+    )`);
+    const done = new Set(
+      (await tx.execute(sql`select name from vigil_migrations`)).rows.map((row) => row.name),
+    );
+    for (const name of migrationNames()) {
+      if (done.has(name)) continue;
+      const text = readFileSync(new URL(name, MIGRATIONS_DIR), "utf8");
+      for (const statement of text.split("--> statement-breakpoint")) {
+        if (statement.trim()) await tx.execute(sql.raw(statement));
+      }
+      await tx.execute(sql`insert into vigil_migrations (name) values (${name})`);
+      applied.push(name);
+    }
+  });
+  return applied;
+}
+
+/** The migration files not yet applied: empty when the schema is current. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const exists = await db.execute(sql`select to_regclass('vigil_migrations') is not null as present`);
+  if (!exists.rows[0]?.present) return migrationNames();
+  const done = new Set(
+    (await db.execute(sql`select name from vigil_migrations`)).rows.map((row) => row.name),
+  );
+  return migrationNames().filter((name) => !done.has(name));
+}

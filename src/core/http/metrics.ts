@@ -1,0 +1,38 @@
+// Prometheus metrics: request counts and durations by route and status, plus whatever domains add
+// to the same registry. One registry per app, so tests can build several apps in one process.
+import type { FastifyInstance } from "fastify";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "vigil_" });
+  const requests = new Counter({
+    name: "vigil_http_requests_total",
+    help: "HTTP requests by method, route and status",
+    labelNames: ["method", "route", "status_code"],
+    registers: [registry],
+  });
+  const durations = new Histogram({
+    name: "vigil_http_request_duration_seconds",
+    help: "HTTP request durations by method, route and status",
+    labelNames: ["method", "route", "status_code"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  return { registry, requests, durations };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook("onResponse", async (request, reply) => {
+    // The route template, never the raw URL: ids in paths would explode the label set.
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? "unmatched",
+      status_code: String(reply.statusCode),
+    };
+    metrics.requests.inc(labels);
+    metrics.durations.observe(labels, reply.elapsedTime / 1000);
+  });
+}

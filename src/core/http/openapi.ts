@@ -1,0 +1,64 @@
+// The API document is generated from the route schemas, never kept by hand.
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+import { COMMON_ERROR_STATUSES, ErrorResponse, JsonError } from "./schemas.ts";
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Invalid input: the message names the field",
+  401: "Missing, malformed, unknown or revoked credentials",
+  403: "The API key lacks the route's scope",
+  404: "Not found, or not owned by the caller",
+  413: "Request body larger than the limit",
+  500: "Unexpected error",
+};
+
+export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+  app.addSchema(ErrorResponse);
+  app.addSchema(JsonError);
+  // Declare the error statuses on every route, in the body its family answers with.
+  app.addHook("onRoute", (route) => {
+    if (!route.schema || route.config?.public === true || route.schema.hide) return;
+    const url = route.url;
+    const ref = { $ref: url.startsWith("/platform/") ? "JsonError#" : "ErrorResponse#" };
+    const response = (route.schema.response ?? {}) as Record<string | number, unknown>;
+    for (const status of COMMON_ERROR_STATUSES) {
+      if (!(status in response)) response[status] = { ...ref, description: ERROR_DESCRIPTIONS[status] };
+    }
+    route.schema.response = response;
+    route.schema.security ??= [{ apiKey: [] }];
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Vigil",
+        version: "0.1.0",
+        description: "SRE alert and automation service. API description version 0.1.0.",
+      },
+      servers: [{ url: publicUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: "http",
+            scheme: "bearer",
+            description: "Vigil API key: Authorization: Bearer <key>",
+          },
+          WebhookToken: {
+            type: "apiKey",
+            in: "query",
+            name: "apiKey",
+            description: "Webhook token, or Authorization: Bearer <WEBHOOK_TOKEN>",
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  app.get("/openapi.json", { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  // The reference page is public like the document it renders.
+  app.addHook("onRoute", (route) => {
+    if (route.url.startsWith("/docs")) route.config = { ...route.config, public: true };
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } });
+}

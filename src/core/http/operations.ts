@@ -1,0 +1,57 @@
+// Probes and metrics for operators: liveness, readiness (database reachable and schema current),
+// and Prometheus text.
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { pendingMigrations } from "../db/migrate.ts";
+
+const Health = Type.Object({ status: Type.String() });
+const Readiness = Type.Object({
+  status: Type.Union([Type.Literal("ready"), Type.Literal("not_ready")]),
+  checks: Type.Object({ database: Type.String(), migrations: Type.String() }),
+});
+
+export async function operationsRoutes(app: FastifyInstance): Promise<void> {
+  const { database, metrics } = app.services;
+  app.get(
+    "/healthz",
+    {
+      config: { public: true },
+      schema: { operationId: "getHealth", tags: ["operations"], response: { 200: Health } },
+    },
+    async () => ({ status: "ok" }),
+  );
+
+  app.get(
+    "/readyz",
+    {
+      config: { public: true },
+      schema: {
+        operationId: "getReadiness",
+        tags: ["operations"],
+        response: { 200: Readiness, 503: Readiness },
+      },
+    },
+    async (_request, reply) => {
+      const checks = { database: "ok", migrations: "ok" };
+      try {
+        await database.ping();
+        const pending = await pendingMigrations(database.db);
+        if (pending.length > 0) checks.migrations = `pending: ${pending.join(", ")}`;
+      } catch (err) {
+        checks.database = `unreachable: ${(err as Error).message}`;
+        checks.migrations = "unknown";
+      }
+      const ready = checks.database === "ok" && checks.migrations === "ok";
+      return reply.status(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
+    },
+  );
+
+  app.get(
+    "/metrics",
+    { config: { public: true }, schema: { operationId: "getMetrics", tags: ["operations"], hide: true } },
+    async (_request, reply) => {
+      reply.header("content-type", metrics.registry.contentType);
+      return metrics.registry.metrics();
+    },
+  );
+}

@@ -1,0 +1,40 @@
+// Schemas shared by every domain's routes.
+import { type TSchema, Type } from "@sinclair/typebox";
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.String({ description: "Human-readable message" }),
+    code: Type.String({ description: "Machine-readable code from Vigil's closed list" }),
+    details: Type.Record(Type.String(), Type.Unknown(), {
+      description: "Context such as the offending field",
+    }),
+  },
+  { $id: "ErrorResponse", description: "Error body of SRE and other non-platform routes" },
+);
+
+export const JsonError = Type.Object(
+  {
+    msg: Type.String(),
+    errCode: Type.String(),
+    extras: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: "Machine-actionable context",
+    }),
+  },
+  { $id: "JsonError", description: "Error body of platform routes (/platform/api/v1/...)" },
+);
+
+export const OrgQuery = {
+  orgId: Type.Optional(
+    Type.String({
+      format: "uuid",
+      description: "Organization that scopes the request; the caller's personal namespace when omitted",
+    }),
+  ),
+};
+
+export const Uuid = (description?: string) => Type.String({ format: "uuid", description });
+export const DateTime = (description?: string) => Type.String({ format: "date-time", description });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Error statuses declared on every route; routes add their own success and specific error statuses. */
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 404, 413, 500] as const;

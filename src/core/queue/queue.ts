@@ -1,0 +1,87 @@
+// pg-boss on the same database as everything else. Enqueue takes the caller's executor, so a job
+// sent inside a transaction exists if and only if that transaction commits.
+import { Value } from "@sinclair/typebox/value";
+import { sql } from "drizzle-orm";
+import { fromDrizzle, PgBoss } from "pg-boss";
+import type { Logger } from "pino";
+import type { Config } from "../../config.ts";
+import type { Database, Executor } from "../db/database.ts";
+import type { JobContext, JobDefinition } from "./catalog.ts";
+
+export interface Queue {
+  enqueue<D extends JobDefinition>(
+    executor: Executor,
+    job: D,
+    data: D extends JobDefinition<infer S> ? import("@sinclair/typebox").Static<S> : never,
+    options?: { startAfterSeconds?: number; singletonKey?: string },
+  ): Promise<string | null>;
+  /** Starts polling for the registered jobs (not done on api-only instances). */
+  work(): Promise<void>;
+  stop(): Promise<void>;
+  boss: PgBoss;
+}
+
+export interface QueueOptions {
+  database: Database;
+  config: Config;
+  log: Logger;
+  jobs: JobDefinition[];
+  pollingIntervalSeconds?: number;
+  now?: () => Date;
+}
+
+export async function startQueue(options: QueueOptions): Promise<Queue> {
+  const { database, config, log, jobs } = options;
+  const boss = database.jobConnectionString
+    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5 })
+    : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss" });
+  boss.on("error", (err) => log.error({ err }, "job queue error"));
+  await boss.start();
+  const byName = new Map(jobs.map((job) => [job.name, job]));
+  for (const job of jobs) {
+    await boss.createQueue(job.name, {
+      retryLimit: job.retryLimit,
+      retryDelay: job.retryDelaySeconds,
+      retryBackoff: job.retryBackoff,
+      expireInSeconds: job.expireInSeconds,
+    });
+  }
+  const ctx: JobContext = { db: database.db, log, config, now: options.now ?? (() => new Date()) };
+
+  return {
+    boss,
+    async enqueue(executor, job, data, sendOptions = {}) {
+      if (!byName.has(job.name)) throw new Error(`job ${job.name} is not in the catalog`);
+      if (!Value.Check(job.schema, data))
+        throw new Error(`job ${job.name}: payload does not match its schema`);
+      return boss.send(job.name, data as object, {
+        db: fromDrizzle(executor, sql),
+        startAfter: sendOptions.startAfterSeconds,
+        singletonKey: sendOptions.singletonKey,
+      });
+    },
+    async work() {
+      for (const job of jobs) {
+        await boss.work(
+          job.name,
+          {
+            pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+            batchSize: 1,
+            includeMetadata: true,
+          },
+          async ([item]) => {
+            if (!item) return;
+            if (!Value.Check(job.schema, item.data)) {
+              log.error({ job: job.name, id: item.id }, "job payload does not match its schema");
+              return;
+            }
+            await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
+          },
+        );
+      }
+    },
+    async stop() {
+      await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+    },
+  };
+}

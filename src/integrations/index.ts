@@ -1,0 +1,3 @@
+export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
+export { integrationsRoutes } from "./routes.ts";
+export type { Integration } from "./schemas.ts";

@@ -1,0 +1,121 @@
+// Named connections of a tenant to the systems Vigil reads from (an Alertmanager to sync, a GitHub
+// for agents). Credentials are sealed with the secret key and never leave the server.
+import { and, asc, eq } from "drizzle-orm";
+import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
+import type { Ctx } from "../core/context.ts";
+import { conflict, notFound } from "../core/errors.ts";
+import type { Integration, IntegrationWrite } from "./schemas.ts";
+import { integrations } from "./tables.ts";
+
+type Row = typeof integrations.$inferSelect;
+
+function present(row: Row): Integration {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    url: row.url,
+    description: row.description,
+    has_credentials: row.credentialsSealed !== null,
+    org_id: row.orgId,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string }; code?: string }) ?? {};
+  return cause.code === "23505" || cause.cause?.code === "23505";
+}
+
+export async function createIntegration({ ctx, input }: { ctx: Ctx; input: IntegrationWrite }) {
+  const tenant = tenantOf(ctx.actor);
+  try {
+    const [row] = await ctx.db
+      .insert(integrations)
+      .values({
+        orgId: tenant.orgId,
+        ownerId: tenant.ownerId,
+        name: input.name,
+        type: input.type,
+        url: input.url ?? null,
+        description: input.description ?? "",
+        credentialsSealed: input.credentials
+          ? ctx.services.secrets.encrypt(JSON.stringify(input.credentials))
+          : null,
+      })
+      .returning();
+    return present(row as Row);
+  } catch (err) {
+    if (isUniqueViolation(err))
+      throw conflict(`integration ${input.name} already exists`, { name: input.name });
+    throw err;
+  }
+}
+
+export async function listIntegrations({ ctx }: { ctx: Ctx }) {
+  const rows = await ctx.db
+    .select()
+    .from(integrations)
+    .where(inTenant(integrations, tenantOf(ctx.actor)))
+    .orderBy(asc(integrations.name));
+  return rows.map(present);
+}
+
+export async function getIntegration({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+  const [row] = await ctx.db
+    .select()
+    .from(integrations)
+    .where(and(inTenant(integrations, tenantOf(ctx.actor)), eq(integrations.name, input.name)));
+  if (!row) throw notFound("integration", { name: input.name });
+  return present(row);
+}
+
+export async function updateIntegration({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { name: string; changes: IntegrationWrite };
+}) {
+  const { changes } = input;
+  try {
+    const [row] = await ctx.db
+      .update(integrations)
+      .set({
+        name: changes.name,
+        type: changes.type,
+        url: changes.url ?? null,
+        description: changes.description ?? "",
+        // Omitted credentials are kept; null clears them.
+        ...(changes.credentials !== undefined && {
+          credentialsSealed: changes.credentials
+            ? ctx.services.secrets.encrypt(JSON.stringify(changes.credentials))
+            : null,
+        }),
+        updatedAt: ctx.now(),
+      })
+      .where(and(inTenant(integrations, tenantOf(ctx.actor)), eq(integrations.name, input.name)))
+      .returning();
+    if (!row) throw notFound("integration", { name: input.name });
+    return present(row);
+  } catch (err) {
+    if (isUniqueViolation(err))
+      throw conflict(`integration ${changes.name} already exists`, { name: changes.name });
+    throw err;
+  }
+}
+
+export async function deleteIntegration({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+  const rows = await ctx.db
+    .delete(integrations)
+    .where(and(inTenant(integrations, tenantOf(ctx.actor)), eq(integrations.name, input.name)))
+    .returning({ id: integrations.id });
+  if (rows.length === 0) throw notFound("integration", { name: input.name });
+}
+
+/** For other domains: the names among `names` that are not integrations of the tenant. */
+export async function missingIntegrations({ ctx, input }: { ctx: Ctx; input: { names: string[] } }) {
+  const existing = new Set((await listIntegrations({ ctx })).map((item) => item.name));
+  return input.names.filter((name) => !existing.has(name));
+}

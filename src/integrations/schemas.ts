@@ -1,0 +1,44 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
+
+export const IntegrationName = Type.String({
+  pattern: "^[a-z0-9][a-z0-9._-]{0,62}$",
+  description: "Unique per tenant; lower-case letters, digits, '.', '_' and '-'",
+});
+
+export const IntegrationWrite = Type.Object(
+  {
+    name: IntegrationName,
+    type: Type.String({
+      pattern: "^[a-z][a-z0-9-]{0,39}$",
+      description: "Kind of system, for example alertmanager, grafana, prometheus, github",
+    }),
+    url: Type.Optional(Nullable(Type.String({ format: "uri", pattern: "^https?://", maxLength: 2048 }))),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    credentials: Type.Optional(
+      Nullable(
+        Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 8192 }), {
+          description: "Write-only; kept encrypted at rest and never returned",
+        }),
+      ),
+    ),
+  },
+  { $id: "IntegrationWrite", additionalProperties: false },
+);
+export type IntegrationWrite = Static<typeof IntegrationWrite>;
+
+export const Integration = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    type: Type.String(),
+    url: Nullable(Type.String()),
+    description: Type.String(),
+    has_credentials: Type.Boolean(),
+    org_id: Nullable(Uuid()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { $id: "Integration" },
+);
+export type Integration = Static<typeof Integration>;

@@ -1,0 +1,26 @@
+import { sql } from "drizzle-orm";
+import { pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+
+export const integrations = pgTable(
+  "integrations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    name: text("name").notNull(),
+    type: text("type").notNull(),
+    url: text("url"),
+    description: text("description").notNull().default(""),
+    /** Credentials as JSON, sealed with the secret key; never returned by the API. */
+    credentialsSealed: text("credentials_sealed"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    // Names are unique per tenant: per org, or per user in the personal namespace.
+    uniqueIndex("integrations_org_name").on(table.orgId, table.name).where(sql`${table.orgId} is not null`),
+    uniqueIndex("integrations_personal_name")
+      .on(table.ownerId, table.name)
+      .where(sql`${table.orgId} is null`),
+  ],
+);

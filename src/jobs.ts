@@ -1,0 +1,4 @@
+// The job catalog: every domain's job definitions, handed to the queue at start.
+import type { JobDefinition } from "./core/queue/catalog.ts";
+
+export const JOBS: JobDefinition[] = [];

@@ -1,0 +1,84 @@
+// Brings a Vigil up (database, migrations, bootstrap key, job queue, HTTP app) and down again in
+// the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
+import type { FastifyInstance } from "fastify";
+import pino, { type Logger } from "pino";
+import { buildApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { ensureBootstrapKey } from "./core/auth/keys.ts";
+import type { Services } from "./core/context.ts";
+import { type Database, openDatabase } from "./core/db/database.ts";
+import { migrate } from "./core/db/migrate.ts";
+import { createMetrics } from "./core/http/metrics.ts";
+import type { JobDefinition } from "./core/queue/catalog.ts";
+import { startQueue } from "./core/queue/queue.ts";
+import { createSecrets, resolveSecretKey } from "./core/secrets.ts";
+import { JOBS } from "./jobs.ts";
+
+export interface Vigil {
+  app: FastifyInstance;
+  services: Services;
+  log: Logger;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** An open database to use instead of the one the config names (tests). */
+  database?: Database;
+  logger?: Logger;
+  jobs?: JobDefinition[];
+  pollingIntervalSeconds?: number;
+  now?: () => Date;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service: "vigil" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
+}
+
+export async function openConfiguredDatabase(config: Config): Promise<Database> {
+  return config.databaseUrl
+    ? openDatabase({ url: config.databaseUrl })
+    : openDatabase({ dataDir: config.dataDir });
+}
+
+export async function startVigil(config: Config, options: StartOptions = {}): Promise<Vigil> {
+  const log = options.logger ?? createLogger(config);
+  const database = options.database ?? (await openConfiguredDatabase(config));
+  try {
+    const applied = await migrate(database.db);
+    if (applied.length > 0) log.info({ applied }, "migrations applied");
+    if (config.bootstrapApiKey) await ensureBootstrapKey(database.db, config.bootstrapApiKey);
+    const secrets = createSecrets(resolveSecretKey(config.secretKey, config.dataDir));
+    const now = options.now ?? (() => new Date());
+    const queue = await startQueue({
+      database,
+      config,
+      log,
+      jobs: options.jobs ?? JOBS,
+      pollingIntervalSeconds: options.pollingIntervalSeconds,
+      now,
+    });
+    if (config.role !== "api") await queue.work();
+    const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
+    const app = await buildApp(services, log);
+    await app.ready();
+    return {
+      app,
+      services,
+      log,
+      // Order matters: stop taking requests (in-flight ones finish), then let running jobs finish,
+      // then close the database so PGlite flushes its files.
+      async stop() {
+        await app.close();
+        await queue.stop();
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}

@@ -1,0 +1,139 @@
+// Each test file gets a freshly migrated database of its own and a Vigil built on it. Every storage
+// test runs on PGlite, and again on PostgreSQL when TEST_DATABASE_URL names a server: the harness
+// creates a database there for the file and drops it afterwards.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe } from "vitest";
+import { type Config, loadConfig } from "../src/config.ts";
+import { createApiKey, createOrg, revokeApiKey } from "../src/core/auth/keys.ts";
+import type { Scope } from "../src/core/auth/scopes.ts";
+import { type Database, openDatabase } from "../src/core/db/database.ts";
+import type { StartOptions, Vigil } from "../src/start.ts";
+import { startVigil } from "../src/start.ts";
+
+export type Engine = "pglite" | "postgres";
+
+const postgresUrl = process.env.TEST_DATABASE_URL?.trim() || null;
+
+export const ENGINES: Engine[] = postgresUrl ? ["pglite", "postgres"] : ["pglite"];
+
+export interface TestDatabase {
+  database: Database;
+  /** Set on PostgreSQL: the URL of this file's own database. */
+  url: string | null;
+  drop(): Promise<void>;
+}
+
+/** A new, empty database: in-memory PGlite, or a fresh database on the TEST_DATABASE_URL server. */
+export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
+  if (engine === "pglite") {
+    const database = await openDatabase({ memory: true });
+    return { database, url: null, drop: () => database.close() };
+  }
+  if (!postgresUrl) throw new Error("TEST_DATABASE_URL is not set");
+  const name = `vigil_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ url: url.toString() });
+  return {
+    database,
+    url: url.toString(),
+    async drop() {
+      await database.close();
+      const cleanup = new pg.Client({ connectionString: postgresUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  const dataDir = mkdtempSync(join(tmpdir(), "vigil-test-"));
+  return loadConfig({}, { dataDir, logLevel: "silent", secretKey: "test-secret-key", ...overrides });
+}
+
+export interface KeyOptions {
+  userName?: string;
+  scopes?: readonly Scope[];
+  orgIds?: string[];
+}
+
+export interface Harness {
+  engine: Engine;
+  vigil: Vigil;
+  /** A new API key; by default for a fresh user with every scope. */
+  createKey(options?: KeyOptions): Promise<{ id: string; key: string; auth: { authorization: string } }>;
+  revokeKey(id: string): Promise<void>;
+  createOrg(name?: string): Promise<string>;
+}
+
+export async function startHarness(
+  engine: Engine,
+  configOverrides: Partial<Config> = {},
+  options: StartOptions = {},
+): Promise<Harness & { stop(): Promise<void> }> {
+  const testDatabase = await createTestDatabase(engine);
+  const config = testConfig(configOverrides);
+  const vigil = await startVigil(config, {
+    pollingIntervalSeconds: 0.5,
+    ...options,
+    database: testDatabase.database,
+  });
+  const db = testDatabase.database.db;
+  return {
+    engine,
+    vigil,
+    async createKey(keyOptions = {}) {
+      const created = await createApiKey(db, {
+        userName: keyOptions.userName ?? `user-${randomBytes(4).toString("hex")}`,
+        scopes: keyOptions.scopes,
+        orgIds: keyOptions.orgIds,
+      });
+      return { ...created, auth: { authorization: `Bearer ${created.key}` } };
+    },
+    async revokeKey(id) {
+      await revokeApiKey(db, id);
+    },
+    createOrg: (name = "org") => createOrg(db, name),
+    async stop() {
+      await vigil.stop();
+      await testDatabase.drop();
+      rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Runs `body` once per engine, each with its own Vigil started before and stopped after the block.
+ * `harness()` returns the running one.
+ */
+export function describeEachEngine(
+  name: string,
+  body: (harness: () => Harness) => void,
+  configOverrides: Partial<Config> = {},
+  options: StartOptions = {},
+): void {
+  for (const engine of ENGINES) {
+    describe(`${name} [${engine}]`, () => {
+      let current: (Harness & { stop(): Promise<void> }) | null = null;
+      beforeAll(async () => {
+        current = await startHarness(engine, configOverrides, options);
+      });
+      afterAll(async () => {
+        await current?.stop();
+      });
+      body(() => {
+        if (!current) throw new Error("harness not started");
+        return current;
+      });
+    });
+  }
+}
