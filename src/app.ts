@@ -1,6 +1,6 @@
 // Builds the Fastify instance: core plugins first, then one register() per domain.
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import type { Services } from "./core/context.ts";
@@ -13,7 +13,12 @@ import { integrationsRoutes } from "./integrations/index.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(services: Services, logger: Logger): Promise<FastifyInstance> {
+/** `extraRoutes` lets an embedder (or a test) add its own routes behind the same plumbing. */
+export async function buildApp(
+  services: Services,
+  logger: Logger,
+  extraRoutes: FastifyPluginAsync[] = [],
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: services.config.bodyLimitBytes,
@@ -39,6 +44,7 @@ export async function buildApp(services: Services, logger: Logger): Promise<Fast
 
   await app.register(operationsRoutes);
   await app.register(integrationsRoutes);
+  for (const routes of extraRoutes) await app.register(routes);
   return app;
 }
 

@@ -1,6 +1,6 @@
 // Brings a Vigil up (database, migrations, bootstrap key, job queue, HTTP app) and down again in
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
@@ -28,6 +28,7 @@ export interface StartOptions {
   jobs?: JobDefinition[];
   pollingIntervalSeconds?: number;
   now?: () => Date;
+  extraRoutes?: FastifyPluginAsync[];
 }
 
 export function createLogger(config: Config): Logger {
@@ -63,7 +64,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     });
     if (config.role !== "api") await queue.work();
     const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
-    const app = await buildApp(services, log);
+    const app = await buildApp(services, log, options.extraRoutes);
     await app.ready();
     return {
       app,
