@@ -1,7 +1,7 @@
 // The error contract of every route family, proven through real HTTP requests on routes that
 // declare their schemas like any domain route does.
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, InjectOptions } from "fastify";
 import { expect, it } from "vitest";
 import { describeEachEngine } from "../../../test/harness.ts";
 import { AppError } from "../errors.ts";
@@ -38,7 +38,7 @@ async function probeRoutes(app: FastifyInstance) {
 describeEachEngine(
   "error bodies",
   (harness) => {
-    const inject = (options: Parameters<FastifyInstance["inject"]>[0]) => harness().vigil.app.inject(options);
+    const inject = (options: InjectOptions) => harness().vigil.app.inject(options);
     const families = [
       { prefix: "/platform/api/v1", shape: (msg: string, errCode: string) => ({ msg, errCode, extras: [] }) },
       { prefix: "/app/sre/api/v1", shape: (error: string, code: string) => ({ error, code, details: {} }) },
