@@ -57,8 +57,7 @@ describeEachEngine("operations", (harness) => {
     const document = response.json();
     expect(document.openapi).toBe("3.1.0");
     const result = await validate(structuredClone(document));
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid ? [] : result.errors).toEqual([]);
     const operations = Object.entries(
       document.paths as Record<string, Record<string, { operationId?: string }>>,
     ).flatMap(([path, methods]) =>
