@@ -27,7 +27,6 @@ export async function buildApp(
       const given = req.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    requestIdLogLabel: "request_id",
     // Idle keep-alive sockets close at shutdown; requests in flight finish first.
     forceCloseConnections: "idle",
     ...validationOptions(),

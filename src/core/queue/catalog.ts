@@ -15,7 +15,8 @@ export interface JobContext {
 export interface JobDefinition<S extends TSchema = TSchema> {
   name: string;
   schema: S;
-  handler: (args: { ctx: JobContext; data: Static<S>; attempt: number }) => Promise<void>;
+  // Method syntax keeps a catalog of differently typed jobs assignable to JobDefinition[].
+  handler(args: { ctx: JobContext; data: Static<S>; attempt: number }): Promise<void>;
   /** Retries after the first attempt. */
   retryLimit: number;
   retryDelaySeconds: number;

@@ -1,0 +1,89 @@
+// The job queue on both engines: a job exists if and only if the transaction that sent it commits,
+// and a failing job is retried.
+import { Type } from "@sinclair/typebox";
+import { sql } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { describeEachEngine, waitFor } from "../../../test/harness.ts";
+import { defineJob } from "./catalog.ts";
+
+const ran: string[] = [];
+const attempts = new Map<string, number>();
+
+const recordJob = defineJob({
+  name: "probe.record",
+  schema: Type.Object({ marker: Type.String() }),
+  handler: async ({ data }) => {
+    ran.push(data.marker);
+  },
+});
+
+const flakyJob = defineJob({
+  name: "probe.flaky",
+  schema: Type.Object({ marker: Type.String() }),
+  retryLimit: 2,
+  retryDelaySeconds: 1,
+  retryBackoff: false,
+  handler: async ({ data, attempt }) => {
+    attempts.set(data.marker, attempt);
+    if (attempt === 1) throw new Error("first attempt fails on purpose");
+    ran.push(data.marker);
+  },
+});
+
+describeEachEngine(
+  "job queue",
+  (harness) => {
+    const count = async (name: string, marker: string) => {
+      const { rows } = await harness().vigil.services.database.db.execute(
+        sql`select count(*)::int as n from pgboss.job where name = ${name} and data->>'marker' = ${marker}`,
+      );
+      return Number(rows[0]?.n);
+    };
+
+    it("runs a job sent inside a transaction after the transaction commits", async () => {
+      const { database, queue } = harness().vigil.services;
+      const marker = `commit-${harness().engine}`;
+      await database.db.transaction(async (tx) => {
+        await queue.enqueue(tx, recordJob, { marker });
+      });
+      await waitFor(async () => (ran.includes(marker) ? true : undefined));
+      expect(ran.filter((item) => item === marker)).toEqual([marker]);
+    });
+
+    it("never runs a job whose transaction rolled back", async () => {
+      const { database, queue } = harness().vigil.services;
+      const marker = `rollback-${harness().engine}`;
+      const later = `after-rollback-${harness().engine}`;
+      await expect(
+        database.db.transaction(async (tx) => {
+          await queue.enqueue(tx, recordJob, { marker });
+          // PGlite has one connection, which the transaction holds; PostgreSQL can look from outside.
+          if (harness().engine === "postgres") expect(await count("probe.record", marker)).toBe(0);
+          throw new Error("roll back");
+        }),
+      ).rejects.toThrow("roll back");
+      // A job sent after the rollback runs; by then the rolled-back one would have run too.
+      await queue.enqueue(database.db, recordJob, { marker: later });
+      await waitFor(async () => (ran.includes(later) ? true : undefined));
+      expect(ran).not.toContain(marker);
+      expect(await count("probe.record", marker)).toBe(0);
+    });
+
+    it("retries a failing job", async () => {
+      const { database, queue } = harness().vigil.services;
+      const marker = `flaky-${harness().engine}`;
+      await queue.enqueue(database.db, flakyJob, { marker });
+      await waitFor(async () => (ran.includes(marker) ? true : undefined));
+      expect(attempts.get(marker)).toBe(2);
+    });
+
+    it("refuses a payload that does not match the job's schema", async () => {
+      const { database, queue } = harness().vigil.services;
+      await expect(queue.enqueue(database.db, recordJob, { marker: 5 } as never)).rejects.toThrow(
+        "probe.record: payload does not match its schema",
+      );
+    });
+  },
+  {},
+  { jobs: [recordJob, flakyJob] },
+);

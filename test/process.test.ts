@@ -1,0 +1,199 @@
+// The real `vigil` command as an operator runs it: start, serve, refuse a second process on the same
+// data directory, finish an in-flight request on SIGTERM, restart on the same files with the data
+// intact, create keys from the CLI, and (on PostgreSQL) run two instances against one database.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "./harness.ts";
+
+const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
+const KEY = "process-test-bootstrap-key";
+const children = new Set<ChildProcess>();
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string>): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  exited.then(() => children.delete(child));
+  return { child, output: () => output, exited };
+}
+
+async function until(check: () => boolean, what: string, running?: Running, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${running?.output() ?? ""}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function serve(env: Record<string, string>): Promise<Running & { base: string }> {
+  const port = await freePort();
+  const running = run(["serve"], { ...env, PORT: String(port), BOOTSTRAP_API_KEY: KEY });
+  await until(() => running.output().includes("vigil listening"), "vigil to listen", running);
+  return { ...running, base: `http://127.0.0.1:${port}` };
+}
+
+const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+describe("the vigil process on its embedded default", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "vigil-process-"));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("serves, finishes an in-flight request on SIGTERM, and restarts with its data intact", async () => {
+    const first = await serve({ DATA_DIR: dataDir });
+    const created = await fetch(`${first.base}/api/v1/integrations`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ name: "before-restart", type: "alertmanager" }),
+    });
+    expect(created.status).toBe(201);
+
+    // A second process on the same files would corrupt them: it must refuse to start.
+    const second = run(["serve"], { DATA_DIR: dataDir, PORT: String(await freePort()) });
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain("is in use by process");
+
+    // Send half a request, then SIGTERM, then the rest: the request must complete.
+    const body = JSON.stringify({ name: "in-flight", type: "grafana" });
+    const url = new URL(`${first.base}/api/v1/integrations`);
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: { ...auth, "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on("error", reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => {
+        first.child.kill("SIGTERM");
+        setTimeout(() => req.end(body.slice(10)), 300);
+      }, 300);
+    });
+    const answered = await response;
+    expect(answered.status).toBe(201);
+    expect(JSON.parse(answered.text)).toMatchObject({ name: "in-flight" });
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('"msg":"stopped"');
+
+    const restarted = await serve({ DATA_DIR: dataDir });
+    const ready = await fetch(`${restarted.base}/readyz`);
+    expect(ready.status).toBe(200);
+    const list = await fetch(`${restarted.base}/api/v1/integrations`, { headers: auth });
+    expect(((await list.json()) as { name: string }[]).map((item) => item.name)).toEqual([
+      "before-restart",
+      "in-flight",
+    ]);
+    restarted.child.kill("SIGTERM");
+    expect(await restarted.exited).toBe(0);
+  });
+
+  it("creates a key from the CLI that works with exactly the scopes it was given", async () => {
+    const created = run(["keys", "create", "--name", "ci", "--scope", "integrations_read"], {
+      DATA_DIR: dataDir,
+    });
+    expect(await created.exited).toBe(0);
+    const key = /key: (\S+)/.exec(created.output())?.[1];
+    expect(key).toMatch(/^vgl_/);
+
+    const rejected = run(["keys", "create", "--scope", "everything"], { DATA_DIR: dataDir });
+    expect(await rejected.exited).toBe(1);
+    expect(rejected.output()).toContain("unknown scope everything");
+
+    const server = await serve({ DATA_DIR: dataDir });
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    expect((await fetch(`${server.base}/api/v1/integrations`, { headers })).status).toBe(200);
+    const write = await fetch(`${server.base}/api/v1/integrations`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ name: "nope", type: "grafana" }),
+    });
+    expect(write.status).toBe(403);
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  });
+});
+
+describe.runIf(Boolean(process.env.TEST_DATABASE_URL))("the vigil process on PostgreSQL", () => {
+  it("runs two instances against one database and migrates idempotently", async () => {
+    const database = await createTestDatabase("postgres");
+    await database.database.close();
+    const env = {
+      DATABASE_URL: database.url ?? "",
+      SECRET_KEY: "shared-secret",
+      DATA_DIR: mkdtempSync(join(tmpdir(), "vigil-pg-")),
+    };
+    try {
+      // Started together: the migration lock makes one wait for the other.
+      const [a, b] = await Promise.all([serve(env), serve(env)]);
+      for (const instance of [a, b]) expect((await fetch(`${instance.base}/readyz`)).status).toBe(200);
+      const created = await fetch(`${a.base}/api/v1/integrations`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ name: "seen-by-both", type: "grafana", credentials: { token: "t" } }),
+      });
+      expect(created.status).toBe(201);
+      const fromB = await fetch(`${b.base}/api/v1/integrations/seen-by-both`, { headers: auth });
+      expect(await fromB.json()).toMatchObject({ name: "seen-by-both", has_credentials: true });
+
+      const migrate = run(["migrate"], env);
+      expect(await migrate.exited).toBe(0);
+      expect(migrate.output()).toContain("schema is current");
+
+      const noSecret = run(["serve"], { DATABASE_URL: database.url ?? "", PORT: String(await freePort()) });
+      expect(await noSecret.exited).toBe(1);
+      expect(noSecret.output()).toContain("SECRET_KEY is required with DATABASE_URL");
+
+      for (const instance of [a, b]) instance.child.kill("SIGTERM");
+      expect(await Promise.all([a.exited, b.exited])).toEqual([0, 0]);
+    } finally {
+      await database.drop();
+    }
+  });
+});
