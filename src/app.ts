@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
+import { ALERT_INGEST_TARGET, alertIngestTarget, alertsRoutes } from "./alerts/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import type { Services } from "./core/context.ts";
 import { registerErrorHandling } from "./core/http/error-handler.ts";
@@ -10,6 +11,7 @@ import { registerOpenApi } from "./core/http/openapi.ts";
 import { operationsRoutes } from "./core/http/operations.ts";
 import { validationOptions } from "./core/http/validation.ts";
 import { integrationsRoutes } from "./integrations/index.ts";
+import { webhooksRoutes } from "./webhooks/index.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -43,6 +45,8 @@ export async function buildApp(
 
   await app.register(operationsRoutes);
   await app.register(integrationsRoutes);
+  await app.register(webhooksRoutes, { targets: { [ALERT_INGEST_TARGET]: alertIngestTarget } });
+  await app.register(alertsRoutes);
   for (const routes of extraRoutes) await app.register(routes);
   return app;
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import { drizzle as drizzleNodePostgres } from "drizzle-orm/node-postgres";
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
@@ -16,7 +16,7 @@ export interface RowsResultHKT extends PgQueryResultHKT {
   type: { rows: Record<string, unknown>[] };
 }
 export type Db = PgDatabase<RowsResultHKT>;
-export type Tx = PgTransaction<RowsResultHKT>;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 /** Anything that runs queries: the database itself or an open transaction. */
 export type Executor = Db | Tx;
 

@@ -19,7 +19,11 @@ export function createMetrics() {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  return { registry, requests, durations };
+  /** A domain's counter, created on first use and shared afterwards. */
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
+    (registry.getSingleMetric(name) as Counter<L> | undefined) ??
+    new Counter({ name, help, labelNames, registers: [registry] });
+  return { registry, requests, durations, counter };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

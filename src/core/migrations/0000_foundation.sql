@@ -1,3 +1,78 @@
+CREATE TABLE "alert_events" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"alert_id" uuid NOT NULL,
+	"seq" integer NOT NULL,
+	"at" timestamp with time zone NOT NULL,
+	"kind" text NOT NULL,
+	"actor" text NOT NULL,
+	"source_event" text,
+	"status_before" text,
+	"status_after" text NOT NULL,
+	"invocation_id" uuid,
+	"detail" jsonb NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "alert_webhooks" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"app_name" text NOT NULL,
+	"source" text NOT NULL,
+	"integration" text NOT NULL,
+	"auto_investigate" boolean NOT NULL,
+	"classify_mode" text NOT NULL,
+	"classify_batch_window_seconds" integer NOT NULL,
+	"classify_bucket_by" text NOT NULL,
+	"classify_critical_bypass" boolean NOT NULL,
+	"severity_overrides" jsonb NOT NULL,
+	"sns_auto_confirm" boolean NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "alerts" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"webhook_id" uuid,
+	"source_type" text NOT NULL,
+	"integration_name" text NOT NULL,
+	"external_uid" text NOT NULL,
+	"title" text NOT NULL,
+	"description" text NOT NULL,
+	"source_severity" text NOT NULL,
+	"severity" text NOT NULL,
+	"display_priority" integer NOT NULL,
+	"severity_mapping" text NOT NULL,
+	"impact_score" integer DEFAULT 0 NOT NULL,
+	"impact_explanation" text,
+	"status" text NOT NULL,
+	"ignored_by" text,
+	"ignore_reason" text,
+	"analysis_status" text DEFAULT 'none' NOT NULL,
+	"attention" text DEFAULT 'needs_review' NOT NULL,
+	"attention_reason" text,
+	"short_summary" text,
+	"initial_investigation" text,
+	"triggered_at" timestamp with time zone NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL,
+	"resolved_at" timestamp with time zone,
+	"refire_count" integer DEFAULT 0 NOT NULL,
+	"last_resolved_at" timestamp with time zone,
+	"last_status_change_at" timestamp with time zone NOT NULL,
+	"labels" jsonb NOT NULL,
+	"links" jsonb NOT NULL,
+	"is_test" boolean DEFAULT false NOT NULL,
+	"alert_role" text DEFAULT 'unknown' NOT NULL,
+	"storm_id" uuid,
+	"likely_upstream" text,
+	"ingested_via" text,
+	"raw_payload" text,
+	"last_event_hash" text,
+	"event_seq" integer DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "api_keys" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"user_id" uuid NOT NULL,
@@ -37,6 +112,52 @@ CREATE TABLE "integrations" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "webhook_invocations" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"webhook_id" uuid NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"received_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone,
+	"status" text NOT NULL,
+	"content_type" text,
+	"headers" jsonb NOT NULL,
+	"payload" text NOT NULL,
+	"payload_bytes" integer NOT NULL,
+	"error" text,
+	"note" text,
+	"outcome" jsonb,
+	"session_id" text,
+	"trace_id" text,
+	"run_id" text
+);
+--> statement-breakpoint
+CREATE TABLE "webhooks" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"name" text NOT NULL,
+	"target_type" text NOT NULL,
+	"target_name" text NOT NULL,
+	"enabled" boolean DEFAULT true NOT NULL,
+	"token_hash" text NOT NULL,
+	"token_sealed" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"deleted_at" timestamp with time zone,
+	CONSTRAINT "webhooks_token_hash_unique" UNIQUE("token_hash")
+);
+--> statement-breakpoint
+ALTER TABLE "alert_events" ADD CONSTRAINT "alert_events_alert_id_alerts_id_fk" FOREIGN KEY ("alert_id") REFERENCES "public"."alerts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "alert_events_alert_seq" ON "alert_events" USING btree ("alert_id","seq");--> statement-breakpoint
+CREATE UNIQUE INDEX "alert_webhooks_org_key" ON "alert_webhooks" USING btree ("org_id","app_name","source","integration") WHERE "alert_webhooks"."org_id" is not null;--> statement-breakpoint
+CREATE UNIQUE INDEX "alert_webhooks_personal_key" ON "alert_webhooks" USING btree ("owner_id","app_name","source","integration") WHERE "alert_webhooks"."org_id" is null;--> statement-breakpoint
+CREATE UNIQUE INDEX "alerts_org_key" ON "alerts" USING btree ("org_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is not null;--> statement-breakpoint
+CREATE UNIQUE INDEX "alerts_personal_key" ON "alerts" USING btree ("owner_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is null;--> statement-breakpoint
+CREATE INDEX "alerts_tenant_status" ON "alerts" USING btree ("org_id","owner_id","status","display_priority");--> statement-breakpoint
+CREATE INDEX "alerts_external_uid" ON "alerts" USING btree ("external_uid");--> statement-breakpoint
 CREATE UNIQUE INDEX "integrations_org_name" ON "integrations" USING btree ("org_id","name") WHERE "integrations"."org_id" is not null;--> statement-breakpoint
-CREATE UNIQUE INDEX "integrations_personal_name" ON "integrations" USING btree ("owner_id","name") WHERE "integrations"."org_id" is null;
+CREATE UNIQUE INDEX "integrations_personal_name" ON "integrations" USING btree ("owner_id","name") WHERE "integrations"."org_id" is null;--> statement-breakpoint
+CREATE INDEX "webhook_invocations_webhook_received" ON "webhook_invocations" USING btree ("webhook_id","received_at");--> statement-breakpoint
+CREATE INDEX "webhook_invocations_run" ON "webhook_invocations" USING btree ("run_id");

@@ -1,0 +1,261 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { contextOf } from "../core/context.ts";
+import { OrgQuery, Uuid } from "../core/http/schemas.ts";
+import { getAlert, getAlertHistory, listAlerts } from "./read-alerts.ts";
+import {
+  createAlertWebhook,
+  deleteAlertWebhook,
+  getAlertWebhook,
+  listAlertWebhooks,
+  rotateAlertWebhookToken,
+  updateAlertWebhook,
+} from "./registrations.ts";
+import {
+  ALERT_STATUSES,
+  AlertHistoryEvent,
+  AlertV1,
+  AlertWebhook,
+  AlertWebhookCreate,
+  AlertWebhookUpdate,
+  IntegrationSegment,
+  SourceName,
+} from "./schemas.ts";
+
+const errorResponse = { $ref: "ErrorResponse#" };
+const Query = Type.Object(OrgQuery);
+const AppParams = Type.Object({
+  app_name: Type.String({ maxLength: 64, description: "Catalog app; `sre`" }),
+});
+const RegistrationParams = Type.Object({ app_name: AppParams.properties.app_name, id: Uuid() });
+
+export async function alertsRoutes(instance: FastifyInstance) {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  for (const schema of [AlertV1, AlertHistoryEvent, AlertWebhook, AlertWebhookCreate, AlertWebhookUpdate]) {
+    app.addSchema(schema);
+  }
+
+  // ---- registrations (svc_sre_alert_webhook) ----
+  const registrationTags = ["alert webhooks"];
+  app.post(
+    "/app/:app_name/api/v1/alerts/webhook",
+    {
+      config: { scope: "sre_alerts_write" },
+      schema: {
+        operationId: "createAlertWebhook",
+        summary: "Register an alert-ingest webhook",
+        tags: registrationTags,
+        params: AppParams,
+        querystring: Query,
+        body: Type.Ref("AlertWebhookCreate"),
+        response: { 201: Type.Ref("AlertWebhook"), 409: errorResponse },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as AlertWebhookCreate;
+      reply.status(201);
+      return createAlertWebhook({
+        ctx: contextOf(request),
+        input: { appName: request.params.app_name, body },
+      });
+    },
+  );
+
+  app.get(
+    "/app/:app_name/api/v1/alerts/webhook",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "listAlertWebhooks",
+        summary: "List alert-ingest webhooks; filter by source and integration to resolve an import id",
+        tags: registrationTags,
+        params: AppParams,
+        querystring: Type.Object({
+          ...OrgQuery,
+          source: Type.Optional(SourceName),
+          integration: Type.Optional(IntegrationSegment),
+        }),
+        response: { 200: Type.Array(Type.Ref("AlertWebhook")) },
+      },
+    },
+    async (request) =>
+      listAlertWebhooks({
+        ctx: contextOf(request),
+        input: {
+          appName: request.params.app_name,
+          source: request.query.source,
+          integration: request.query.integration,
+        },
+      }),
+  );
+
+  app.get(
+    "/app/:app_name/api/v1/alerts/webhook/:id",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "getAlertWebhook",
+        tags: registrationTags,
+        params: RegistrationParams,
+        querystring: Query,
+        response: { 200: Type.Ref("AlertWebhook") },
+      },
+    },
+    async (request) =>
+      getAlertWebhook({
+        ctx: contextOf(request),
+        input: { appName: request.params.app_name, id: request.params.id },
+      }),
+  );
+
+  app.put(
+    "/app/:app_name/api/v1/alerts/webhook/:id",
+    {
+      config: { scope: "sre_alerts_write" },
+      schema: {
+        operationId: "updateAlertWebhook",
+        tags: registrationTags,
+        params: RegistrationParams,
+        querystring: Query,
+        body: Type.Ref("AlertWebhookUpdate"),
+        response: { 200: Type.Ref("AlertWebhook") },
+      },
+    },
+    async (request) =>
+      updateAlertWebhook({
+        ctx: contextOf(request),
+        input: {
+          appName: request.params.app_name,
+          id: request.params.id,
+          changes: request.body as AlertWebhookUpdate,
+        },
+      }),
+  );
+
+  app.post(
+    "/app/:app_name/api/v1/alerts/webhook/:id/rotate-token",
+    {
+      config: { scope: "sre_alerts_write" },
+      schema: {
+        operationId: "rotateAlertWebhookToken",
+        summary: "Issue a new webhook token; the old trigger URL stops working at once",
+        tags: registrationTags,
+        params: RegistrationParams,
+        querystring: Query,
+        response: { 200: Type.Ref("AlertWebhook") },
+      },
+    },
+    async (request) =>
+      rotateAlertWebhookToken({
+        ctx: contextOf(request),
+        input: { appName: request.params.app_name, id: request.params.id },
+      }),
+  );
+
+  app.delete(
+    "/app/:app_name/api/v1/alerts/webhook/:id",
+    {
+      config: { scope: "sre_alerts_write" },
+      schema: {
+        operationId: "deleteAlertWebhook",
+        tags: registrationTags,
+        params: RegistrationParams,
+        querystring: Query,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await deleteAlertWebhook({
+        ctx: contextOf(request),
+        input: { appName: request.params.app_name, id: request.params.id },
+      });
+      return reply.status(204).send(null);
+    },
+  );
+
+  // ---- alerts ----
+  const alertTags = ["alerts"];
+  app.get(
+    "/app/sre/api/v1/alerts",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "listAlerts",
+        tags: alertTags,
+        querystring: Type.Object({
+          ...OrgQuery,
+          status: Type.Union(
+            ALERT_STATUSES.map((value) => Type.Literal(value)),
+            { default: "active" },
+          ),
+          page: Type.Integer({ minimum: 1, default: 1 }),
+          page_size: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
+        }),
+        response: {
+          200: Type.Object(
+            {
+              alerts: Type.Array(Type.Ref("AlertV1")),
+              page: Type.Integer(),
+              page_size: Type.Integer(),
+              total: Type.Integer(),
+              total_pages: Type.Integer(),
+              summary: Type.Object({
+                total_active: Type.Integer(),
+                needs_attention: Type.Integer(),
+                others: Type.Integer(),
+                needs_review: Type.Integer(),
+                false_positive: Type.Integer(),
+              }),
+            },
+            { $id: "ListAlertsResponse" },
+          ),
+        },
+      },
+    },
+    async (request) =>
+      listAlerts({
+        ctx: contextOf(request),
+        input: { status: request.query.status, page: request.query.page, pageSize: request.query.page_size },
+      }),
+  );
+
+  app.get(
+    "/app/sre/api/v1/alerts/:id",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "getAlertV1",
+        tags: alertTags,
+        params: Type.Object({
+          id: Type.String({
+            minLength: 1,
+            maxLength: 128,
+            description: "Internal alert UUID or source external_uid",
+          }),
+        }),
+        querystring: Query,
+        response: { 200: Type.Ref("AlertV1") },
+      },
+    },
+    async (request) => getAlert({ ctx: contextOf(request), input: { id: request.params.id } }),
+  );
+
+  app.get(
+    "/app/sre/api/v1/alerts/:id/history",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "getAlertHistory",
+        summary: "The alert's bounded event history, oldest first",
+        tags: alertTags,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        querystring: Query,
+        response: {
+          200: Type.Object({ alert_id: Uuid(), events: Type.Array(Type.Ref("AlertHistoryEvent")) }),
+        },
+      },
+    },
+    async (request) => getAlertHistory({ ctx: contextOf(request), input: { id: request.params.id } }),
+  );
+}

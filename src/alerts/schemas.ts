@@ -1,0 +1,147 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
+import { SOURCE_TYPES } from "./sources/types.ts";
+
+const literals = <T extends string>(values: readonly T[], options: object = {}) =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  );
+
+export const SEVERITY_BUCKETS = ["Critical", "High", "Medium", "Low", "info"] as const;
+export const ALERT_STATUSES = ["active", "resolved", "ignored"] as const;
+export const ATTENTIONS = ["needs_attention", "needs_review", "false_positive", "others"] as const;
+export const ANALYSIS_STATUSES = ["none", "queued", "running", "completed", "failed"] as const;
+export const ALERT_ROLES = ["symptom", "cause", "unknown"] as const;
+
+export const SourceName = literals(SOURCE_TYPES, { description: "One of the 16 registered source parsers" });
+
+// ---- registrations (svc_sre_alert_webhook) ----
+
+const registrationSettings = {
+  auto_investigate: Type.Boolean({ description: "Start a deep-dive investigation for each new alert" }),
+  classify_mode: literals(["batch", "immediate"] as const),
+  classify_batch_window_seconds: Type.Integer({ minimum: 15, maximum: 300, description: "Debounce window" }),
+  classify_bucket_by: literals(["storm_scope", "service"] as const),
+  classify_critical_bypass: Type.Boolean({ description: "Critical and P1 alerts skip batching" }),
+  severity_overrides: Type.Record(Type.String({ minLength: 1, maxLength: 128 }), literals(SEVERITY_BUCKETS), {
+    description:
+      "Raw severity value -> bucket, compared case-insensitively; wins over the source's own table",
+    maxProperties: 100,
+  }),
+  sns_auto_confirm: Type.Boolean({
+    description:
+      "CloudWatch: confirm SNS subscriptions whose SubscribeURL is https://sns.<region>.amazonaws.com",
+  }),
+  enabled: Type.Boolean({ description: "A disabled registration answers 404 at the trigger" }),
+};
+
+export const REGISTRATION_DEFAULTS = {
+  integration: "",
+  auto_investigate: false,
+  classify_mode: "batch",
+  classify_batch_window_seconds: 60,
+  classify_bucket_by: "storm_scope",
+  classify_critical_bypass: true,
+  severity_overrides: {},
+  sns_auto_confirm: false,
+  enabled: true,
+} as const;
+
+export const IntegrationSegment = Type.String({
+  maxLength: 128,
+  pattern: "^[A-Za-z0-9._~-]*$",
+  description: "Integration instance name; empty for the default integration",
+});
+
+export const AlertWebhookCreate = Type.Composite(
+  [
+    Type.Object({ source: SourceName, integration: Type.Optional(IntegrationSegment) }),
+    Type.Partial(Type.Object(registrationSettings)),
+  ],
+  { $id: "AlertWebhookCreate", additionalProperties: false },
+);
+export type AlertWebhookCreate = Static<typeof AlertWebhookCreate>;
+
+export const AlertWebhookUpdate = Type.Partial(Type.Object(registrationSettings), {
+  $id: "AlertWebhookUpdate",
+  additionalProperties: false,
+  description: "Settings to change; source and integration identify the registration and cannot change",
+});
+export type AlertWebhookUpdate = Static<typeof AlertWebhookUpdate>;
+
+export const AlertWebhook = Type.Object(
+  {
+    id: Uuid("Webhook UUID of this registration"),
+    platform_webhook_id: Uuid("Same as id"),
+    platform_webhook_url: Type.String({
+      description: "Relative trigger path with the apiKey query parameter (secret)",
+    }),
+    trigger_url: Type.String({ description: "PUBLIC_URL + /platform + platform_webhook_url (secret)" }),
+    app_name: Type.String(),
+    source: SourceName,
+    integration: Type.String(),
+    ...registrationSettings,
+    org_id: Nullable(Uuid()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { $id: "AlertWebhook" },
+);
+export type AlertWebhook = Static<typeof AlertWebhook>;
+
+// ---- alerts ----
+
+export const AlertV1 = Type.Object(
+  {
+    id: Uuid("Internal alert id"),
+    external_uid: Type.String({ description: "Stable id from the alert source" }),
+    source_type: Type.String(),
+    integration_name: Nullable(Type.String()),
+    title: Type.String(),
+    description: Type.String(),
+    source_severity: Type.String({ description: "Raw severity string from the source" }),
+    signal_severity: literals(SEVERITY_BUCKETS, { description: "Bucket of source_severity" }),
+    display_priority: Type.Integer({ minimum: 1, maximum: 5, description: "Lower is more urgent" }),
+    impact_score: Type.Integer({ minimum: 0, maximum: 100 }),
+    impact_explanation: Nullable(Type.String()),
+    status: literals(ALERT_STATUSES),
+    analysis_status: literals(ANALYSIS_STATUSES),
+    attention: literals(ATTENTIONS),
+    attention_reason: Nullable(Type.String()),
+    ignore_reason: Nullable(Type.String()),
+    short_summary: Nullable(Type.String()),
+    initial_investigation: Nullable(Type.String()),
+    triggered_at: DateTime(),
+    created_at: DateTime(),
+    resolved_at: Nullable(DateTime()),
+    refire_count: Type.Integer({ minimum: 0 }),
+    last_resolved_at: Nullable(DateTime()),
+    investigation: Nullable(Type.Object({}, { additionalProperties: true })),
+    labels: Type.Record(Type.String(), Type.String()),
+    links: Type.Array(Type.Object({ kind: Type.String(), url: Type.String() })),
+    alert_role: literals(ALERT_ROLES),
+    storm_id: Nullable(Uuid()),
+    likely_upstream: Nullable(Type.String()),
+    ingested_via: Nullable(literals(["push", "pull"] as const)),
+    raw_payload: Nullable(Type.String({ description: "Source-native payload stored verbatim" })),
+  },
+  { $id: "AlertV1" },
+);
+export type AlertV1 = Static<typeof AlertV1>;
+
+export const AlertHistoryEvent = Type.Object(
+  {
+    seq: Type.Integer(),
+    at: DateTime(),
+    kind: Type.String({ description: "created, updated, resolved, refired, ignored, unchanged, stale, ..." }),
+    actor: Type.String({ description: "source or operator" }),
+    source_event: Nullable(Type.String()),
+    status_before: Nullable(Type.String()),
+    status_after: Type.String(),
+    invocation_id: Nullable(Uuid()),
+    detail: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: "AlertHistoryEvent" },
+);
+export type AlertHistoryEvent = Static<typeof AlertHistoryEvent>;

@@ -1,0 +1,125 @@
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import type { AlertLink, SeverityBucket } from "./sources/types.ts";
+
+/** An alert-ingest registration of the SRE app; its id is the id of the platform webhook it owns. */
+export const alertWebhooks = pgTable(
+  "alert_webhooks",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    appName: text("app_name").notNull(),
+    source: text("source").notNull(),
+    integration: text("integration").notNull(),
+    autoInvestigate: boolean("auto_investigate").notNull(),
+    classifyMode: text("classify_mode").notNull(),
+    classifyBatchWindowSeconds: integer("classify_batch_window_seconds").notNull(),
+    classifyBucketBy: text("classify_bucket_by").notNull(),
+    classifyCriticalBypass: boolean("classify_critical_bypass").notNull(),
+    severityOverrides: jsonb("severity_overrides").$type<Record<string, SeverityBucket>>().notNull(),
+    snsAutoConfirm: boolean("sns_auto_confirm").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    uniqueIndex("alert_webhooks_org_key")
+      .on(table.orgId, table.appName, table.source, table.integration)
+      .where(sql`${table.orgId} is not null`),
+    uniqueIndex("alert_webhooks_personal_key")
+      .on(table.ownerId, table.appName, table.source, table.integration)
+      .where(sql`${table.orgId} is null`),
+  ],
+);
+
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    webhookId: uuid("webhook_id"),
+    sourceType: text("source_type").notNull(),
+    integrationName: text("integration_name").notNull(),
+    externalUid: text("external_uid").notNull(),
+    title: text("title").notNull(),
+    description: text("description").notNull(),
+    sourceSeverity: text("source_severity").notNull(),
+    severity: text("severity").$type<SeverityBucket>().notNull(),
+    displayPriority: integer("display_priority").notNull(),
+    severityMapping: text("severity_mapping").notNull(),
+    impactScore: integer("impact_score").notNull().default(0),
+    impactExplanation: text("impact_explanation"),
+    status: text("status").notNull(),
+    /** Who ignored it: `source` (muted, silenced, in downtime) or `operator`. */
+    ignoredBy: text("ignored_by"),
+    ignoreReason: text("ignore_reason"),
+    analysisStatus: text("analysis_status").notNull().default("none"),
+    attention: text("attention").notNull().default("needs_review"),
+    attentionReason: text("attention_reason"),
+    shortSummary: text("short_summary"),
+    initialInvestigation: text("initial_investigation"),
+    triggeredAt: timestamp("triggered_at", { withTimezone: true }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    resolvedAt: timestamp("resolved_at", { withTimezone: true }),
+    refireCount: integer("refire_count").notNull().default(0),
+    lastResolvedAt: timestamp("last_resolved_at", { withTimezone: true }),
+    /** Source time of the last status change applied: older status events are stale. */
+    lastStatusChangeAt: timestamp("last_status_change_at", { withTimezone: true }).notNull(),
+    labels: jsonb("labels").$type<Record<string, string>>().notNull(),
+    links: jsonb("links").$type<AlertLink[]>().notNull(),
+    isTest: boolean("is_test").notNull().default(false),
+    alertRole: text("alert_role").notNull().default("unknown"),
+    stormId: uuid("storm_id"),
+    likelyUpstream: text("likely_upstream"),
+    ingestedVia: text("ingested_via"),
+    rawPayload: text("raw_payload"),
+    /** Hash of the last event applied: the same delivery twice changes nothing. */
+    lastEventHash: text("last_event_hash"),
+    /** Number of history events written; bounds the history. */
+    eventSeq: integer("event_seq").notNull().default(0),
+  },
+  (table) => [
+    uniqueIndex("alerts_org_key")
+      .on(table.orgId, table.sourceType, table.integrationName, table.externalUid)
+      .where(sql`${table.orgId} is not null`),
+    uniqueIndex("alerts_personal_key")
+      .on(table.ownerId, table.sourceType, table.integrationName, table.externalUid)
+      .where(sql`${table.orgId} is null`),
+    index("alerts_tenant_status").on(table.orgId, table.ownerId, table.status, table.displayPriority),
+    index("alerts_external_uid").on(table.externalUid),
+  ],
+);
+
+/** The bounded history of every change to an alert. */
+export const alertEvents = pgTable(
+  "alert_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    alertId: uuid("alert_id")
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    at: timestamp("at", { withTimezone: true }).notNull(),
+    kind: text("kind").notNull(),
+    actor: text("actor").notNull(),
+    sourceEvent: text("source_event"),
+    statusBefore: text("status_before"),
+    statusAfter: text("status_after").notNull(),
+    invocationId: uuid("invocation_id"),
+    detail: jsonb("detail").$type<Record<string, unknown>>().notNull(),
+  },
+  (table) => [index("alert_events_alert_seq").on(table.alertId, table.seq)],
+);

@@ -1,0 +1,12 @@
+export { webhooksRoutes } from "./routes.ts";
+export type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "./targets.ts";
+export {
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  rotateWebhookToken,
+  setWebhookEnabled,
+  TRIGGER_PATH,
+  triggerPathOf,
+  type WebhookRow,
+} from "./webhooks.ts";

@@ -1,0 +1,129 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { contextOf } from "../core/context.ts";
+import { OrgQuery, Uuid } from "../core/http/schemas.ts";
+import { getWebhookRun, listWebhookRuns } from "./runs.ts";
+import { AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
+import type { WebhookTargets } from "./targets.ts";
+import { triggerWebhook } from "./trigger.ts";
+
+const tags = ["webhooks"];
+const jsonError = { $ref: "JsonError#" };
+
+export async function webhooksRoutes(instance: FastifyInstance, options: { targets: WebhookTargets }) {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  for (const schema of [AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunList, WebhookRunDetail]) {
+    app.addSchema(schema);
+  }
+
+  app.get(
+    "/platform/api/v1/webhooks/:webhook_id/runs",
+    {
+      config: { scope: "aios_automation_read" },
+      schema: {
+        operationId: "listWebhookRuns",
+        tags,
+        params: Type.Object({ webhook_id: Uuid() }),
+        querystring: Type.Object({
+          ...OrgQuery,
+          limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+          offset: Type.Integer({ minimum: 0, default: 0 }),
+        }),
+        response: { 200: Type.Ref("WebhookRunListResponse") },
+      },
+    },
+    async (request) =>
+      listWebhookRuns({
+        ctx: contextOf(request),
+        input: {
+          webhookId: request.params.webhook_id,
+          limit: request.query.limit,
+          offset: request.query.offset,
+        },
+      }),
+  );
+
+  app.get(
+    "/platform/api/v1/webhooks/:webhook_id/runs/:run_id",
+    {
+      config: { scope: "aios_automation_read" },
+      schema: {
+        operationId: "getWebhookRun",
+        tags,
+        params: Type.Object({
+          webhook_id: Uuid(),
+          run_id: Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: "Invocation id or execution run id",
+          }),
+        }),
+        querystring: Type.Object(OrgQuery),
+        response: { 200: Type.Ref("WebhookRunDetail") },
+      },
+    },
+    async (request) =>
+      getWebhookRun({
+        ctx: contextOf(request),
+        input: { webhookId: request.params.webhook_id, runId: request.params.run_id },
+      }),
+  );
+
+  // The trigger takes any content type (SNS posts text/plain) and keeps the body as received.
+  await app.register(async (trigger) => {
+    trigger.removeAllContentTypeParsers();
+    trigger.addContentTypeParser(
+      "*",
+      { parseAs: "string", bodyLimit: trigger.services.config.webhookBodyLimitBytes },
+      (_request, body, done) => done(null, body),
+    );
+    trigger.withTypeProvider<TypeBoxTypeProvider>().post(
+      "/platform/api/v1/webhooks/trigger",
+      {
+        config: { public: true },
+        bodyLimit: trigger.services.config.webhookBodyLimitBytes,
+        schema: {
+          operationId: "triggerWebhook",
+          tags,
+          description:
+            "Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, " +
+            "never by an API key. Any content type; the body is recorded exactly as received.",
+          security: [{ WebhookToken: [] }],
+          consumes: ["application/json", "text/plain", "application/x-www-form-urlencoded", "*/*"],
+          querystring: Type.Object({
+            ...OrgQuery,
+            apiKey: Type.Optional(Type.String({ description: "Webhook token" })),
+          }),
+          response: {
+            202: Type.Ref("WebhookTriggerAccepted"),
+            400: {
+              ...jsonError,
+              description: "The target could not read the body (errCode INVALID_PAYLOAD)",
+            },
+            401: { ...jsonError, description: "Missing or invalid webhook token" },
+            404: { ...jsonError, description: "Webhook deleted or disabled" },
+            413: { ...jsonError, description: "Body over WEBHOOK_BODY_LIMIT_BYTES" },
+            423: { ...jsonError, description: "Target not ready" },
+          },
+        },
+      },
+      async (request, reply) => {
+        const bearer = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? "")?.[1] ?? null;
+        const accepted = await triggerWebhook({
+          services: request.server.services,
+          targets: options.targets,
+          request: {
+            token: request.query.apiKey || bearer,
+            orgId: request.query.orgId ?? null,
+            body: typeof request.body === "string" ? request.body : "",
+            headers: request.headers,
+          },
+          log: request.log as unknown as Logger,
+        });
+        return reply.status(202).send(accepted);
+      },
+    );
+  });
+}
