@@ -73,6 +73,48 @@ CREATE TABLE "alerts" (
 	"event_seq" integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "agents" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"name" text NOT NULL,
+	"description" text NOT NULL,
+	"kind" text NOT NULL,
+	"instructions" text NOT NULL,
+	"model" text,
+	"integrations" jsonb NOT NULL,
+	"tools" jsonb NOT NULL,
+	"inputs" jsonb NOT NULL,
+	"max_steps" integer NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "workflow_versions" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"workflow_id" uuid NOT NULL,
+	"version" integer NOT NULL,
+	"status" text NOT NULL,
+	"description" text NOT NULL,
+	"inputs" jsonb NOT NULL,
+	"stages" jsonb NOT NULL,
+	"routing_examples" jsonb NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL,
+	"approved_at" timestamp with time zone,
+	"approved_by" uuid
+);
+--> statement-breakpoint
+CREATE TABLE "workflows" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"name" text NOT NULL,
+	"routing_status" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "api_keys" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"user_id" uuid NOT NULL,
@@ -149,6 +191,7 @@ CREATE TABLE "webhooks" (
 );
 --> statement-breakpoint
 ALTER TABLE "alert_events" ADD CONSTRAINT "alert_events_alert_id_alerts_id_fk" FOREIGN KEY ("alert_id") REFERENCES "public"."alerts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "workflow_versions" ADD CONSTRAINT "workflow_versions_workflow_id_workflows_id_fk" FOREIGN KEY ("workflow_id") REFERENCES "public"."workflows"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "alert_events_alert_seq" ON "alert_events" USING btree ("alert_id","seq");--> statement-breakpoint
 CREATE UNIQUE INDEX "alert_webhooks_org_key" ON "alert_webhooks" USING btree ("org_id","app_name","source","integration") WHERE "alert_webhooks"."org_id" is not null;--> statement-breakpoint
@@ -157,6 +200,12 @@ CREATE UNIQUE INDEX "alerts_org_key" ON "alerts" USING btree ("org_id","source_t
 CREATE UNIQUE INDEX "alerts_personal_key" ON "alerts" USING btree ("owner_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is null;--> statement-breakpoint
 CREATE INDEX "alerts_tenant_status" ON "alerts" USING btree ("org_id","owner_id","status","display_priority");--> statement-breakpoint
 CREATE INDEX "alerts_external_uid" ON "alerts" USING btree ("external_uid");--> statement-breakpoint
+CREATE UNIQUE INDEX "agents_org_name" ON "agents" USING btree ("org_id","name") WHERE "agents"."org_id" is not null;--> statement-breakpoint
+CREATE UNIQUE INDEX "agents_personal_name" ON "agents" USING btree ("owner_id","name") WHERE "agents"."org_id" is null;--> statement-breakpoint
+CREATE UNIQUE INDEX "workflow_versions_number" ON "workflow_versions" USING btree ("workflow_id","version");--> statement-breakpoint
+CREATE UNIQUE INDEX "workflow_versions_one_draft" ON "workflow_versions" USING btree ("workflow_id") WHERE "workflow_versions"."status" = 'draft';--> statement-breakpoint
+CREATE UNIQUE INDEX "workflows_org_name" ON "workflows" USING btree ("org_id","name") WHERE "workflows"."org_id" is not null;--> statement-breakpoint
+CREATE UNIQUE INDEX "workflows_personal_name" ON "workflows" USING btree ("owner_id","name") WHERE "workflows"."org_id" is null;--> statement-breakpoint
 CREATE UNIQUE INDEX "integrations_org_name" ON "integrations" USING btree ("org_id","name") WHERE "integrations"."org_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "integrations_personal_name" ON "integrations" USING btree ("owner_id","name") WHERE "integrations"."org_id" is null;--> statement-breakpoint
 CREATE INDEX "webhook_invocations_webhook_received" ON "webhook_invocations" USING btree ("webhook_id","received_at");--> statement-breakpoint

@@ -1,0 +1,177 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { DateTime, Nullable } from "../core/http/schemas.ts";
+
+const Slug = (description: string) =>
+  Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,62}$", description: `${description} (lower-case slug)` });
+
+export const AgentName = Slug("Agent name, unique per tenant");
+export const WorkflowName = Slug("Workflow name, unique per tenant");
+
+/** Actions that run without an LLM. */
+export const ACTION_TYPES = ["http_request", "json_transform", "write_report"] as const;
+export const AGENT_KINDS = ["llm", "builtin"] as const;
+export const ROUTING_STATUSES = ["active", "inactive"] as const;
+
+const InputFields = {
+  name: Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }),
+  description: Type.Optional(Type.String({ maxLength: 1000 })),
+  required: Type.Optional(Type.Boolean({ default: false })),
+  pattern: Type.Optional(
+    Type.String({ maxLength: 500, description: "A regular expression the value must match" }),
+  ),
+  default: Type.Optional(Type.String({ maxLength: 10_000 })),
+};
+
+export const AgentInput = Type.Object(InputFields, { additionalProperties: false });
+export type AgentInput = Static<typeof AgentInput>;
+export const WorkflowInput = Type.Object(InputFields, { additionalProperties: false });
+export type WorkflowInput = Static<typeof WorkflowInput>;
+
+export const RegisterAgentRequest = Type.Object(
+  {
+    name: AgentName,
+    description: Type.Optional(Type.String({ maxLength: 2000, default: "" })),
+    kind: Type.Union(
+      AGENT_KINDS.map((kind) => Type.Literal(kind)),
+      {
+        description: "llm: a tool-calling loop on the configured model; builtin: a deterministic Vigil agent",
+      },
+    ),
+    instructions: Type.Optional(Type.String({ maxLength: 50_000, default: "" })),
+    model: Type.Optional(Nullable(Type.String({ maxLength: 200, description: "Defaults to LLM_MODEL" }))),
+    integrations: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 63 }), {
+        maxItems: 50,
+        uniqueItems: true,
+        description: "Integration names that must exist in the tenant",
+      }),
+    ),
+    tools: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: 50,
+        uniqueItems: true,
+        description:
+          "Tool names the agent may call: the built-in actions (http_request, json_transform, write_report)",
+      }),
+    ),
+    inputs: Type.Optional(Type.Array(AgentInput, { maxItems: 50 })),
+    max_steps: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 50, default: 8, description: "Tool-loop bound" }),
+    ),
+  },
+  { $id: "RegisterAgentRequest", additionalProperties: false },
+);
+export type RegisterAgentRequest = Static<typeof RegisterAgentRequest>;
+
+export const Readiness = Type.Object(
+  {
+    errCode: Type.String({
+      description: "TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE",
+    }),
+    msg: Type.String(),
+    resolution_hint: Type.String(),
+  },
+  { $id: "ReadinessReason" },
+);
+
+export const AgentStatus = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String(),
+    kind: Type.String(),
+    instructions: Type.String(),
+    model: Nullable(Type.String()),
+    integrations: Type.Array(Type.String()),
+    tools: Type.Array(Type.String()),
+    inputs: Type.Array(AgentInput),
+    max_steps: Type.Integer(),
+    ready: Type.Boolean({ description: "Safe to run unattended (by a webhook or schedule)" }),
+    not_ready_reasons: Type.Array(Type.Ref("ReadinessReason")),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { $id: "AgentStatus" },
+);
+export type AgentStatus = Static<typeof AgentStatus>;
+
+export const Stage = Type.Object(
+  {
+    id: Type.String({
+      pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$",
+      description: "Unique within the workflow",
+    }),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    agent_ref: Type.Optional(AgentName),
+    parallel_agents: Type.Optional(Type.Array(AgentName, { maxItems: 20, uniqueItems: true })),
+    action_type: Type.Optional(Type.Union(ACTION_TYPES.map((action) => Type.Literal(action)))),
+    config: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: "Settings of the action" }),
+    ),
+    depends_on: Type.Optional(Type.Array(Type.String(), { maxItems: 50, uniqueItems: true })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A stage binds exactly one of agent_ref, a non-empty parallel_agents list or action_type; " +
+      "a stage with none is unbound and keeps the workflow from running unattended",
+  },
+);
+export type Stage = Static<typeof Stage>;
+
+export const WorkflowWrite = Type.Object(
+  {
+    name: Type.Optional(WorkflowName),
+    description: Type.Optional(Type.String({ maxLength: 5000, default: "" })),
+    inputs: Type.Optional(Type.Array(WorkflowInput, { maxItems: 50 })),
+    stages: Type.Optional(Type.Array(Stage, { maxItems: 100 })),
+    routing_status: Type.Optional(
+      Type.Union(
+        ROUTING_STATUSES.map((status) => Type.Literal(status)),
+        { description: "active: Ask may route messages to the workflow; inactive: only explicit runs" },
+      ),
+    ),
+    routing_examples: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+        maxItems: 50,
+        description: "Example requests Ask matches against",
+      }),
+    ),
+  },
+  { $id: "WorkflowWrite", additionalProperties: false },
+);
+export type WorkflowWrite = Static<typeof WorkflowWrite>;
+
+export const WorkflowVersion = Type.Object(
+  {
+    version: Type.Integer({ minimum: 1 }),
+    status: Type.Union([Type.Literal("draft"), Type.Literal("approved")]),
+    description: Type.String(),
+    inputs: Type.Array(WorkflowInput),
+    stages: Type.Array(Stage),
+    routing_examples: Type.Array(Type.String()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+    approved_at: Nullable(DateTime()),
+  },
+  { $id: "WorkflowVersion" },
+);
+export type WorkflowVersion = Static<typeof WorkflowVersion>;
+
+export const Workflow = Type.Object(
+  {
+    name: Type.String(),
+    routing_status: Type.String(),
+    latest_version: Type.Integer(),
+    approved_version: Nullable(Type.Integer({ description: "The version runs use" })),
+    draft_version: Nullable(Type.Integer()),
+    ready: Type.Boolean(),
+    not_ready_reasons: Type.Array(Type.Ref("ReadinessReason")),
+    versions: Type.Array(Type.Ref("WorkflowVersion"), {
+      description: "Newest first; drafts omitted unless includeDrafts",
+    }),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { $id: "Workflow" },
+);
+export type Workflow = Static<typeof Workflow>;
