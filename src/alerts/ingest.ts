@@ -46,6 +46,32 @@ function lockKey(scope: AlertScope, uid: string): string {
   return digest.readBigInt64BE(0).toString();
 }
 
+// PostgreSQL text and jsonb cannot hold U+0000, and jsonb refuses unpaired surrogates, yet a JSON
+// body carries both as escapes (`\u0000`, `\ud800`). They become U+FFFD, so the alert is stored
+// rather than the whole delivery failing with a 500.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must go
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function storable(text: string): string {
+  return text.replace(UNSTORABLE, "\ufffd");
+}
+
+function storableEvent(event: AlertEvent): AlertEvent {
+  return {
+    ...event,
+    ignore_reason: event.ignore_reason === null ? null : storable(event.ignore_reason),
+    title: storable(event.title),
+    description: storable(event.description),
+    source_severity: storable(event.source_severity),
+    labels: Object.fromEntries(
+      Object.entries(event.labels).map(([key, value]) => [storable(key), storable(value)]),
+    ),
+    links: event.links.map((link) => ({ ...link, url: storable(link.url) })),
+    source_event: storable(event.source_event),
+    unmapped: event.unmapped.map((item) => ({ ...item, value: storable(item.value) })),
+  };
+}
+
 function eventHash(event: AlertEvent): string {
   return createHash("sha256").update(JSON.stringify(event)).digest("hex");
 }
@@ -88,13 +114,14 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
   const changed = new Map<string, AlertRow>();
   const history: (typeof alertEvents.$inferInsert)[] = [];
   const results: IngestResult[] = [];
-  for (const event of batch.events) {
+  const rawPayload = batch.rawPayload === null ? null : storable(batch.rawPayload);
+  for (const event of batch.events.map(storableEvent)) {
     const existing = current.get(event.external_uid) ?? null;
     const plan: AlertPlan = planAlertChange(existing, event, {
       scope: batch.scope,
       receivedAt: batch.receivedAt,
       via: batch.via,
-      rawPayload: batch.rawPayload,
+      rawPayload,
       eventHash: eventHash(event),
     });
     if (plan.next && plan.history) {

@@ -62,23 +62,21 @@ export async function alertsRoutes(instance: FastifyInstance) {
     },
   );
 
+  const listRegistrationsSchema = {
+    operationId: "listAlertWebhooks",
+    summary: "List alert-ingest webhooks; filter by source and integration to resolve an import id",
+    tags: registrationTags,
+    params: AppParams,
+    querystring: Type.Object({
+      ...OrgQuery,
+      source: Type.Optional(SourceName),
+      integration: Type.Optional(IntegrationSegment),
+    }),
+    response: { 200: Type.Array(Type.Ref("AlertWebhook")) },
+  };
   app.get(
     "/app/:app_name/api/v1/alerts/webhook",
-    {
-      config: { scope: "sre_alerts_read" },
-      schema: {
-        operationId: "listAlertWebhooks",
-        summary: "List alert-ingest webhooks; filter by source and integration to resolve an import id",
-        tags: registrationTags,
-        params: AppParams,
-        querystring: Type.Object({
-          ...OrgQuery,
-          source: Type.Optional(SourceName),
-          integration: Type.Optional(IntegrationSegment),
-        }),
-        response: { 200: Type.Array(Type.Ref("AlertWebhook")) },
-      },
-    },
+    { config: { scope: "sre_alerts_read" }, schema: listRegistrationsSchema },
     async (request) =>
       listAlertWebhooks({
         ctx: contextOf(request),
@@ -87,6 +85,20 @@ export async function alertsRoutes(instance: FastifyInstance) {
           source: request.query.source,
           integration: request.query.integration,
         },
+      }),
+  );
+  // The router prefers the static `sre` segment, so getAlertV1 (/app/sre/api/v1/alerts/:id) would
+  // answer this list for app `sre` with id "webhook". The same list under the static path wins.
+  app.get(
+    "/app/sre/api/v1/alerts/webhook",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: { ...listRegistrationsSchema, params: Type.Object({}), hide: true },
+    },
+    async (request) =>
+      listAlertWebhooks({
+        ctx: contextOf(request),
+        input: { appName: "sre", source: request.query.source, integration: request.query.integration },
       }),
   );
 

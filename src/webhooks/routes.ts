@@ -76,7 +76,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
     trigger.removeAllContentTypeParsers();
     trigger.addContentTypeParser(
       "*",
-      { parseAs: "string", bodyLimit: trigger.services.config.webhookBodyLimitBytes },
+      { parseAs: "buffer", bodyLimit: trigger.services.config.webhookBodyLimitBytes },
       (_request, body, done) => done(null, body),
     );
     trigger.withTypeProvider<TypeBoxTypeProvider>().post(
@@ -117,7 +117,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
           request: {
             token: request.query.apiKey || bearer,
             orgId: request.query.orgId ?? null,
-            body: typeof request.body === "string" ? request.body : "",
+            body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
             headers: request.headers,
           },
           log: request.log as unknown as Logger,

@@ -85,5 +85,5 @@ export async function getWebhookRun({
     )
     .limit(1);
   if (!row) throw notFound("webhook run", { webhook_id: input.webhookId, run_id: input.runId });
-  return { ...present(row, webhook), headers: row.headers, payload: row.payload };
+  return { ...present(row, webhook), headers: row.headers, payload: row.payload.toString("utf8") };
 }

@@ -1,4 +1,20 @@
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+/** Raw bytes: a body is kept exactly as received, even when it is not text (NUL bytes, bad UTF-8). */
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (value) => Buffer.from(value),
+});
 
 /** A platform webhook: a token that starts something (alert ingest, an agent, a workflow). */
 export const webhooks = pgTable("webhooks", {
@@ -32,7 +48,7 @@ export const webhookInvocations = pgTable(
     status: text("status").notNull(),
     contentType: text("content_type"),
     headers: jsonb("headers").$type<Record<string, string>>().notNull(),
-    payload: text("payload").notNull(),
+    payload: bytea("payload").notNull(),
     payloadBytes: integer("payload_bytes").notNull(),
     error: text("error"),
     note: text("note"),

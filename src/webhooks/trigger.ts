@@ -1,7 +1,7 @@
 // POST /platform/api/v1/webhooks/trigger: resolve the token, hand the body to the target, and record
 // the invocation with the payload in the same transaction as the target's writes. A body the target
 // refuses is still recorded (status failed); if Vigil itself fails, the payload is kept as `error`.
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Services } from "../core/context.ts";
 import type { Executor } from "../core/db/database.ts";
@@ -16,7 +16,8 @@ const DROPPED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization
 export interface TriggerRequest {
   token: string | null;
   orgId: string | null;
-  body: string;
+  /** The body exactly as received. */
+  body: Buffer;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -26,6 +27,28 @@ export interface TriggerAccepted {
   target_type: string;
   target_name: string;
   [key: string]: unknown;
+}
+
+// Invocation ids are time-ordered (UUIDv7 with a 12-bit sequence): deliveries that share a
+// millisecond of received_at are still listed newest first, because the list breaks ties by id.
+let lastIdMs = 0;
+let idSequence = 0;
+
+function invocationId(): string {
+  const nowMs = Date.now();
+  if (nowMs > lastIdMs) {
+    lastIdMs = nowMs;
+    idSequence = 0;
+  } else if (++idSequence > 0xfff) {
+    lastIdMs += 1;
+    idSequence = 0;
+  }
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(lastIdMs, 0, 6);
+  bytes.writeUInt16BE(0x7000 | idSequence, 6);
+  bytes.writeUInt8(0x80 | (bytes.readUInt8(8) & 0x3f), 8);
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 function flattenHeaders(headers: TriggerRequest["headers"]): Record<string, string> {
@@ -59,7 +82,7 @@ async function recordInvocation(
     id: string;
     receivedAt: Date;
     finishedAt: Date;
-    body: string;
+    body: Buffer;
     headers: Record<string, string>;
   },
   result: TargetResult | { status: "error"; message: string },
@@ -76,7 +99,7 @@ async function recordInvocation(
     contentType: invocation.headers["content-type"] ?? null,
     headers: invocation.headers,
     payload: invocation.body,
-    payloadBytes: Buffer.byteLength(invocation.body, "utf8"),
+    payloadBytes: invocation.body.length,
     error: "message" in result ? result.message : null,
     note: accepted?.note ?? null,
     outcome: accepted?.response ?? null,
@@ -101,7 +124,7 @@ export async function triggerWebhook({
   const target = targets[webhook.targetType];
   if (!target) throw new AppError("NOT_FOUND", `webhook target ${webhook.targetType} is not available`);
   const headers = flattenHeaders(request.headers);
-  const invocation = { id: randomUUID(), receivedAt: services.now(), body: request.body, headers };
+  const invocation = { id: invocationId(), receivedAt: services.now(), body: request.body, headers };
   const identity = {
     webhook_id: webhook.id,
     invocation_id: invocation.id,
@@ -115,7 +138,7 @@ export async function triggerWebhook({
         tx,
         webhook,
         invocationId: invocation.id,
-        body: request.body,
+        body: request.body.toString("utf8"),
         headers,
         receivedAt: invocation.receivedAt,
         services,

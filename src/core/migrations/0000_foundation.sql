@@ -164,7 +164,7 @@ CREATE TABLE "webhook_invocations" (
 	"status" text NOT NULL,
 	"content_type" text,
 	"headers" jsonb NOT NULL,
-	"payload" text NOT NULL,
+	"payload" "bytea" NOT NULL,
 	"payload_bytes" integer NOT NULL,
 	"error" text,
 	"note" text,
