@@ -9,6 +9,7 @@ import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import type { Executor, Tx } from "../core/db/database.ts";
 import type { WebhookTarget } from "../webhooks/index.ts";
+import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 import {
   type AlertPlan,
   type AlertRow,
@@ -17,7 +18,7 @@ import {
   planAlertChange,
 } from "./lifecycle.ts";
 import { registrationOfWebhook } from "./registrations.ts";
-import { PARSERS } from "./sources/index.ts";
+import { PARSERS, readSnsHandshake } from "./sources/index.ts";
 import type { AlertEvent, SourceType } from "./sources/types.ts";
 import { alertEvents, alerts } from "./tables.ts";
 
@@ -203,6 +204,17 @@ export const alertIngestTarget: WebhookTarget = async ({
   });
   if (!parsed.ok) return { status: "rejected", message: `${source}: ${parsed.error}` };
   countUnmapped(services, source, parsed.events);
+  if (source === "cloudwatch" && registration.snsAutoConfirm) {
+    const handshake = readSnsHandshake({ body, headers });
+    if (handshake?.confirmUrl) {
+      await services.queue.enqueue(tx, confirmSnsSubscriptionJob, {
+        subscribeUrl: handshake.confirmUrl,
+        topicArn: handshake.topicArn,
+        webhookId: webhook.id,
+        invocationId,
+      });
+    }
+  }
   const results = await applyAlertEvents(tx, {
     scope: {
       orgId: registration.orgId,
