@@ -1,0 +1,17 @@
+// `npm run bench` runs every bench; `npm run bench -- ingest` runs the named ones.
+const BENCHES: Record<string, () => Promise<void>> = {
+  ingest: async () => (await import("./ingest.ts")).runIngestBench(),
+};
+
+const requested = process.argv.slice(2).filter((arg) => arg !== "--");
+const unknown = requested.filter((name) => !(name in BENCHES));
+if (unknown.length > 0) {
+  console.error(`unknown bench: ${unknown.join(", ")}; known: ${Object.keys(BENCHES).join(", ")}`);
+  process.exit(2);
+}
+
+for (const name of requested.length > 0 ? requested : Object.keys(BENCHES)) {
+  await BENCHES[name]?.();
+}
+// Nothing should be left running; do not wait on a stray timer if something is.
+process.exit(process.exitCode ?? 0);
