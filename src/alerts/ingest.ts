@@ -4,11 +4,12 @@
 //   3. plan each event against the alert's current state (lifecycle.ts)
 //   4. write all alerts in one upsert and their history in one insert
 // Everything runs in the trigger's transaction, so the 202 means it is all committed.
-import { createHash } from "node:crypto";
-import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { createHash, randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import type { Executor, Tx } from "../core/db/database.ts";
 import type { WebhookTarget } from "../webhooks/index.ts";
+import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 import {
   type AlertPlan,
@@ -20,7 +21,6 @@ import {
 import { registrationOfWebhook } from "./registrations.ts";
 import { PARSERS, readSnsHandshake } from "./sources/index.ts";
 import type { AlertEvent, SourceType } from "./sources/types.ts";
-import { alertEvents, alerts } from "./tables.ts";
 
 /** Events kept per alert; older ones are trimmed. */
 export const HISTORY_LIMIT = 200;
@@ -38,13 +38,6 @@ export interface IngestBatch {
   via: "push" | "pull";
   rawPayload: string | null;
   invocationId: string | null;
-}
-
-function lockKey(scope: AlertScope, uid: string): string {
-  const digest = createHash("sha256")
-    .update([scope.orgId ?? "", scope.ownerId, scope.sourceType, scope.integrationName, uid].join("\u001f"))
-    .digest();
-  return digest.readBigInt64BE(0).toString();
 }
 
 // PostgreSQL text and jsonb cannot hold U+0000, and jsonb refuses unpaired surrogates, yet a JSON
@@ -77,66 +70,94 @@ function eventHash(event: AlertEvent): string {
   return createHash("sha256").update(JSON.stringify(event)).digest("hex");
 }
 
-const UPSERT_SET = Object.fromEntries(
-  Object.entries(getTableColumns(alerts))
-    .filter(([key]) => key !== "id")
-    .map(([key, column]) => [key, sql.raw(`excluded."${column.name}"`)]),
-);
+/** A text[] literal. Safe here: uids are path-safe (alert-sources.md 1.2), so no quote or backslash. */
+function textArray(values: string[]): string {
+  return `{${values.map((value) => `"${value}"`).join(",")}}`;
+}
 
+// Concurrent deliveries of one alert: FOR UPDATE (in id order, so no deadlock) makes the second
+// wait and then read the first one's result. Two deliveries that both create the same new alert
+// collide on the unique key instead; the trigger retries the loser, which then finds the alert.
 async function loadAlerts(tx: Tx, scope: AlertScope, uids: string[]): Promise<Map<string, AlertRow>> {
   const tenant = scope.orgId
-    ? eq(alerts.orgId, scope.orgId)
-    : and(sql`${alerts.orgId} is null`, eq(alerts.ownerId, scope.ownerId));
-  const rows = await tx
-    .select()
-    .from(alerts)
-    .where(
-      and(
-        tenant,
-        eq(alerts.sourceType, scope.sourceType),
-        eq(alerts.integrationName, scope.integrationName),
-        inArray(alerts.externalUid, uids),
-      ),
-    );
-  return new Map(rows.map((row) => [row.externalUid, row]));
+    ? sql`org_id = ${scope.orgId}`
+    : sql`org_id is null and owner_id = ${scope.ownerId}`;
+  const { rows } = await tx.execute(
+    sql`select ${sql.raw(ALERT_SELECT_LIST)} from alerts where ${tenant} and source_type = ${scope.sourceType}
+        and integration_name = ${scope.integrationName} and external_uid = any(${textArray(uids)}::text[])
+        order by id for update`,
+  );
+  return new Map(rows.map((record) => [String(record.external_uid), rowFromRecord(record)]));
+}
+
+/** One statement for the delivery's body, its alerts and their history. */
+async function writeAlerts(
+  tx: Tx,
+  payload: { id: string; body: string; receivedAt: Date } | null,
+  rows: AlertRow[],
+  history: HistoryRecord[],
+): Promise<void> {
+  await tx.execute(sql`
+    with payload as (
+      insert into alert_payloads (id, body, received_at)
+      select ${payload?.id ?? null}::uuid, ${payload?.body ?? ""}, ${payload?.receivedAt.toISOString() ?? null}::timestamptz
+      where ${payload !== null}
+    ), upserted as (
+      insert into alerts select * from jsonb_populate_recordset(null::alerts, ${JSON.stringify(rows.map(recordFromRow))}::jsonb)
+      on conflict (id) do update set ${sql.raw(ALERT_UPDATE_LIST)}
+    )
+    insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+    select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
+    from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)`);
+}
+
+interface HistoryRecord {
+  alert_id: string;
+  seq: number;
+  at: Date;
+  kind: string;
+  actor: string;
+  source_event: string;
+  status_before: string | null;
+  status_after: string;
+  invocation_id: string | null;
+  detail: Record<string, unknown>;
 }
 
 /** Applies a delivery's events in payload order; events of one alert see each other's effects. */
 export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<IngestResult[]> {
   if (batch.events.length === 0) return [];
   const uids = [...new Set(batch.events.map((event) => event.external_uid))];
-  // Concurrent deliveries of the same alert wait for each other; sorted to rule out deadlocks.
-  const keys = [...new Set(uids.map((uid) => lockKey(batch.scope, uid)))].sort();
-  await tx.execute(
-    sql`select pg_advisory_xact_lock(k) from unnest(${`{${keys.join(",")}}`}::bigint[]) as k order by k`,
-  );
   const current = await loadAlerts(tx, batch.scope, uids);
 
   const changed = new Map<string, AlertRow>();
-  const history: (typeof alertEvents.$inferInsert)[] = [];
+  const history: HistoryRecord[] = [];
   const results: IngestResult[] = [];
-  const rawPayload = batch.rawPayload === null ? null : storable(batch.rawPayload);
+  const payload =
+    batch.rawPayload === null
+      ? null
+      : { id: randomUUID(), body: storable(batch.rawPayload), receivedAt: batch.receivedAt };
   for (const event of batch.events.map(storableEvent)) {
     const existing = current.get(event.external_uid) ?? null;
     const plan: AlertPlan = planAlertChange(existing, event, {
       scope: batch.scope,
       receivedAt: batch.receivedAt,
       via: batch.via,
-      rawPayload,
+      rawPayloadId: payload?.id ?? null,
       eventHash: eventHash(event),
     });
     if (plan.next && plan.history) {
       plan.next.eventSeq += 1;
       history.push({
-        alertId: plan.next.id,
+        alert_id: plan.next.id,
         seq: plan.next.eventSeq,
         at: batch.receivedAt,
         kind: plan.history.kind,
         actor: "source",
-        sourceEvent: plan.history.sourceEvent,
-        statusBefore: plan.history.statusBefore,
-        statusAfter: plan.history.statusAfter,
-        invocationId: batch.invocationId,
+        source_event: plan.history.sourceEvent,
+        status_before: plan.history.statusBefore,
+        status_after: plan.history.statusAfter,
+        invocation_id: batch.invocationId,
         detail: plan.history.detail,
       });
       current.set(event.external_uid, plan.next);
@@ -150,25 +171,22 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
   }
 
   if (changed.size > 0) {
-    await tx
-      .insert(alerts)
-      .values([...changed.values()])
-      .onConflictDoUpdate({ target: alerts.id, set: UPSERT_SET });
-    await tx.insert(alertEvents).values(history);
-    await trimHistory(tx, [...changed.values()]);
+    const rows = [...changed.values()];
+    // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
+    const referenced = rows.some((row) => row.rawPayloadId === payload?.id);
+    await writeAlerts(tx, referenced ? payload : null, rows, history);
+    await trimHistory(tx, rows);
   }
   return results;
 }
 
 async function trimHistory(tx: Executor, rows: AlertRow[]): Promise<void> {
   const over = rows.filter((row) => row.eventSeq > HISTORY_LIMIT);
-  for (const row of over) {
-    await tx
-      .delete(alertEvents)
-      .where(
-        and(eq(alertEvents.alertId, row.id), sql`${alertEvents.seq} <= ${row.eventSeq - HISTORY_LIMIT}`),
-      );
-  }
+  if (over.length === 0) return;
+  const bounds = JSON.stringify(over.map((row) => ({ alert_id: row.id, seq: row.eventSeq - HISTORY_LIMIT })));
+  await tx.execute(sql`
+    delete from alert_events e using jsonb_to_recordset(${bounds}::jsonb) as b(alert_id uuid, seq int)
+    where e.alert_id = b.alert_id and e.seq <= b.seq`);
 }
 
 function countUnmapped(services: Services, sourceType: string, events: AlertEvent[]): void {

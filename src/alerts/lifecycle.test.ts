@@ -48,7 +48,7 @@ function context(overrides: Partial<EventContext> = {}): EventContext {
     scope: SCOPE,
     receivedAt: new Date(RECEIVED),
     via: "push",
-    rawPayload: `{"delivery":${hashes}}`,
+    rawPayloadId: `{"delivery":${hashes}}`,
     eventHash: `hash-${hashes}`,
     ...overrides,
   };
@@ -72,7 +72,7 @@ function nextOf(plan: ReturnType<typeof apply>): AlertRow {
 
 describe("planAlertChange: a new uid", () => {
   it("creates the alert with the event's data, status, times, tenant and ingest path", () => {
-    const ctx = context({ via: "push", rawPayload: '{"alerts":[]}', eventHash: "h-create" });
+    const ctx = context({ via: "push", rawPayloadId: '{"alerts":[]}', eventHash: "h-create" });
     const plan = planAlertChange(null, event(), ctx);
     expect(plan.outcome).toBe("created");
     expect(plan.next).toEqual({
@@ -113,7 +113,7 @@ describe("planAlertChange: a new uid", () => {
       stormId: null,
       likelyUpstream: null,
       ingestedVia: "push",
-      rawPayload: '{"alerts":[]}',
+      rawPayloadId: '{"alerts":[]}',
       lastEventHash: "h-create",
       eventSeq: 0,
     });
@@ -501,8 +501,8 @@ describe("planAlertChange: an existing alert", () => {
 
   it("keeps the raw payload of the newest delivery", () => {
     const row = stored(event());
-    expect(nextOf(apply(row, event({ description: "b" }), context({ rawPayload: "{}" }))).rawPayload).toBe(
-      "{}",
-    );
+    expect(
+      nextOf(apply(row, event({ description: "b" }), context({ rawPayloadId: "{}" }))).rawPayloadId,
+    ).toBe("{}");
   });
 });

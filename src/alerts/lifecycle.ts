@@ -28,7 +28,8 @@ export interface EventContext {
   scope: AlertScope;
   receivedAt: Date;
   via: "push" | "pull";
-  rawPayload: string | null;
+  /** The alert_payloads row holding this delivery's body, or null (keep the stored one). */
+  rawPayloadId: string | null;
   /** Identity of the event's content: the same delivery twice has the same hash. */
   eventHash: string;
 }
@@ -123,7 +124,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     stormId: null,
     likelyUpstream: null,
     ingestedVia: context.via,
-    rawPayload: context.rawPayload,
+    rawPayloadId: context.rawPayloadId,
     lastEventHash: context.eventHash,
     eventSeq: 0,
   };
@@ -153,7 +154,7 @@ function applyData(next: AlertRow, event: AlertEvent, context: EventContext): bo
   if (Object.keys(event.labels).length > 0) next.labels = event.labels;
   next.links = mergeLinks(next.links, event.links);
   next.isTest = event.is_test;
-  next.rawPayload = context.rawPayload ?? next.rawPayload;
+  next.rawPayloadId = context.rawPayloadId ?? next.rawPayloadId;
   next.lastEventHash = context.eventHash;
   next.updatedAt = context.receivedAt;
   return (

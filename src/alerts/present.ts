@@ -3,7 +3,8 @@ import type { alertEvents, alerts } from "./tables.ts";
 
 type AlertRow = typeof alerts.$inferSelect;
 
-export function presentAlert(row: AlertRow): AlertV1 {
+/** `rawPayload` is the body of the delivery the alert points at (alert_payloads). */
+export function presentAlert(row: AlertRow, rawPayload: string | null): AlertV1 {
   return {
     id: row.id,
     external_uid: row.externalUid,
@@ -35,7 +36,7 @@ export function presentAlert(row: AlertRow): AlertV1 {
     storm_id: row.stormId,
     likely_upstream: row.likelyUpstream,
     ingested_via: row.ingestedVia as AlertV1["ingested_via"],
-    raw_payload: row.rawPayload,
+    raw_payload: rawPayload,
   };
 }
 

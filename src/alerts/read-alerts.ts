@@ -6,15 +6,16 @@ import type { Ctx } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";
 import { presentAlert, presentHistoryEvent } from "./present.ts";
 import type { AlertV1 } from "./schemas.ts";
-import { alertEvents, alerts } from "./tables.ts";
+import { alertEvents, alertPayloads, alerts } from "./tables.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function findAlertRow(ctx: Ctx, id: string) {
   const byUid = eq(alerts.externalUid, id);
   const [row] = await ctx.db
-    .select()
+    .select({ alert: alerts, rawPayload: alertPayloads.body })
     .from(alerts)
+    .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
     .where(and(inTenant(alerts, tenantOf(ctx.actor)), UUID.test(id) ? or(eq(alerts.id, id), byUid) : byUid))
     // An external_uid shared by two sources resolves to the most recent trigger.
     .orderBy(desc(alerts.triggeredAt))
@@ -24,17 +25,18 @@ async function findAlertRow(ctx: Ctx, id: string) {
 }
 
 export async function getAlert({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<AlertV1> {
-  return presentAlert(await findAlertRow(ctx, input.id));
+  const row = await findAlertRow(ctx, input.id);
+  return presentAlert(row.alert, row.rawPayload);
 }
 
 export async function getAlertHistory({ ctx, input }: { ctx: Ctx; input: { id: string } }) {
-  const row = await findAlertRow(ctx, input.id);
+  const { alert } = await findAlertRow(ctx, input.id);
   const events = await ctx.db
     .select()
     .from(alertEvents)
-    .where(eq(alertEvents.alertId, row.id))
+    .where(eq(alertEvents.alertId, alert.id))
     .orderBy(asc(alertEvents.seq));
-  return { alert_id: row.id, events: events.map(presentHistoryEvent) };
+  return { alert_id: alert.id, events: events.map(presentHistoryEvent) };
 }
 
 export async function listAlerts({
@@ -48,8 +50,9 @@ export async function listAlerts({
   const where: SQL = and(tenant, eq(alerts.status, input.status)) as SQL;
   const [rows, [total], summaryRows] = await Promise.all([
     ctx.db
-      .select()
+      .select({ alert: alerts, rawPayload: alertPayloads.body })
       .from(alerts)
+      .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
       .where(where)
       .orderBy(asc(alerts.displayPriority), desc(alerts.triggeredAt), asc(alerts.id))
       .limit(input.pageSize)
@@ -64,7 +67,7 @@ export async function listAlerts({
   const counts = Object.fromEntries(summaryRows.map((row) => [row.attention, row.n]));
   const totalCount = total?.n ?? 0;
   return {
-    alerts: rows.map(presentAlert),
+    alerts: rows.map((row) => presentAlert(row.alert, row.rawPayload)),
     page: input.page,
     page_size: input.pageSize,
     total: totalCount,

@@ -5,6 +5,7 @@ import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
 import { conflict, notFound } from "../core/errors.ts";
+import { createTtlCache } from "../core/ttl-cache.ts";
 import {
   createWebhook,
   deleteWebhook,
@@ -188,6 +189,7 @@ export async function updateAlertWebhook({
       .where(eq(alertWebhooks.id, row.id))
       .returning();
     if (changes.enabled !== undefined) await setWebhookEnabled(tx, row.id, changes.enabled, now);
+    byWebhookId.deleteWhere((cached) => cached.id === row.id);
     const webhook = await findWebhook(tx, tenantOf(ctx.actor), row.id);
     if (!updated || !webhook) throw notFound("alert webhook", { id: input.id });
     return present(ctx, updated, webhook);
@@ -217,15 +219,22 @@ export async function deleteAlertWebhook({
   const { row } = await findOwn(ctx, input.appName, input.id);
   await withTransaction(ctx.db, async (tx) => {
     await tx.delete(alertWebhooks).where(eq(alertWebhooks.id, row.id));
+    byWebhookId.deleteWhere((cached) => cached.id === row.id);
     await deleteWebhook(tx, row.id, ctx.now());
   });
 }
+
+// Read on every delivery, changed rarely: cached for a few seconds, dropped here on every change.
+const byWebhookId = createTtlCache<string, RegistrationRow>(5_000, 10_000);
 
 /** The registration a trigger belongs to; null once it was deleted. */
 export async function registrationOfWebhook(
   db: Ctx["db"],
   webhookId: string,
 ): Promise<RegistrationRow | null> {
+  const cached = byWebhookId.get(webhookId);
+  if (cached) return cached;
   const [row] = await db.select().from(alertWebhooks).where(eq(alertWebhooks.id, webhookId));
+  if (row) byWebhookId.set(webhookId, row);
   return row ?? null;
 }

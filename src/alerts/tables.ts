@@ -85,7 +85,8 @@ export const alerts = pgTable(
     stormId: uuid("storm_id"),
     likelyUpstream: text("likely_upstream"),
     ingestedVia: text("ingested_via"),
-    rawPayload: text("raw_payload"),
+    /** The delivery's body, stored once in alert_payloads however many alerts it holds. */
+    rawPayloadId: uuid("raw_payload_id"),
     /** Hash of the last event applied: the same delivery twice changes nothing. */
     lastEventHash: text("last_event_hash"),
     /** Number of history events written; bounds the history. */
@@ -102,6 +103,13 @@ export const alerts = pgTable(
     index("alerts_external_uid").on(table.externalUid),
   ],
 );
+
+/** Delivery bodies (`raw_payload`): one row per delivery that changed alerts, shared by its alerts. */
+export const alertPayloads = pgTable("alert_payloads", {
+  id: uuid("id").primaryKey(),
+  body: text("body").notNull(),
+  receivedAt: timestamp("received_at", { withTimezone: true }).notNull(),
+});
 
 /** The bounded history of every change to an alert. */
 export const alertEvents = pgTable(

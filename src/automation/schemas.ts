@@ -121,7 +121,8 @@ export type Stage = Static<typeof Stage>;
 export const WorkflowWrite = Type.Object(
   {
     name: Type.Optional(WorkflowName),
-    description: Type.Optional(Type.String({ maxLength: 5000, default: "" })),
+    // No default: Ajv would fill it in, and an absent field must leave the draft's description alone.
+    description: Type.Optional(Type.String({ maxLength: 5000 })),
     inputs: Type.Optional(Type.Array(WorkflowInput, { maxItems: 50 })),
     stages: Type.Optional(Type.Array(Stage, { maxItems: 100 })),
     routing_status: Type.Optional(

@@ -70,7 +70,7 @@ async function present(ctx: Ctx, row: WorkflowRow, includeDrafts: boolean): Prom
   };
 }
 
-async function validContent(ctx: Ctx, base: Content, write: WorkflowWrite): Promise<Content> {
+async function validContent(ctx: Ctx, db: Executor, base: Content, write: WorkflowWrite): Promise<Content> {
   const content: Content = {
     description: write.description ?? base.description,
     inputs: write.inputs ?? base.inputs,
@@ -78,7 +78,9 @@ async function validContent(ctx: Ctx, base: Content, write: WorkflowWrite): Prom
     routingExamples: write.routing_examples ?? base.routingExamples,
   };
   validateInputs(content.inputs);
-  const agents = await agentNames(ctx.db, ctx);
+  // Read on the caller's executor: inside a transaction, a query on ctx.db would wait for the
+  // transaction's own connection on PGlite (one connection) and never finish.
+  const agents = await agentNames(db, ctx);
   validateStages(content.stages, (name) => agents.has(name));
   return content;
 }
@@ -117,6 +119,7 @@ export async function createWorkflow({ ctx, input }: { ctx: Ctx; input: Workflow
   const name = input.name;
   const content = await validContent(
     ctx,
+    ctx.db,
     { description: "", inputs: [], stages: [], routingExamples: [] },
     input,
   );
@@ -211,7 +214,7 @@ export async function updateWorkflow({
 }
 
 async function writeDraft(ctx: Ctx, tx: Executor, draft: VersionRow, write: WorkflowWrite): Promise<void> {
-  const content = await validContent(ctx, draft, write);
+  const content = await validContent(ctx, tx, draft, write);
   // Conditional: an approval that won the race leaves the version untouched.
   const rows = await tx
     .update(workflowVersions)

@@ -51,6 +51,25 @@ function invocationId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+// Unique violation and deadlock: two deliveries raced for the same new row. The loser runs again.
+const RETRYABLE = new Set(["23505", "40P01"]);
+const ATTEMPTS = 3;
+
+function sqlState(err: unknown): string | undefined {
+  const error = err as { code?: string; cause?: { code?: string } };
+  return error?.cause?.code ?? error?.code;
+}
+
+async function retryOnConflict<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? "")) throw err;
+    }
+  }
+}
+
 function flattenHeaders(headers: TriggerRequest["headers"]): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -133,20 +152,22 @@ export async function triggerWebhook({
   };
   let result: TargetResult;
   try {
-    result = await services.database.db.transaction(async (tx) => {
-      const outcome = await target({
-        tx,
-        webhook,
-        invocationId: invocation.id,
-        body: request.body.toString("utf8"),
-        headers,
-        receivedAt: invocation.receivedAt,
-        services,
-        log,
-      });
-      await recordInvocation(tx, webhook, { ...invocation, finishedAt: services.now() }, outcome);
-      return outcome;
-    });
+    result = await retryOnConflict(() =>
+      services.database.db.transaction(async (tx) => {
+        const outcome = await target({
+          tx,
+          webhook,
+          invocationId: invocation.id,
+          body: request.body.toString("utf8"),
+          headers,
+          receivedAt: invocation.receivedAt,
+          services,
+          log,
+        });
+        await recordInvocation(tx, webhook, { ...invocation, finishedAt: services.now() }, outcome);
+        return outcome;
+      }),
+    );
   } catch (err) {
     // Vigil failed, not the sender: keep the payload so the delivery can be replayed.
     log.error({ err, ...identity }, "webhook target failed");

@@ -6,6 +6,7 @@ import { hashSecret } from "../core/auth/keys.ts";
 import { inTenant, type Tenant } from "../core/auth/tenancy.ts";
 import type { Executor } from "../core/db/database.ts";
 import type { Secrets } from "../core/secrets.ts";
+import { createTtlCache } from "../core/ttl-cache.ts";
 import { webhooks } from "./tables.ts";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -53,12 +54,21 @@ export function triggerPathOf(row: WebhookRow, secrets: Secrets): string {
   return `${TRIGGER_PATH}?apiKey=${encodeURIComponent(secrets.decrypt(row.tokenSealed))}`;
 }
 
+// Every delivery resolves its token and the row rarely changes: it is cached for a few seconds.
+// Changes made here drop the entry at once; unknown tokens are never cached.
+const byTokenHash = createTtlCache<string, WebhookRow>(5_000, 10_000);
+
 export async function findWebhookByToken(db: Executor, token: string): Promise<WebhookRow | null> {
-  const [row] = await db
-    .select()
-    .from(webhooks)
-    .where(eq(webhooks.tokenHash, hashSecret(token)));
+  const tokenHash = hashSecret(token);
+  const cached = byTokenHash.get(tokenHash);
+  if (cached) return cached;
+  const [row] = await db.select().from(webhooks).where(eq(webhooks.tokenHash, tokenHash));
+  if (row) byTokenHash.set(tokenHash, row);
   return row ?? null;
+}
+
+function forget(id: string): void {
+  byTokenHash.deleteWhere((row) => row.id === id);
 }
 
 export async function findWebhook(db: Executor, tenant: Tenant, id: string): Promise<WebhookRow | null> {
@@ -76,6 +86,7 @@ export async function setWebhookEnabled(
   now: Date,
 ): Promise<void> {
   await db.update(webhooks).set({ enabled, updatedAt: now }).where(eq(webhooks.id, id));
+  forget(id);
 }
 
 export async function rotateWebhookToken(db: Executor, secrets: Secrets, id: string, now: Date) {
@@ -85,6 +96,7 @@ export async function rotateWebhookToken(db: Executor, secrets: Secrets, id: str
     .set({ tokenHash: hashSecret(token), tokenSealed: secrets.encrypt(token), updatedAt: now })
     .where(and(eq(webhooks.id, id), isNull(webhooks.deletedAt)))
     .returning();
+  forget(id);
   return row ?? null;
 }
 
@@ -94,4 +106,5 @@ export async function deleteWebhook(db: Executor, id: string, now: Date): Promis
     .update(webhooks)
     .set({ deletedAt: now, enabled: false, updatedAt: now })
     .where(and(eq(webhooks.id, id), isNull(webhooks.deletedAt)));
+  forget(id);
 }

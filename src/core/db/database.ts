@@ -63,7 +63,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 async function openPostgres(url: string): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: 10, application_name: "vigil" });
+  // Sized for the ingest path: a delivery holds its connection for a few round trips.
+  const pool = new pg.Pool({ connectionString: url, max: 20, application_name: "vigil" });
   // An idle client that loses its server emits here; without a listener it would crash the process.
   pool.on("error", () => {});
   const db = drizzleNodePostgres({ client: pool }) as unknown as Db;

@@ -12,6 +12,12 @@ CREATE TABLE "alert_events" (
 	"detail" jsonb NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "alert_payloads" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"body" text NOT NULL,
+	"received_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "alert_webhooks" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"org_id" uuid,
@@ -68,7 +74,7 @@ CREATE TABLE "alerts" (
 	"storm_id" uuid,
 	"likely_upstream" text,
 	"ingested_via" text,
-	"raw_payload" text,
+	"raw_payload_id" uuid,
 	"last_event_hash" text,
 	"event_seq" integer DEFAULT 0 NOT NULL
 );
