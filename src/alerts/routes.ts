@@ -3,7 +3,8 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
 import { OrgQuery, Uuid } from "../core/http/schemas.ts";
-import { getAlert, getAlertHistory, listAlerts } from "./read-alerts.ts";
+import { categorizationSummary, type ListAlertsInput, listAlerts } from "./list-alerts.ts";
+import { getAlert, getAlertHistory } from "./read-alerts.ts";
 import {
   createAlertWebhook,
   deleteAlertWebhook,
@@ -13,15 +14,20 @@ import {
   updateAlertWebhook,
 } from "./registrations.ts";
 import {
+  ALERT_ROLES,
   ALERT_STATUSES,
   AlertHistoryEvent,
+  AlertPatch,
   AlertV1,
   AlertWebhook,
   AlertWebhookCreate,
   AlertWebhookUpdate,
+  ATTENTIONS,
   IntegrationSegment,
+  SEVERITY_BUCKETS,
   SourceName,
 } from "./schemas.ts";
+import { triageAlert } from "./triage-alert.ts";
 
 const errorResponse = { $ref: "ErrorResponse#" };
 const Query = Type.Object(OrgQuery);
@@ -32,7 +38,14 @@ const RegistrationParams = Type.Object({ app_name: AppParams.properties.app_name
 
 export async function alertsRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-  for (const schema of [AlertV1, AlertHistoryEvent, AlertWebhook, AlertWebhookCreate, AlertWebhookUpdate]) {
+  for (const schema of [
+    AlertV1,
+    AlertHistoryEvent,
+    AlertPatch,
+    AlertWebhook,
+    AlertWebhookCreate,
+    AlertWebhookUpdate,
+  ]) {
     app.addSchema(schema);
   }
 
@@ -188,6 +201,14 @@ export async function alertsRoutes(instance: FastifyInstance) {
 
   // ---- alerts ----
   const alertTags = ["alerts"];
+  const literalsOf = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+  const IntegrationNames = Type.Optional(
+    Type.String({
+      maxLength: 4000,
+      description:
+        "Comma-separated integration names; scopes both the list and the summary; empty items are 400",
+    }),
+  );
   app.get(
     "/app/sre/api/v1/alerts",
     {
@@ -199,8 +220,25 @@ export async function alertsRoutes(instance: FastifyInstance) {
           ...OrgQuery,
           status: Type.Union(
             ALERT_STATUSES.map((value) => Type.Literal(value)),
-            { default: "active" },
+            { default: "active", description: "Which list: active (default), ignored or resolved" },
           ),
+          attention: Type.Optional(literalsOf(ATTENTIONS)),
+          source_type: Type.Optional(Type.String({ maxLength: 64 })),
+          integration_names: IntegrationNames,
+          storm_id: Type.Optional(Uuid("All active alerts of this storm")),
+          q: Type.Optional(
+            Type.String({
+              maxLength: 500,
+              description: "Case-insensitive search over title and description",
+            }),
+          ),
+          signal_severity: Type.Optional(literalsOf(SEVERITY_BUCKETS)),
+          alert_role: Type.Optional(literalsOf(ALERT_ROLES)),
+          sort_by: Type.Union([Type.Literal("severity"), Type.Literal("impact")], {
+            default: "severity",
+            description:
+              "severity: display_priority; impact: impact_score, then severity; ties by trigger time and id",
+          }),
           page: Type.Integer({ minimum: 1, default: 1 }),
           page_size: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
         }),
@@ -210,25 +248,74 @@ export async function alertsRoutes(instance: FastifyInstance) {
               alerts: Type.Array(Type.Ref("AlertV1")),
               page: Type.Integer(),
               page_size: Type.Integer(),
-              total: Type.Integer(),
+              total: Type.Integer({ description: "Alerts matching the filters" }),
               total_pages: Type.Integer(),
-              summary: Type.Object({
-                total_active: Type.Integer(),
-                needs_attention: Type.Integer(),
-                others: Type.Integer(),
-                needs_review: Type.Integer(),
-                false_positive: Type.Integer(),
-              }),
+              summary: Type.Object(
+                {
+                  total_active: Type.Integer(),
+                  needs_attention: Type.Integer(),
+                  others: Type.Integer(),
+                  needs_review: Type.Integer(),
+                  false_positive: Type.Integer(),
+                },
+                { description: "Active alerts, whatever status lists; scoped by integration_names only" },
+              ),
             },
             { $id: "ListAlertsResponse" },
           ),
         },
       },
     },
+    async (request) => listAlerts({ ctx: contextOf(request), input: request.query as ListAlertsInput }),
+  );
+
+  app.get(
+    "/app/sre/api/v1/alerts/categorization/summary",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "getAlertCategorizationSummary",
+        summary: "Progress of automatic analysis over active alerts",
+        tags: alertTags,
+        querystring: Type.Object({ ...OrgQuery, integration_names: IntegrationNames }),
+        response: {
+          200: Type.Object(
+            {
+              total_active: Type.Integer(),
+              not_started: Type.Integer({ description: "analysis_status none" }),
+              in_progress: Type.Integer({ description: "queued or running" }),
+              completed: Type.Integer(),
+              failed: Type.Integer(),
+              is_running: Type.Boolean({ description: "At least one active alert is queued or running" }),
+            },
+            { $id: "AlertCategorizationSummary" },
+          ),
+        },
+      },
+    },
+    async (request) => categorizationSummary({ ctx: contextOf(request), input: request.query }),
+  );
+
+  app.patch(
+    "/app/sre/api/v1/alerts/:id",
+    {
+      config: { scope: "sre_alerts_write" },
+      schema: {
+        operationId: "updateAlert",
+        summary: "Ignore an alert (with a reason) or set it back to active; set an analyst's attention",
+        tags: alertTags,
+        params: Type.Object({
+          id: Type.String({ minLength: 1, maxLength: 128, description: "UUID or external_uid" }),
+        }),
+        querystring: Query,
+        body: Type.Ref("AlertPatch"),
+        response: { 200: Type.Ref("AlertV1"), 409: errorResponse },
+      },
+    },
     async (request) =>
-      listAlerts({
+      triageAlert({
         ctx: contextOf(request),
-        input: { status: request.query.status, page: request.query.page, pageSize: request.query.page_size },
+        input: { id: request.params.id, patch: request.body as AlertPatch },
       }),
   );
 

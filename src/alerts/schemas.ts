@@ -130,6 +130,51 @@ export const AlertV1 = Type.Object(
 );
 export type AlertV1 = Static<typeof AlertV1>;
 
+/** AlertV1 fields only Vigil sets: a PATCH naming one is a 400. */
+export const READ_ONLY_FIELDS = [
+  "analysis_status",
+  "impact_score",
+  "impact_explanation",
+  "storm_id",
+  "alert_role",
+  "likely_upstream",
+  "short_summary",
+  "initial_investigation",
+] as const;
+
+export const AlertPatch = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union([Type.Literal("ignored"), Type.Literal("active")], {
+        description: "ignored: the operator mutes the alert; active: un-ignore an ignored alert",
+      }),
+    ),
+    ignore_reason: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+    attention: Type.Optional(literals(ATTENTIONS, { description: "An analyst's classification" })),
+    attention_reason: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+    ...Object.fromEntries(
+      READ_ONLY_FIELDS.map((field) => [
+        field,
+        Type.Optional(
+          Type.Unknown({ readOnly: true, description: "Set by Vigil's analysis: writing it is a 400" }),
+        ),
+      ]),
+    ),
+  },
+  {
+    $id: "AlertPatch",
+    additionalProperties: false,
+    minProperties: 1,
+    description: "An operator's changes; every change lands in the alert's history",
+  },
+);
+export type AlertPatch = {
+  status?: "ignored" | "active";
+  ignore_reason?: string | null;
+  attention?: (typeof ATTENTIONS)[number];
+  attention_reason?: string | null;
+};
+
 export const AlertHistoryEvent = Type.Object(
   {
     seq: Type.Integer(),
