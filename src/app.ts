@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import { ALERT_INGEST_TARGET, alertIngestTarget, alertsRoutes } from "./alerts/index.ts";
+import { alertSyncRoutes } from "./alerts/sync-routes.ts";
 import { automationRoutes } from "./automation/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import type { Services } from "./core/context.ts";
@@ -48,6 +49,7 @@ export async function buildApp(
   await app.register(integrationsRoutes);
   await app.register(webhooksRoutes, { targets: { [ALERT_INGEST_TARGET]: alertIngestTarget } });
   await app.register(alertsRoutes);
+  await app.register(alertSyncRoutes);
   await app.register(automationRoutes);
   for (const routes of extraRoutes) await app.register(routes);
   return app;

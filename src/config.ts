@@ -21,6 +21,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   role: Role;
   llm: { baseUrl: string; model: string; apiKey: string | null } | null;
+  /** Hosts (`name` or `name:port`, lower-case) the http_request action may call. */
+  automationHttpAllowedHosts: string[];
 }
 
 export class ConfigError extends Error {}
@@ -80,6 +82,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookBodyLimitBytes: integer(env, "WEBHOOK_BODY_LIMIT_BYTES", 5 * 1024 * 1024, 1024, 1024 ** 3),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 25_000, 0, 600_000),
     role,
+    automationHttpAllowedHosts: (text(env, "AUTOMATION_HTTP_ALLOWED_HOSTS") ?? "127.0.0.1,localhost")
+      .split(",")
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
     llm:
       llmBaseUrl && llmModel
         ? { baseUrl: llmBaseUrl, model: llmModel, apiKey: text(env, "LLM_API_KEY") }

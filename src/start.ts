@@ -9,10 +9,10 @@ import type { Services } from "./core/context.ts";
 import { type Database, openDatabase } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { createMetrics } from "./core/http/metrics.ts";
-import type { JobDefinition } from "./core/queue/catalog.ts";
+import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
 import { startQueue } from "./core/queue/queue.ts";
 import { createSecrets, resolveSecretKey } from "./core/secrets.ts";
-import { JOBS } from "./jobs.ts";
+import { JOBS, SCHEDULES } from "./jobs.ts";
 
 export interface Vigil {
   app: FastifyInstance;
@@ -26,6 +26,8 @@ export interface StartOptions {
   database?: Database;
   logger?: Logger;
   jobs?: JobDefinition[];
+  /** Recurring jobs; the catalog's SCHEDULES by default, none when `jobs` replaces the catalog. */
+  schedules?: JobSchedule[];
   pollingIntervalSeconds?: number;
   now?: () => Date;
   extraRoutes?: FastifyPluginAsync[];
@@ -59,6 +61,8 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       config,
       log,
       jobs: options.jobs ?? JOBS,
+      schedules: options.schedules ?? (options.jobs ? [] : SCHEDULES),
+      secrets,
       pollingIntervalSeconds: options.pollingIntervalSeconds,
       now,
     });

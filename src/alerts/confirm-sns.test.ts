@@ -6,6 +6,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { describeEachEngine, type Harness, testConfig } from "../../test/harness.ts";
 import type { Db } from "../core/db/database.ts";
+import { createSecrets } from "../core/secrets.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 
 const FIXTURE = readFileSync(
@@ -96,7 +97,16 @@ describe("the confirmation job", () => {
       server.close();
     }
   }
-  const ctx = { db: {} as Db, log: pino({ level: "silent" }), config: testConfig(), now: () => new Date() };
+  const ctx = {
+    db: {} as Db,
+    log: pino({ level: "silent" }),
+    config: testConfig(),
+    secrets: createSecrets("test"),
+    now: () => new Date(),
+    enqueue: async () => {
+      throw new Error("the confirmation job sends no follow-up jobs");
+    },
+  };
   const data = (subscribeUrl: string) => ({
     subscribeUrl,
     topicArn: null,

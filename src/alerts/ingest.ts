@@ -2,10 +2,12 @@
 //   1. parse the body with the registration's source parser
 //   2. lock the alert keys of the delivery, read the stored alerts in one query
 //   3. plan each event against the alert's current state (lifecycle.ts)
-//   4. write all alerts in one upsert and their history in one insert
+//   4. storms (storms.ts): scope, leaving and impact in memory; the write takes the scope locks
+//   5. write all alerts in one upsert and their history in one insert
+//   6. correlate the locked scopes: storm, role and impact of the alerts whose storm changed
 // Everything runs in the trigger's transaction, so the 202 means it is all committed.
 import { createHash, randomUUID } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import type { Executor, Tx } from "../core/db/database.ts";
 import type { WebhookTarget } from "../webhooks/index.ts";
@@ -21,6 +23,13 @@ import {
 import { registrationOfWebhook } from "./registrations.ts";
 import { PARSERS, readSnsHandshake } from "./sources/index.ts";
 import type { AlertEvent, SourceType } from "./sources/types.ts";
+import {
+  correlateStorms,
+  prepareStorms,
+  type StormLock,
+  type StormSnapshot,
+  stormReadQuery,
+} from "./storms.ts";
 
 /** Events kept per alert; older ones are trimmed. */
 export const HISTORY_LIMIT = 200;
@@ -90,25 +99,44 @@ async function loadAlerts(tx: Tx, scope: AlertScope, uids: string[]): Promise<Ma
   return new Map(rows.map((record) => [String(record.external_uid), rowFromRecord(record)]));
 }
 
-/** One statement for the delivery's body, its alerts and their history. */
+/**
+ * One statement for the delivery's body, its alerts and their history. When storms may change it
+ * also takes the storm scopes' advisory locks and reads those scopes (storms.ts), saving two
+ * round trips.
+ */
 async function writeAlerts(
   tx: Tx,
   payload: { id: string; body: string; receivedAt: Date } | null,
   rows: AlertRow[],
   history: HistoryRecord[],
-): Promise<void> {
-  await tx.execute(sql`
-    with payload as (
+  storms: { locks: StormLock[]; read: (heldKeys: SQL) => SQL } | null,
+): Promise<StormSnapshot> {
+  const locks = storms?.locks ?? [];
+  const { rows: result } = await tx.execute(sql`
+    with locks as (
+      select l.key::text as key, case when l.wait then pg_advisory_xact_lock(l.key)::text = '' else pg_try_advisory_xact_lock(l.key) end as held
+      from unnest(${`{${locks.map((lock) => lock.key).join(",")}}`}::bigint[], ${`{${locks.map((lock) => lock.wait).join(",")}}`}::boolean[])
+        with ordinality as l(key, wait, n)
+      order by l.n
+    ), payload as (
       insert into alert_payloads (id, body, received_at)
       select ${payload?.id ?? null}::uuid, ${payload?.body ?? ""}, ${payload?.receivedAt.toISOString() ?? null}::timestamptz
       where ${payload !== null}
     ), upserted as (
       insert into alerts select * from jsonb_populate_recordset(null::alerts, ${JSON.stringify(rows.map(recordFromRow))}::jsonb)
       on conflict (id) do update set ${sql.raw(ALERT_UPDATE_LIST)}
+    ), history as (
+      insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+      select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
+      from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)
+    ), held as (
+      select coalesce(json_agg(key), '[]') as keys from locks where held
     )
-    insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
-    select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
-    from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)`);
+    select held.keys, ${storms ? sql`(${storms.read(sql`select key from locks where held`)})` : sql`null`} as alerts
+    from held`);
+  const first = result[0] ?? {};
+  const keys = (typeof first.keys === "string" ? JSON.parse(first.keys) : (first.keys ?? [])) as string[];
+  return { lockedKeys: new Set(keys), alerts: first.alerts ?? null };
 }
 
 interface HistoryRecord {
@@ -129,6 +157,7 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
   if (batch.events.length === 0) return [];
   const uids = [...new Set(batch.events.map((event) => event.external_uid))];
   const current = await loadAlerts(tx, batch.scope, uids);
+  const stored = new Map([...current.values()].map((row) => [row.id, row]));
 
   const changed = new Map<string, AlertRow>();
   const history: HistoryRecord[] = [];
@@ -174,7 +203,18 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
     const rows = [...changed.values()];
     // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
     const referenced = rows.some((row) => row.rawPayloadId === payload?.id);
-    await writeAlerts(tx, referenced ? payload : null, rows, history);
+    const storms = prepareStorms(
+      batch.scope,
+      rows.map((row) => ({ before: stored.get(row.id) ?? null, after: row })),
+    );
+    const snapshot = await writeAlerts(
+      tx,
+      referenced ? payload : null,
+      rows,
+      history,
+      storms && { locks: storms.locks, read: (heldKeys) => stormReadQuery(batch.scope, storms, heldKeys) },
+    );
+    if (storms) await correlateStorms(tx, batch.scope, storms, snapshot);
     await trimHistory(tx, rows);
   }
   return results;

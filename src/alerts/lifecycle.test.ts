@@ -111,6 +111,7 @@ describe("planAlertChange: a new uid", () => {
       isTest: false,
       alertRole: "unknown",
       stormId: null,
+      stormScope: null,
       likelyUpstream: null,
       ingestedVia: "push",
       rawPayloadId: '{"alerts":[]}',

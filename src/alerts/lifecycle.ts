@@ -122,6 +122,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     isTest: event.is_test,
     alertRole: "unknown",
     stormId: null,
+    stormScope: null,
     likelyUpstream: null,
     ingestedVia: context.via,
     rawPayloadId: context.rawPayloadId,

@@ -83,6 +83,8 @@ export const alerts = pgTable(
     isTest: boolean("is_test").notNull().default(false),
     alertRole: text("alert_role").notNull().default("unknown"),
     stormId: uuid("storm_id"),
+    /** What the alert's labels scope it to for storms (correlate.ts), such as `cluster:prod-eu-1`. */
+    stormScope: text("storm_scope"),
     likelyUpstream: text("likely_upstream"),
     ingestedVia: text("ingested_via"),
     /** The delivery's body, stored once in alert_payloads however many alerts it holds. */
@@ -101,6 +103,12 @@ export const alerts = pgTable(
       .where(sql`${table.orgId} is null`),
     index("alerts_tenant_status").on(table.orgId, table.ownerId, table.status, table.displayPriority),
     index("alerts_external_uid").on(table.externalUid),
+    // Storm correlation (storms.ts): the storms and loose alerts of a scope near a trigger time,
+    // and the members of a storm.
+    index("alerts_storm_scope")
+      .on(table.stormScope, table.stormId, table.triggeredAt)
+      .where(sql`${table.status} = 'active' and not ${table.isTest} and ${table.stormScope} is not null`),
+    index("alerts_storm").on(table.stormId).where(sql`${table.stormId} is not null`),
   ],
 );
 
@@ -131,3 +139,45 @@ export const alertEvents = pgTable(
   },
   (table) => [index("alert_events_alert_seq").on(table.alertId, table.seq)],
 );
+
+/** One pull sync of an Alertmanager integration: manual (API) or scheduled (job). */
+export const alertSyncRuns = pgTable(
+  "alert_sync_runs",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    integrationName: text("integration_name").notNull(),
+    trigger: text("trigger").$type<"manual" | "scheduled">().notNull(),
+    status: text("status").$type<"running" | "completed" | "failed">().notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true }).notNull(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+    fetched: integer("fetched").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    updated: integer("updated").notNull().default(0),
+    resolved: integer("resolved").notNull().default(0),
+    unchanged: integer("unchanged").notNull().default(0),
+    error: text("error"),
+  },
+  (table) => [
+    index("alert_sync_runs_integration").on(
+      table.orgId,
+      table.ownerId,
+      table.integrationName,
+      table.startedAt,
+    ),
+  ],
+);
+
+/**
+ * The alerts a pull sync has seen in its integration's answer. Only these are resolved when they
+ * disappear from it: an alert only ever pushed (another Alertmanager, a replayed webhook) is not the
+ * sync's to resolve.
+ */
+export const alertSyncSeen = pgTable("alert_sync_seen", {
+  alertId: uuid("alert_id")
+    .primaryKey()
+    .references(() => alerts.id, { onDelete: "cascade" }),
+  lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull(),
+  lastRunId: uuid("last_run_id").notNull(),
+});

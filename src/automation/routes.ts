@@ -4,16 +4,27 @@ import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
 import { OrgQuery } from "../core/http/schemas.ts";
 import { deleteAgent, getAgent, listAgents, registerAgent, updateAgent } from "./agents.ts";
+import { downloadSessionArtifact, listSessionArtifacts } from "./artifacts.ts";
+import { terminateSession } from "./executions.ts";
 import {
   AgentName,
   AgentStatus,
+  ArtifactInfo,
+  DAGEdge,
+  DAGNode,
+  ExecutionListItem,
+  ExecutionMeta,
   Readiness,
   RegisterAgentRequest,
+  StructuredOutput,
+  TerminateSessionResponse,
+  TraceDAGResponse,
   Workflow,
   WorkflowName,
   WorkflowVersion,
   WorkflowWrite,
 } from "./schemas.ts";
+import { getExecutionTrace, listExecutions, TRACE_NODE_LIMIT } from "./traces.ts";
 import {
   approveWorkflowVersion,
   createWorkflow,
@@ -34,6 +45,31 @@ const IncludeDrafts = Type.Object({
   ...OrgQuery,
   includeDrafts: Type.Boolean({ default: true, description: "Include draft versions" }),
 });
+const TraceParams = Type.Object({
+  traceId: Type.String({ format: "uuid", description: "The execution's trace id" }),
+});
+const SessionParams = Type.Object({ session_id: Type.String({ maxLength: 100 }) });
+const ArtifactParams = Type.Object({
+  session_id: Type.String({ maxLength: 100 }),
+  artifact_id: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: "The artifact's uuid, or its file name (case-insensitive)",
+  }),
+});
+const ListExecutionsQuery = Type.Object({
+  ...OrgQuery,
+  session_id: Type.Optional(Type.String({ format: "uuid" })),
+  agent_name: Type.Optional(
+    Type.String({ maxLength: 100, description: "The agent, or the workflow for workflow runs" }),
+  ),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
+const TerminateQuery = Type.Object({
+  ...OrgQuery,
+  reason: Type.Optional(Type.String({ maxLength: 1000 })),
+});
 const read = { scope: "aios_automation_read" } as const;
 const write = { scope: "aios_automation_write" } as const;
 
@@ -46,11 +82,21 @@ export async function automationRoutes(instance: FastifyInstance) {
     WorkflowWrite,
     WorkflowVersion,
     Workflow,
+    StructuredOutput,
+    ExecutionMeta,
+    DAGNode,
+    DAGEdge,
+    TraceDAGResponse,
+    ExecutionListItem,
+    ArtifactInfo,
+    TerminateSessionResponse,
   ]) {
     app.addSchema(schema);
   }
   const agentTags = ["agents"];
   const workflowTags = ["workflows"];
+  const executionTags = ["executions"];
+  const sessionTags = ["sessions"];
 
   app.post(
     "/platform/api/v1/agents",
@@ -268,5 +314,104 @@ export async function automationRoutes(instance: FastifyInstance) {
       },
     },
     async (request) => approveWorkflowVersion({ ctx: contextOf(request), input: request.params }),
+  );
+
+  app.get(
+    "/platform/api/v1/executions",
+    {
+      config: read,
+      schema: {
+        operationId: "listExecutions",
+        description: "The caller's executions, newest first",
+        tags: executionTags,
+        querystring: ListExecutionsQuery,
+        response: { 200: Type.Array(Type.Ref("ExecutionListItem")) },
+      },
+    },
+    async (request) => listExecutions({ ctx: contextOf(request), input: request.query }),
+  );
+  app.get(
+    "/platform/api/v1/executions/:traceId",
+    {
+      config: read,
+      schema: {
+        operationId: "getExecutionTrace",
+        description:
+          "Poll until execution.status is completed or error and trace_settled is true. " +
+          `At most ${TRACE_NODE_LIMIT} nodes; truncated says when the DAG had more.`,
+        tags: executionTags,
+        params: TraceParams,
+        querystring: Query,
+        response: {
+          200: Type.Ref("TraceDAGResponse"),
+          400: { ...jsonError, description: "Invalid trace id" },
+        },
+      },
+    },
+    async (request) =>
+      getExecutionTrace({ ctx: contextOf(request), input: { traceId: request.params.traceId } }),
+  );
+  app.post(
+    "/platform/api/v1/sessions/:session_id/terminate",
+    {
+      config: write,
+      schema: {
+        operationId: "terminateSession",
+        description: "Cancels the session's running executions; idempotent (0 when nothing runs)",
+        tags: sessionTags,
+        params: SessionParams,
+        querystring: TerminateQuery,
+        response: { 200: Type.Ref("TerminateSessionResponse") },
+      },
+    },
+    async (request) =>
+      terminateSession({
+        ctx: contextOf(request),
+        input: { sessionId: request.params.session_id, reason: request.query.reason ?? null },
+      }),
+  );
+  app.get(
+    "/platform/api/v1/sessions/:session_id/artifacts",
+    {
+      config: read,
+      schema: {
+        operationId: "listSessionArtifacts",
+        tags: sessionTags,
+        params: SessionParams,
+        querystring: Query,
+        response: { 200: Type.Array(Type.Ref("ArtifactInfo")) },
+      },
+    },
+    async (request) =>
+      listSessionArtifacts({ ctx: contextOf(request), input: { sessionId: request.params.session_id } }),
+  );
+  app.get(
+    "/platform/api/v1/sessions/:session_id/artifacts/:artifact_id/download",
+    {
+      config: read,
+      schema: {
+        operationId: "downloadSessionArtifact",
+        tags: sessionTags,
+        params: ArtifactParams,
+        querystring: Query,
+        response: {
+          200: {
+            description: "The artifact's bytes",
+            content: { "application/octet-stream": { schema: Type.String({ format: "binary" }) } },
+          },
+          404: { ...jsonError, description: "Artifact not found" },
+        },
+      },
+    },
+    async (request, reply) => {
+      const artifact = await downloadSessionArtifact({
+        ctx: contextOf(request),
+        input: { sessionId: request.params.session_id, artifactId: request.params.artifact_id },
+      });
+      return reply
+        .type("application/octet-stream")
+        .header("content-disposition", `attachment; filename="${artifact.name}"`)
+        .send(artifact.content);
+    },
   );
 }

@@ -9,6 +9,7 @@ export const WorkflowName = Slug("Workflow name, unique per tenant");
 
 /** Actions that run without an LLM. */
 export const ACTION_TYPES = ["http_request", "json_transform", "write_report"] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
 export const AGENT_KINDS = ["llm", "builtin"] as const;
 export const ROUTING_STATUSES = ["active", "inactive"] as const;
 
@@ -176,3 +177,115 @@ export const Workflow = Type.Object(
   { $id: "Workflow" },
 );
 export type Workflow = Static<typeof Workflow>;
+
+// Executions, traces, sessions and artifacts.
+
+export const StructuredOutput = Type.Object(
+  {
+    summary: Type.String(),
+    impact: Type.String(),
+    recommendations: Type.String(),
+    confidence: Type.String(),
+  },
+  {
+    $id: "StructuredOutput",
+    description:
+      "Written by a write_report step (the last one wins); without one, summary holds the final stages' output as text and the other fields are empty",
+  },
+);
+export type StructuredOutput = Static<typeof StructuredOutput>;
+
+export const ExecutionMeta = Type.Object(
+  {
+    trace_id: Type.String(),
+    run_id: Type.String(),
+    agent_name: Type.String({ description: "The agent, or the workflow for a workflow run" }),
+    status: Type.Union([Type.Literal("running"), Type.Literal("completed"), Type.Literal("error")]),
+    started_at: DateTime(),
+    duration_ms: Type.Integer({ description: "Until finished, or until now while running" }),
+    total_cost: Type.Number({
+      description: "USD from token usage and the price table (per 1K tokens by model); built-in work costs 0",
+    }),
+    trace_settled: Type.Boolean({ description: "True when every node is final and costs are final" }),
+    target_type: Type.Union([Type.Literal("agent"), Type.Literal("workflow")]),
+    workflow_version: Nullable(Type.Integer({ description: "The approved version the run pinned" })),
+    session_id: Type.String(),
+    cancelled: Type.Boolean(),
+    error: Nullable(Type.String({ description: "Why the run failed or was cancelled" })),
+  },
+  { $id: "ExecutionMeta" },
+);
+
+export const DAGNode = Type.Object(
+  {
+    id: Type.String({
+      description: "Unique in the trace: stage:<id>, stage:<id>/agent:<name>, .../tool:<n>:<tool>",
+    }),
+    type: Type.String({ description: "stage, agent, action or tool" }),
+    label: Type.String(),
+    status: Type.Union([Type.Literal("success"), Type.Literal("running"), Type.Literal("error")], {
+      description:
+        "pending shows as running; skipped (an upstream stage failed or the run was cancelled) as error",
+    }),
+    state: Type.String({ description: "The node's own state: pending, running, success, error or skipped" }),
+    attempt: Type.Integer({ description: "1 for the first try; 0 before it started" }),
+    error: Nullable(Type.String()),
+    cost: Type.Number(),
+  },
+  { $id: "DAGNode" },
+);
+
+export const DAGEdge = Type.Object(
+  { source: Type.String(), target: Type.String() },
+  { $id: "DAGEdge", description: "Stage dependency, stage to agent or action, agent to tool call" },
+);
+
+export const TraceDAGResponse = Type.Object(
+  {
+    truncated: Type.Boolean({ description: "True when the DAG has more nodes than the limit (500)" }),
+    structured_output: Type.Ref("StructuredOutput"),
+    execution: Type.Ref("ExecutionMeta"),
+    nodes: Type.Array(Type.Ref("DAGNode")),
+    edges: Type.Array(Type.Ref("DAGEdge")),
+  },
+  { $id: "TraceDAGResponse" },
+);
+export type TraceDAGResponse = Static<typeof TraceDAGResponse>;
+
+export const ExecutionListItem = Type.Object(
+  {
+    trace_id: Type.String(),
+    run_id: Type.String(),
+    session_id: Type.String(),
+    target_type: Type.String(),
+    target_name: Type.String(),
+    agent_name: Type.String(),
+    workflow_version: Nullable(Type.Integer()),
+    status: Type.String({ description: "running, completed or error" }),
+    cancelled: Type.Boolean(),
+    started_at: DateTime(),
+    finished_at: Nullable(DateTime()),
+    duration_ms: Type.Integer(),
+    total_cost: Type.Number(),
+  },
+  { $id: "ExecutionListItem" },
+);
+export type ExecutionListItem = Static<typeof ExecutionListItem>;
+
+export const ArtifactInfo = Type.Object(
+  {
+    id: Type.String({ format: "uuid" }),
+    session_id: Type.String(),
+    name: Type.String(),
+    mime_type: Type.String(),
+    size_bytes: Type.Integer(),
+    created_at: DateTime(),
+  },
+  { $id: "ArtifactInfo" },
+);
+export type ArtifactInfo = Static<typeof ArtifactInfo>;
+
+export const TerminateSessionResponse = Type.Object(
+  { cancelled_workflows: Type.Integer({ description: "Runs of the session this call cancelled" }) },
+  { $id: "TerminateSessionResponse" },
+);

@@ -1,6 +1,18 @@
 import { sql } from "drizzle-orm";
-import { integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import type { AgentInput, Stage, WorkflowInput } from "./schemas.ts";
+import {
+  boolean,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import type { AgentInput, Stage, StructuredOutput, WorkflowInput } from "./schemas.ts";
 
 export const agents = pgTable(
   "agents",
@@ -66,4 +78,128 @@ export const workflowVersions = pgTable(
     uniqueIndex("workflow_versions_number").on(table.workflowId, table.version),
     uniqueIndex("workflow_versions_one_draft").on(table.workflowId).where(sql`${table.status} = 'draft'`),
   ],
+);
+
+/** Raw bytes: an artifact is served exactly as it was written. */
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (value) => Buffer.from(value),
+});
+
+/** A conversation or an unattended run: the container of executions and their artifacts. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    title: text("title").notNull(),
+    /** Who started it: `user:<id>`, `webhook:<id>`, ... */
+    initiator: text("initiator").notNull(),
+    sourceApp: text("source_app"),
+    sourceMetadata: jsonb("source_metadata").$type<Record<string, string>>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [index("sessions_tenant").on(table.orgId, table.ownerId, table.createdAt)],
+);
+
+/**
+ * One run of an agent or a workflow. `stages` is the pinned plan (the approved version's stages, or
+ * one synthetic stage for an agent target), so a later version or edit never changes a run.
+ */
+export const executions = pgTable(
+  "executions",
+  {
+    traceId: uuid("trace_id").primaryKey(),
+    runId: uuid("run_id").notNull().unique(),
+    sessionId: uuid("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    targetType: text("target_type").notNull(),
+    targetName: text("target_name").notNull(),
+    workflowVersion: integer("workflow_version"),
+    /** The responder: the agent's name, or the workflow's for a workflow run. */
+    agentName: text("agent_name").notNull(),
+    stages: jsonb("stages").$type<Stage[]>().notNull(),
+    /** running, completed or error. */
+    status: text("status").notNull(),
+    cancelled: boolean("cancelled").notNull().default(false),
+    cancelReason: text("cancel_reason"),
+    input: jsonb("input").$type<unknown>(),
+    structuredOutput: jsonb("structured_output").$type<StructuredOutput>(),
+    error: text("error"),
+    startedAt: timestamp("started_at", { withTimezone: true }).notNull(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+    /** True once every node is final and every cost recorded: set with the final status. */
+    settled: boolean("settled").notNull().default(false),
+    promptTokens: integer("prompt_tokens").notNull().default(0),
+    completionTokens: integer("completion_tokens").notNull().default(0),
+    totalCost: doublePrecision("total_cost").notNull().default(0),
+  },
+  (table) => [
+    index("executions_tenant").on(table.orgId, table.ownerId, table.startedAt),
+    index("executions_session").on(table.sessionId),
+    index("executions_running").on(table.status).where(sql`${table.status} = 'running'`),
+  ],
+);
+
+/**
+ * A step of a run: a stage (depth 0), an agent or an action in it (1), a tool call of an agent (2).
+ * `key` is readable and unique per run (`stage:collect/agent:probe/tool:1:http_request`); it is the
+ * node id the trace shows.
+ */
+export const executionNodes = pgTable(
+  "execution_nodes",
+  {
+    id: uuid("id").primaryKey(),
+    traceId: uuid("trace_id")
+      .notNull()
+      .references(() => executions.traceId, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    parentKey: text("parent_key"),
+    stageId: text("stage_id").notNull(),
+    depth: integer("depth").notNull(),
+    /** Order in the trace: by depth, then the stage's index in the plan, then position in the stage. */
+    stagePosition: integer("stage_position").notNull(),
+    position: integer("position").notNull(),
+    /** stage, agent, action or tool. */
+    type: text("type").notNull(),
+    label: text("label").notNull(),
+    /** pending, running, success, error or skipped. */
+    status: text("status").notNull(),
+    attempt: integer("attempt").notNull().default(0),
+    /** The pg-boss job that runs a stage, set when it is sent; the sweeper follows it. */
+    jobId: uuid("job_id"),
+    enqueuedAt: timestamp("enqueued_at", { withTimezone: true }),
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+    output: jsonb("output").$type<unknown>(),
+    error: text("error"),
+    model: text("model"),
+    promptTokens: integer("prompt_tokens").notNull().default(0),
+    completionTokens: integer("completion_tokens").notNull().default(0),
+    cost: doublePrecision("cost").notNull().default(0),
+  },
+  (table) => [uniqueIndex("execution_nodes_key").on(table.traceId, table.key)],
+);
+
+export const sessionArtifacts = pgTable(
+  "session_artifacts",
+  {
+    id: uuid("id").primaryKey(),
+    sessionId: uuid("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    /** The run that wrote it. */
+    traceId: uuid("trace_id"),
+    name: text("name").notNull(),
+    mimeType: text("mime_type").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    content: bytea("content").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [index("session_artifacts_session").on(table.sessionId, table.createdAt)],
 );

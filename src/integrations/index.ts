@@ -1,3 +1,8 @@
+export {
+  type IntegrationConnection,
+  listIntegrationConnections,
+  readIntegrationConnection,
+} from "./connections.ts";
 export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
 export { integrationsRoutes } from "./routes.ts";
 export type { Integration } from "./schemas.ts";

@@ -18,6 +18,29 @@ CREATE TABLE "alert_payloads" (
 	"received_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "alert_sync_runs" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"integration_name" text NOT NULL,
+	"trigger" text NOT NULL,
+	"status" text NOT NULL,
+	"started_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone,
+	"fetched" integer DEFAULT 0 NOT NULL,
+	"created" integer DEFAULT 0 NOT NULL,
+	"updated" integer DEFAULT 0 NOT NULL,
+	"resolved" integer DEFAULT 0 NOT NULL,
+	"unchanged" integer DEFAULT 0 NOT NULL,
+	"error" text
+);
+--> statement-breakpoint
+CREATE TABLE "alert_sync_seen" (
+	"alert_id" uuid PRIMARY KEY NOT NULL,
+	"last_seen_at" timestamp with time zone NOT NULL,
+	"last_run_id" uuid NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "alert_webhooks" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"org_id" uuid,
@@ -72,6 +95,7 @@ CREATE TABLE "alerts" (
 	"is_test" boolean DEFAULT false NOT NULL,
 	"alert_role" text DEFAULT 'unknown' NOT NULL,
 	"storm_id" uuid,
+	"storm_scope" text,
 	"likely_upstream" text,
 	"ingested_via" text,
 	"raw_payload_id" uuid,
@@ -92,6 +116,80 @@ CREATE TABLE "agents" (
 	"tools" jsonb NOT NULL,
 	"inputs" jsonb NOT NULL,
 	"max_steps" integer NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "execution_nodes" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"trace_id" uuid NOT NULL,
+	"key" text NOT NULL,
+	"parent_key" text,
+	"stage_id" text NOT NULL,
+	"depth" integer NOT NULL,
+	"stage_position" integer NOT NULL,
+	"position" integer NOT NULL,
+	"type" text NOT NULL,
+	"label" text NOT NULL,
+	"status" text NOT NULL,
+	"attempt" integer DEFAULT 0 NOT NULL,
+	"job_id" uuid,
+	"enqueued_at" timestamp with time zone,
+	"started_at" timestamp with time zone,
+	"finished_at" timestamp with time zone,
+	"output" jsonb,
+	"error" text,
+	"model" text,
+	"prompt_tokens" integer DEFAULT 0 NOT NULL,
+	"completion_tokens" integer DEFAULT 0 NOT NULL,
+	"cost" double precision DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "executions" (
+	"trace_id" uuid PRIMARY KEY NOT NULL,
+	"run_id" uuid NOT NULL,
+	"session_id" uuid NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"target_type" text NOT NULL,
+	"target_name" text NOT NULL,
+	"workflow_version" integer,
+	"agent_name" text NOT NULL,
+	"stages" jsonb NOT NULL,
+	"status" text NOT NULL,
+	"cancelled" boolean DEFAULT false NOT NULL,
+	"cancel_reason" text,
+	"input" jsonb,
+	"structured_output" jsonb,
+	"error" text,
+	"started_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone,
+	"settled" boolean DEFAULT false NOT NULL,
+	"prompt_tokens" integer DEFAULT 0 NOT NULL,
+	"completion_tokens" integer DEFAULT 0 NOT NULL,
+	"total_cost" double precision DEFAULT 0 NOT NULL,
+	CONSTRAINT "executions_run_id_unique" UNIQUE("run_id")
+);
+--> statement-breakpoint
+CREATE TABLE "session_artifacts" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"session_id" uuid NOT NULL,
+	"trace_id" uuid,
+	"name" text NOT NULL,
+	"mime_type" text NOT NULL,
+	"size_bytes" integer NOT NULL,
+	"content" "bytea" NOT NULL,
+	"created_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "sessions" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid,
+	"owner_id" uuid NOT NULL,
+	"title" text NOT NULL,
+	"initiator" text NOT NULL,
+	"source_app" text,
+	"source_metadata" jsonb NOT NULL,
 	"created_at" timestamp with time zone NOT NULL,
 	"updated_at" timestamp with time zone NOT NULL
 );
@@ -197,17 +295,30 @@ CREATE TABLE "webhooks" (
 );
 --> statement-breakpoint
 ALTER TABLE "alert_events" ADD CONSTRAINT "alert_events_alert_id_alerts_id_fk" FOREIGN KEY ("alert_id") REFERENCES "public"."alerts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "alert_sync_seen" ADD CONSTRAINT "alert_sync_seen_alert_id_alerts_id_fk" FOREIGN KEY ("alert_id") REFERENCES "public"."alerts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "execution_nodes" ADD CONSTRAINT "execution_nodes_trace_id_executions_trace_id_fk" FOREIGN KEY ("trace_id") REFERENCES "public"."executions"("trace_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "executions" ADD CONSTRAINT "executions_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "session_artifacts" ADD CONSTRAINT "session_artifacts_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "workflow_versions" ADD CONSTRAINT "workflow_versions_workflow_id_workflows_id_fk" FOREIGN KEY ("workflow_id") REFERENCES "public"."workflows"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "alert_events_alert_seq" ON "alert_events" USING btree ("alert_id","seq");--> statement-breakpoint
+CREATE INDEX "alert_sync_runs_integration" ON "alert_sync_runs" USING btree ("org_id","owner_id","integration_name","started_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "alert_webhooks_org_key" ON "alert_webhooks" USING btree ("org_id","app_name","source","integration") WHERE "alert_webhooks"."org_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "alert_webhooks_personal_key" ON "alert_webhooks" USING btree ("owner_id","app_name","source","integration") WHERE "alert_webhooks"."org_id" is null;--> statement-breakpoint
 CREATE UNIQUE INDEX "alerts_org_key" ON "alerts" USING btree ("org_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "alerts_personal_key" ON "alerts" USING btree ("owner_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is null;--> statement-breakpoint
 CREATE INDEX "alerts_tenant_status" ON "alerts" USING btree ("org_id","owner_id","status","display_priority");--> statement-breakpoint
 CREATE INDEX "alerts_external_uid" ON "alerts" USING btree ("external_uid");--> statement-breakpoint
+CREATE INDEX "alerts_storm_scope" ON "alerts" USING btree ("storm_scope","storm_id","triggered_at") WHERE "alerts"."status" = 'active' and not "alerts"."is_test" and "alerts"."storm_scope" is not null;--> statement-breakpoint
+CREATE INDEX "alerts_storm" ON "alerts" USING btree ("storm_id") WHERE "alerts"."storm_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "agents_org_name" ON "agents" USING btree ("org_id","name") WHERE "agents"."org_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "agents_personal_name" ON "agents" USING btree ("owner_id","name") WHERE "agents"."org_id" is null;--> statement-breakpoint
+CREATE UNIQUE INDEX "execution_nodes_key" ON "execution_nodes" USING btree ("trace_id","key");--> statement-breakpoint
+CREATE INDEX "executions_tenant" ON "executions" USING btree ("org_id","owner_id","started_at");--> statement-breakpoint
+CREATE INDEX "executions_session" ON "executions" USING btree ("session_id");--> statement-breakpoint
+CREATE INDEX "executions_running" ON "executions" USING btree ("status") WHERE "executions"."status" = 'running';--> statement-breakpoint
+CREATE INDEX "session_artifacts_session" ON "session_artifacts" USING btree ("session_id","created_at");--> statement-breakpoint
+CREATE INDEX "sessions_tenant" ON "sessions" USING btree ("org_id","owner_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "workflow_versions_number" ON "workflow_versions" USING btree ("workflow_id","version");--> statement-breakpoint
 CREATE UNIQUE INDEX "workflow_versions_one_draft" ON "workflow_versions" USING btree ("workflow_id") WHERE "workflow_versions"."status" = 'draft';--> statement-breakpoint
 CREATE UNIQUE INDEX "workflows_org_name" ON "workflows" USING btree ("org_id","name") WHERE "workflows"."org_id" is not null;--> statement-breakpoint

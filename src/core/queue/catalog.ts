@@ -3,14 +3,25 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
-import type { Db } from "../db/database.ts";
+import type { Db, Executor } from "../db/database.ts";
+import type { Secrets } from "../secrets.ts";
 
 export interface JobContext {
   db: Db;
   log: Logger;
   config: Config;
+  secrets: Secrets;
   now: () => Date;
+  /** Sends a follow-up job, inside the handler's transaction when given one. */
+  enqueue: Enqueue;
 }
+
+export type Enqueue = <D extends JobDefinition>(
+  executor: Executor,
+  job: D,
+  data: D extends JobDefinition<infer S> ? Static<S> : never,
+  options?: { startAfterSeconds?: number; singletonKey?: string; singletonSeconds?: number },
+) => Promise<string | null>;
 
 export interface JobDefinition<S extends TSchema = TSchema> {
   name: string;
@@ -32,4 +43,19 @@ export function defineJob<S extends TSchema>(
     Partial<JobDefinition<S>>,
 ): JobDefinition<S> {
   return { retryLimit: 3, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 15 * 60, ...definition };
+}
+
+/** A job the queue sends on a recurring cron expression (UTC), created or updated at start. */
+export interface JobSchedule {
+  job: JobDefinition;
+  cron: string;
+  data: object;
+}
+
+export function defineSchedule<S extends TSchema>(
+  job: JobDefinition<S>,
+  cron: string,
+  data: Static<S>,
+): JobSchedule {
+  return { job: job as unknown as JobDefinition, cron, data: data as object };
 }

@@ -5,16 +5,12 @@ import { sql } from "drizzle-orm";
 import { fromDrizzle, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
-import type { Database, Executor } from "../db/database.ts";
-import type { JobContext, JobDefinition } from "./catalog.ts";
+import type { Database } from "../db/database.ts";
+import type { Secrets } from "../secrets.ts";
+import type { Enqueue, JobContext, JobDefinition, JobSchedule } from "./catalog.ts";
 
 export interface Queue {
-  enqueue<D extends JobDefinition>(
-    executor: Executor,
-    job: D,
-    data: D extends JobDefinition<infer S> ? import("@sinclair/typebox").Static<S> : never,
-    options?: { startAfterSeconds?: number; singletonKey?: string },
-  ): Promise<string | null>;
+  enqueue: Enqueue;
   /** Starts polling for the registered jobs (not done on api-only instances). */
   work(): Promise<void>;
   stop(): Promise<void>;
@@ -26,6 +22,9 @@ export interface QueueOptions {
   config: Config;
   log: Logger;
   jobs: JobDefinition[];
+  /** Recurring jobs; each must be one of `jobs`. */
+  schedules?: JobSchedule[];
+  secrets: Secrets;
   pollingIntervalSeconds?: number;
   now?: () => Date;
 }
@@ -46,20 +45,29 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       expireInSeconds: job.expireInSeconds,
     });
   }
-  const ctx: JobContext = { db: database.db, log, config, now: options.now ?? (() => new Date()) };
+  await applySchedules(boss, byName, options.schedules ?? []);
+  const enqueue: Enqueue = async (executor, job, data, sendOptions = {}) => {
+    if (!byName.has(job.name)) throw new Error(`job ${job.name} is not in the catalog`);
+    if (!Value.Check(job.schema, data)) throw new Error(`job ${job.name}: payload does not match its schema`);
+    return boss.send(job.name, data as object, {
+      db: fromDrizzle(executor, sql),
+      startAfter: sendOptions.startAfterSeconds,
+      singletonKey: sendOptions.singletonKey,
+      singletonSeconds: sendOptions.singletonSeconds,
+    });
+  };
+  const ctx: JobContext = {
+    db: database.db,
+    log,
+    config,
+    secrets: options.secrets,
+    now: options.now ?? (() => new Date()),
+    enqueue,
+  };
 
   return {
     boss,
-    async enqueue(executor, job, data, sendOptions = {}) {
-      if (!byName.has(job.name)) throw new Error(`job ${job.name} is not in the catalog`);
-      if (!Value.Check(job.schema, data))
-        throw new Error(`job ${job.name}: payload does not match its schema`);
-      return boss.send(job.name, data as object, {
-        db: fromDrizzle(executor, sql),
-        startAfter: sendOptions.startAfterSeconds,
-        singletonKey: sendOptions.singletonKey,
-      });
-    },
+    enqueue,
     async work() {
       for (const job of jobs) {
         await boss.work(
@@ -84,4 +92,23 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
     },
   };
+}
+
+// pg-boss keeps schedules in its own table, and every instance's cron monitor sends their jobs (one
+// per occurrence across instances). Schedules are upserted at start, and one no longer in the list
+// is removed, so the table always matches the code that runs.
+async function applySchedules(
+  boss: PgBoss,
+  jobs: Map<string, JobDefinition>,
+  schedules: JobSchedule[],
+): Promise<void> {
+  for (const schedule of schedules) {
+    if (!jobs.has(schedule.job.name))
+      throw new Error(`scheduled job ${schedule.job.name} is not in the catalog`);
+    await boss.schedule(schedule.job.name, schedule.cron, schedule.data, { tz: "UTC" });
+  }
+  const wanted = new Set(schedules.map((schedule) => schedule.job.name));
+  for (const existing of await boss.getSchedules()) {
+    if (!wanted.has(existing.name)) await boss.unschedule(existing.name, existing.key);
+  }
 }

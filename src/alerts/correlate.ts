@@ -1,0 +1,500 @@
+// Storms: co-firing alerts of one tenant and one scope, grouped under one storm_id, with the likely
+// cause marked. Pure functions; storms.ts loads the alerts, calls planStorms and writes the result.
+// The rules, in short (README.md, "Storms", has them in full):
+//   * scope: the broadest of cluster > namespace > service > host the labels name (namespace and
+//     service qualified by the environment). No scope label: never in a storm.
+//   * window: every member triggered within STORM_WINDOW_MS of every other (span <= 10 minutes).
+//   * at least 2 distinct active, non-test alerts; at most STORM_MAX_MEMBERS.
+//   * membership is sticky: a member stays until it resolves, is ignored, becomes a test or changes
+//     scope; a storm that falls below two members dissolves.
+//   * roles: the cause is the member lowest in the layers (infrastructure < data < unknown <
+//     application), then earliest, unless a dependency label says it depends on another member.
+import { randomUUID } from "node:crypto";
+import { computeImpact, type ImpactOptions, normalizeLabelKey } from "./impact.ts";
+
+export const STORM_WINDOW_MS = 10 * 60_000;
+export const STORM_MAX_MEMBERS = 50;
+
+export type AlertRole = "cause" | "symptom" | "unknown";
+
+// ---- scope ----
+
+const SCOPE_DIMENSIONS: { dimension: string; keys: string[]; byEnvironment: boolean }[] = [
+  { dimension: "cluster", keys: ["cluster"], byEnvironment: false },
+  { dimension: "namespace", keys: ["namespace"], byEnvironment: true },
+  { dimension: "service", keys: ["service", "app", "application"], byEnvironment: true },
+  {
+    dimension: "host",
+    keys: ["host", "hostname", "node", "nodename", "instance", "db_instance", "resource", "entity"],
+    byEnvironment: false,
+  },
+];
+
+const ENVIRONMENT_KEYS = new Set(["deployment_environment", "environment", "env", "stage"]);
+
+function excluded(normalizedKey: string, sourceType: string): boolean {
+  // CloudWatch's namespace is a metric namespace (AWS/RDS); Checkmk's service is a check of a host.
+  return (
+    (sourceType === "cloudwatch" && normalizedKey === "namespace") ||
+    (sourceType === "checkmk" && normalizedKey === "service")
+  );
+}
+
+/** `10.42.3.17:8080` -> `10.42.3.17`: a Prometheus instance names its host with the scrape port. */
+function hostOf(value: string): string {
+  return value.replace(/:\d+$/, "");
+}
+
+/**
+ * The storm scope of an alert's labels, such as `cluster:prod-eu-west-1`,
+ * `service:checkout@production` or `host:db-primary-01`; null when no scope label is present.
+ */
+export function stormScopeOf(labels: Record<string, string>, sourceType: string): string | null {
+  const byKey = new Map<string, string>();
+  for (const key of Object.keys(labels).sort()) {
+    const normalized = normalizeLabelKey(key);
+    const value = (labels[key] ?? "").trim().toLowerCase();
+    if (value === "" || excluded(normalized, sourceType) || byKey.has(normalized)) continue;
+    byKey.set(normalized, value);
+  }
+  let environment: string | null = null;
+  for (const key of ENVIRONMENT_KEYS) environment ??= byKey.get(key) ?? null;
+  for (const { dimension, keys, byEnvironment } of SCOPE_DIMENSIONS) {
+    for (const key of keys) {
+      const value = byKey.get(key);
+      if (value === undefined) continue;
+      const name = dimension === "host" ? hostOf(value) : value;
+      return `${dimension}:${name}${byEnvironment && environment ? `@${environment}` : ""}`;
+    }
+  }
+  return null;
+}
+
+export interface EligibilityInput {
+  status: string;
+  isTest: boolean;
+  stormScope: string | null;
+}
+
+/** Only active, non-test alerts with a scope take part in storms. */
+export function isStormEligible(alert: EligibilityInput): boolean {
+  return alert.status === "active" && !alert.isTest && alert.stormScope !== null;
+}
+
+// ---- layers ----
+
+export type AlertLayer = "infrastructure" | "data" | "unknown" | "application";
+
+const LAYER_RANK: Record<AlertLayer, number> = { infrastructure: 0, data: 1, unknown: 2, application: 3 };
+
+const INFRASTRUCTURE_WORDS = new Set([
+  "node",
+  "host",
+  "disk",
+  "df",
+  "filesystem",
+  "fs",
+  "inode",
+  "inodes",
+  "volume",
+  "cpu",
+  "memory",
+  "swap",
+  "load",
+  "network",
+  "dns",
+  "packet",
+  "nic",
+  "kernel",
+  "ntp",
+  "clock",
+  "unreachable",
+  "hardware",
+  "temperature",
+  "power",
+  "ec2",
+  "vm",
+]);
+
+const DATA_WORDS = new Set([
+  "database",
+  "db",
+  "sql",
+  "postgres",
+  "postgresql",
+  "pg",
+  "mysql",
+  "mariadb",
+  "rds",
+  "redis",
+  "memcached",
+  "mongo",
+  "mongodb",
+  "cassandra",
+  "kafka",
+  "rabbitmq",
+  "queue",
+  "replication",
+  "replica",
+  "elasticsearch",
+  "etcd",
+  "zookeeper",
+  "cache",
+]);
+
+const APPLICATION_WORDS = new Set([
+  "latency",
+  "error",
+  "errors",
+  "5xx",
+  "4xx",
+  "http",
+  "request",
+  "requests",
+  "response",
+  "timeout",
+  "timeouts",
+  "slo",
+  "apdex",
+  "exception",
+  "exceptions",
+  "failure",
+  "failures",
+  "throughput",
+  "p99",
+  "p95",
+  "api",
+  "endpoint",
+  "crash",
+  "crashlooping",
+]);
+
+/** Label keys that by themselves say infrastructure or data. */
+const INFRASTRUCTURE_KEYS = new Set(["device", "mountpoint", "filesystem", "fstype", "disk"]);
+const DATA_KEYS = new Set(["db_instance", "database", "db"]);
+
+/** Label values read for layer words, besides the title. */
+const LAYER_TEXT_KEYS = new Set(["alertname", "metric", "condition", "check_command"]);
+
+function layerWords(text: string): string[] {
+  const split = text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
+  return [...split.toLowerCase().split(/[^a-z0-9]+/), ...text.toLowerCase().split(/[^a-z0-9]+/)];
+}
+
+/**
+ * The layer an alert watches, from its title, alertname, metric and check names and its label
+ * keys. The lowest layer any word names wins: "Postgres disk full" is infrastructure.
+ */
+export function alertLayer(title: string, labels: Record<string, string>): AlertLayer {
+  const words = layerWords(title);
+  let keyLayer: AlertLayer | null = null;
+  for (const [key, value] of Object.entries(labels)) {
+    const normalized = normalizeLabelKey(key);
+    if (LAYER_TEXT_KEYS.has(normalized)) words.push(...layerWords(value));
+    if (INFRASTRUCTURE_KEYS.has(normalized)) keyLayer = "infrastructure";
+    else if (DATA_KEYS.has(normalized) && keyLayer === null) keyLayer = "data";
+  }
+  if (keyLayer === "infrastructure" || words.some((word) => INFRASTRUCTURE_WORDS.has(word))) {
+    return "infrastructure";
+  }
+  if (keyLayer === "data" || words.some((word) => DATA_WORDS.has(word))) return "data";
+  if (words.some((word) => APPLICATION_WORDS.has(word))) return "application";
+  return "unknown";
+}
+
+// ---- roles ----
+
+export interface RoleInput {
+  id: string;
+  title: string;
+  labels: Record<string, string>;
+  triggeredAt: Date;
+}
+
+export interface RoleResult {
+  role: AlertRole;
+  likelyUpstream: string | null;
+}
+
+const DEPENDENCY_KEYS = new Set([
+  "depends_on",
+  "dependson",
+  "upstream",
+  "upstream_service",
+  "dependency",
+  "dependencies",
+  "caused_by",
+]);
+
+const IDENTITY_KEYS = new Set([
+  "alertname",
+  "service",
+  "app",
+  "application",
+  "host",
+  "hostname",
+  "node",
+  "instance",
+  "db_instance",
+  "database",
+  "db",
+  "resource",
+  "entity",
+]);
+
+function dependencyHints(labels: Record<string, string>): Set<string> {
+  const hints = new Set<string>();
+  for (const [key, value] of Object.entries(labels)) {
+    if (!DEPENDENCY_KEYS.has(normalizeLabelKey(key))) continue;
+    for (const name of value.split(",")) if (name.trim()) hints.add(name.trim().toLowerCase());
+  }
+  return hints;
+}
+
+function identities(alert: RoleInput): Set<string> {
+  const names = new Set([alert.title.trim().toLowerCase()]);
+  for (const [key, value] of Object.entries(alert.labels)) {
+    if (IDENTITY_KEYS.has(normalizeLabelKey(key)) && value.trim()) {
+      names.add(value.trim().toLowerCase());
+      names.add(hostOf(value.trim().toLowerCase()));
+    }
+  }
+  return names;
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Roles within one storm. The cause is, among the members no dependency label puts downstream of
+ * another member, the one lowest in the layers, then the earliest, then the smallest id. Another
+ * member is a symptom when there is evidence: its dependency label names a member (likely_upstream
+ * names that one), or the cause is in a lower layer, or the cause triggered earlier. A member with
+ * no such evidence (same layer, same trigger time) is `unknown`, and so is the cause when no
+ * member is its symptom: a tie is not a diagnosis.
+ */
+export function assignRoles(members: RoleInput[]): Map<string, RoleResult> {
+  const roles = new Map<string, RoleResult>();
+  if (members.length < 2) {
+    for (const member of members) roles.set(member.id, { role: "unknown", likelyUpstream: null });
+    return roles;
+  }
+  const layer = new Map(
+    members.map((member) => [member.id, LAYER_RANK[alertLayer(member.title, member.labels)]]),
+  );
+  const names = new Map(members.map((member) => [member.id, identities(member)]));
+  const order = (a: RoleInput, b: RoleInput) =>
+    (layer.get(a.id) ?? 0) - (layer.get(b.id) ?? 0) ||
+    a.triggeredAt.getTime() - b.triggeredAt.getTime() ||
+    compareIds(a.id, b.id);
+  const upstreamOf = new Map<string, RoleInput>();
+  for (const member of members) {
+    const hints = dependencyHints(member.labels);
+    if (hints.size === 0) continue;
+    const named = members
+      .filter((other) => other.id !== member.id && [...hints].some((hint) => names.get(other.id)?.has(hint)))
+      .sort(order);
+    if (named[0]) upstreamOf.set(member.id, named[0]);
+  }
+  const roots = members.filter((member) => !upstreamOf.has(member.id));
+  const cause = [...(roots.length > 0 ? roots : members)].sort(order)[0] as RoleInput;
+  let symptoms = 0;
+  for (const member of members) {
+    if (member.id === cause.id) continue;
+    const hinted = upstreamOf.get(member.id);
+    const evidence =
+      hinted !== undefined ||
+      (layer.get(cause.id) ?? 0) < (layer.get(member.id) ?? 0) ||
+      cause.triggeredAt < member.triggeredAt;
+    if (evidence) {
+      symptoms += 1;
+      roles.set(member.id, { role: "symptom", likelyUpstream: (hinted ?? cause).title });
+    } else {
+      roles.set(member.id, { role: "unknown", likelyUpstream: null });
+    }
+  }
+  roles.set(cause.id, { role: symptoms > 0 ? "cause" : "unknown", likelyUpstream: null });
+  return roles;
+}
+
+// ---- storms ----
+
+/** An active, non-test alert of a scope being correlated, as stored. */
+export interface StormAlert extends RoleInput {
+  sourceType: string;
+  stormScope: string;
+  stormId: string | null;
+  alertRole: string;
+  likelyUpstream: string | null;
+  impactScore: number;
+  impactExplanation: string | null;
+}
+
+export interface StormFields {
+  id: string;
+  stormId: string | null;
+  alertRole: AlertRole;
+  likelyUpstream: string | null;
+  impactScore: number;
+  impactExplanation: string;
+}
+
+export interface StormPlanInput {
+  /**
+   * Every active, non-test alert of the scopes being correlated that can matter: all members of
+   * the storms near the joiners or touched by the delivery, and the unstormed alerts of the
+   * joiners' scopes within the window.
+   */
+  alerts: StormAlert[];
+  windowMs?: number;
+  maxMembers?: number;
+  impact?: ImpactOptions;
+  newStormId?: () => string;
+}
+
+interface Storm {
+  id: string;
+  scope: string;
+  members: StormAlert[];
+}
+
+function span(times: number[]): number {
+  return Math.max(...times) - Math.min(...times);
+}
+
+const byTime = (a: StormAlert, b: StormAlert) =>
+  a.triggeredAt.getTime() - b.triggeredAt.getTime() || compareIds(a.id, b.id);
+
+/**
+ * Places every loose alert given (in trigger order) into a storm of its scope when one fits, or
+ * forms a storm with other loose alerts of its window; dissolves storms below two members; and
+ * recomputes roles and impact of every alert given. Returns the fields of the alerts whose storm
+ * fields or impact differ from what is stored.
+ */
+export function planStorms(input: StormPlanInput): StormFields[] {
+  const windowMs = input.windowMs ?? STORM_WINDOW_MS;
+  const maxMembers = input.maxMembers ?? STORM_MAX_MEMBERS;
+  const newStormId = input.newStormId ?? randomUUID;
+  const alerts = [...new Map(input.alerts.map((alert) => [alert.id, alert])).values()].sort(byTime);
+  const stormOf = new Map<string, Storm>();
+  const storms = new Map<string, Storm>();
+  for (const alert of alerts) {
+    if (alert.stormId === null) continue;
+    let storm = storms.get(alert.stormId);
+    if (!storm) {
+      storm = { id: alert.stormId, scope: alert.stormScope, members: [] };
+      storms.set(storm.id, storm);
+    }
+    storm.members.push(alert);
+    stormOf.set(alert.id, storm);
+  }
+
+  const byScope = new Map<string, StormAlert[]>();
+  for (const alert of alerts) {
+    const list = byScope.get(alert.stormScope);
+    if (list) list.push(alert);
+    else byScope.set(alert.stormScope, [alert]);
+  }
+  const stormsByScope = new Map<string, Storm[]>();
+  for (const storm of storms.values()) {
+    const list = stormsByScope.get(storm.scope);
+    if (list) list.push(storm);
+    else stormsByScope.set(storm.scope, [storm]);
+  }
+
+  for (const [scope, scoped] of byScope) {
+    const scopeStorms = stormsByScope.get(scope) ?? [];
+    for (const joiner of scoped) {
+      if (stormOf.has(joiner.id)) continue;
+      const t = joiner.triggeredAt.getTime();
+      // A storm left with one member (the others just left) can still take the joiner.
+      const near = scopeStorms.filter((storm) =>
+        storm.members.some((member) => Math.abs(member.triggeredAt.getTime() - t) <= windowMs),
+      );
+      const fitting = near.find(
+        (storm) =>
+          storm.members.length < maxMembers &&
+          span([t, ...storm.members.map((member) => member.triggeredAt.getTime())]) <= windowMs,
+      );
+      if (fitting) {
+        fitting.members.push(joiner);
+        stormOf.set(joiner.id, fitting);
+        continue;
+      }
+      // A full storm of the scope within the window: the alert stays out (the bound).
+      if (near.some((storm) => storm.members.length >= maxMembers)) continue;
+      const loose = scoped.filter(
+        (other) =>
+          other.id !== joiner.id &&
+          !stormOf.has(other.id) &&
+          Math.abs(other.triggeredAt.getTime() - t) <= windowMs,
+      );
+      if (loose.length === 0) continue;
+      // The window holding the joiner that starts at the earliest loose alert it can reach.
+      const start = Math.min(
+        t,
+        ...loose.map((other) => other.triggeredAt.getTime()).filter((time) => time >= t - windowMs),
+      );
+      const members = [
+        joiner,
+        ...loose.filter((other) => other.triggeredAt.getTime() <= start + windowMs).slice(0, maxMembers - 1),
+      ];
+      const storm: Storm = { id: newStormId(), scope, members: members.sort(byTime) };
+      storms.set(storm.id, storm);
+      scopeStorms.push(storm);
+      stormsByScope.set(scope, scopeStorms);
+      for (const member of members) stormOf.set(member.id, storm);
+    }
+  }
+
+  const next = new Map<string, Omit<StormFields, "impactScore" | "impactExplanation"> & { size: number }>();
+  for (const storm of storms.values()) {
+    const alive = storm.members.length >= 2;
+    const roles = alive ? assignRoles(storm.members) : new Map<string, RoleResult>();
+    for (const member of storm.members) {
+      const role = roles.get(member.id) ?? { role: "unknown" as const, likelyUpstream: null };
+      next.set(member.id, {
+        id: member.id,
+        stormId: alive ? storm.id : null,
+        alertRole: role.role,
+        likelyUpstream: role.likelyUpstream,
+        size: alive ? storm.members.length : 0,
+      });
+    }
+  }
+
+  const changes: StormFields[] = [];
+  for (const alert of alerts) {
+    const fields = next.get(alert.id) ?? {
+      id: alert.id,
+      stormId: null,
+      alertRole: "unknown" as const,
+      likelyUpstream: null,
+      size: 0,
+    };
+    // A loose alert that stays loose keeps the impact it was written with.
+    if (fields.stormId === null && alert.stormId === null && alert.impactExplanation !== null) continue;
+    const impact = computeImpact(
+      { labels: alert.labels, sourceType: alert.sourceType, stormSize: fields.size },
+      input.impact,
+    );
+    if (
+      fields.stormId !== alert.stormId ||
+      fields.alertRole !== alert.alertRole ||
+      fields.likelyUpstream !== alert.likelyUpstream ||
+      impact.score !== alert.impactScore ||
+      impact.explanation !== alert.impactExplanation
+    ) {
+      changes.push({
+        id: fields.id,
+        stormId: fields.stormId,
+        alertRole: fields.alertRole,
+        likelyUpstream: fields.likelyUpstream,
+        impactScore: impact.score,
+        impactExplanation: impact.explanation,
+      });
+    }
+  }
+  return changes;
+}

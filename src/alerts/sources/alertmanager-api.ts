@@ -1,0 +1,100 @@
+// Prometheus Alertmanager's API v2 alert list (`GET /api/v2/alerts`), read by the pull sync. The same
+// rules as the webhook (alert-sources.md section 2), so a pulled alert and a pushed one agree on every
+// field: external_uid is Alertmanager's fingerprint in both. Only the status differs, because the API
+// reports Alertmanager's view of the alert (`status.state`) instead of firing/resolved:
+//   active, unprocessed -> active; suppressed -> ignored (`alertmanager: silenced`, `: inhibited`).
+// The list holds unresolved alerts only; a resolve is the alert's absence, which the sync handles.
+import {
+  type AlertEventParts,
+  buildAlertEvent,
+  buildLinks,
+  createLabelBuilder,
+  decodeBody,
+  firstText,
+  isRecord,
+  joinDescription,
+  labelFingerprint,
+  mapSeverity,
+  mapStatus,
+  parseSourceTime,
+  type StatusTable,
+  safeUid,
+} from "./normalize/index.ts";
+import type { AlertEvent, Parser, ParserOptions } from "./types.ts";
+
+const STATE: StatusTable = { active: "active", unprocessed: "active", suppressed: "ignored" };
+
+function nonEmptyList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0;
+}
+
+// What suppresses the alert, for ignore_reason. A silence is the operator's explicit decision, so it
+// is named first when both apply; `mutedBy` (time intervals) exists from Alertmanager 0.27 on.
+function suppressedBy(status: Record<string, unknown>): string {
+  if (nonEmptyList(status.silencedBy)) return "silenced";
+  if (nonEmptyList(status.inhibitedBy)) return "inhibited";
+  if (nonEmptyList(status.mutedBy)) return "muted";
+  return "suppressed";
+}
+
+function alertUid(alert: Record<string, unknown>, labels: Record<string, unknown>): string {
+  const fingerprint = alert.fingerprint;
+  if (typeof fingerprint === "string" && fingerprint !== "") return safeUid(fingerprint);
+  return labelFingerprint(labels);
+}
+
+function normalizeAlert(
+  alert: Record<string, unknown>,
+  labels: Record<string, unknown>,
+  options: ParserOptions,
+): AlertEvent {
+  const annotations = isRecord(alert.annotations) ? alert.annotations : {};
+  const state = isRecord(alert.status) ? alert.status : {};
+  const parts: AlertEventParts = {
+    sourceType: "alertmanager",
+    externalUid: alertUid(alert, labels),
+    status: mapStatus(state.state, STATE),
+    ignoredValue: suppressedBy(state),
+    title: firstText(labels.alertname, annotations.summary),
+    description: joinDescription(
+      annotations.summary,
+      firstText(annotations.description, annotations.message),
+    ),
+    severity: mapSeverity(firstText(labels.severity, annotations.severity), {
+      overrides: options.severityOverrides,
+    }),
+    triggeredAt: parseSourceTime(alert.startsAt),
+    // `endsAt` of a listed alert is Alertmanager's resolve timeout, never a resolve.
+    resolvedAt: null,
+    labels: createLabelBuilder({ stripPrefixes: ["__"] })
+      .addAll(labels)
+      .toRecord(),
+    links: buildLinks([
+      { kind: "source", urls: [alert.generatorURL] },
+      { kind: "runbook", urls: [annotations.runbook_url, annotations.runbook] },
+      { kind: "dashboard", urls: [annotations.dashboard_url, annotations.dashboard] },
+    ]),
+  };
+  return buildAlertEvent(parts);
+}
+
+/** Parses a `GET /api/v2/alerts` response (a JSON array of gettable alerts) into one event per alert. */
+export const parseAlertmanagerApi: Parser = ({ body, headers, options }) => {
+  const decoded = decodeBody(body, headers);
+  if (!decoded.ok) return decoded;
+  if (!Array.isArray(decoded.value)) {
+    return { ok: false, error: "not an Alertmanager API v2 alert list: expected a JSON array" };
+  }
+  const events: AlertEvent[] = [];
+  for (const [index, alert] of decoded.value.entries()) {
+    // `labels` is required in the API; without it an alert has no identity.
+    if (!isRecord(alert) || !isRecord(alert.labels)) {
+      return {
+        ok: false,
+        error: `not an Alertmanager API v2 alert list: item ${index} is not an object with labels`,
+      };
+    }
+    events.push(normalizeAlert(alert, alert.labels, options));
+  }
+  return { ok: true, events };
+};
