@@ -507,3 +507,15 @@ describe("planAlertChange: an existing alert", () => {
     ).toBe("{}");
   });
 });
+
+describe("planAlertChange: data comparison", () => {
+  it("counts the same labels in another key order as unchanged", () => {
+    const row = stored(event({ labels: { alertname: "DiskFull", severity: "critical" } }));
+    // The store hands jsonb back in its own key order.
+    const fromStore = { ...row, labels: { severity: "critical", alertname: "DiskFull" } };
+    const repeat = event({ labels: { alertname: "DiskFull", severity: "critical" }, source_event: "repeat" });
+    expect(apply(fromStore, repeat, context({ eventHash: "h-other" })).outcome).toBe("unchanged");
+    const changed = event({ labels: { alertname: "DiskFull", severity: "warning" }, source_event: "repeat" });
+    expect(apply(fromStore, changed, context({ eventHash: "h-changed" })).outcome).toBe("updated");
+  });
+});

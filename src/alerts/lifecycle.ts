@@ -132,17 +132,26 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
   return plan("created", null, next, event);
 }
 
+/**
+ * What "the data changed" compares. Labels with sorted keys: jsonb hands them back in its own key
+ * order, so the same labels read from the store and from a payload must still compare equal.
+ */
+function dataFingerprint(row: AlertRow): string {
+  const labels = Object.entries(row.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    row.title,
+    row.description,
+    row.sourceSeverity,
+    row.severity,
+    labels,
+    row.links,
+    row.isTest,
+  ]);
+}
+
 /** Title, description, severity, labels and links: what any event may update. */
 function applyData(next: AlertRow, event: AlertEvent, context: EventContext): boolean {
-  const before = JSON.stringify([
-    next.title,
-    next.description,
-    next.sourceSeverity,
-    next.severity,
-    next.labels,
-    next.links,
-    next.isTest,
-  ]);
+  const before = dataFingerprint(next);
   if (event.title && !event.title_is_fallback) next.title = event.title;
   if (event.description) next.description = event.description;
   // A resolve or an event without severity never changes the stored severity.
@@ -158,18 +167,7 @@ function applyData(next: AlertRow, event: AlertEvent, context: EventContext): bo
   next.rawPayloadId = context.rawPayloadId ?? next.rawPayloadId;
   next.lastEventHash = context.eventHash;
   next.updatedAt = context.receivedAt;
-  return (
-    before !==
-    JSON.stringify([
-      next.title,
-      next.description,
-      next.sourceSeverity,
-      next.severity,
-      next.labels,
-      next.links,
-      next.isTest,
-    ])
-  );
+  return dataFingerprint(next) !== before;
 }
 
 function refire(next: AlertRow, at: Date, via: EventContext["via"]): void {
