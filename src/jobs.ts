@@ -1,11 +1,17 @@
 // The job catalog: every domain's job definitions, handed to the queue at start, and the recurring
 // ones with their cron expressions (UTC), which the queue creates at start (core/queue/queue.ts).
+import { classifyAlertsJob } from "./alerts/classify-job.ts";
 import { confirmSnsSubscriptionJob } from "./alerts/confirm-sns.ts";
 import { syncIntegrationsJob } from "./alerts/pull-sync.ts";
 import { AUTOMATION_JOBS } from "./automation/index.ts";
 import { defineSchedule, type JobDefinition, type JobSchedule } from "./core/queue/catalog.ts";
 
-export const JOBS: JobDefinition[] = [confirmSnsSubscriptionJob, syncIntegrationsJob, ...AUTOMATION_JOBS];
+export const JOBS: JobDefinition[] = [
+  classifyAlertsJob,
+  confirmSnsSubscriptionJob,
+  syncIntegrationsJob,
+  ...AUTOMATION_JOBS,
+];
 
 export const SCHEDULES: JobSchedule[] = [
   // Alertmanager pull sync: every minute, each integration at most once per MIN_SYNC_INTERVAL_SECONDS.

@@ -201,12 +201,12 @@ function levelOfValue(
   return null;
 }
 
-interface EnvironmentReading {
+export interface EnvironmentReading {
   level: EnvironmentLevel | "unknown";
   reason: string;
 }
 
-function readEnvironment(
+export function readEnvironment(
   labels: Record<string, string>,
   sourceType: string,
   map: Readonly<Record<string, EnvironmentLevel>>,

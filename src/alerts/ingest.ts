@@ -10,8 +10,10 @@ import { createHash, randomUUID } from "node:crypto";
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import type { Executor, Tx } from "../core/db/database.ts";
+import type { Enqueue } from "../core/queue/catalog.ts";
 import type { WebhookTarget } from "../webhooks/index.ts";
 import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
+import { classifyAlertsJob } from "./classify-job.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 import {
   type AlertPlan,
@@ -30,6 +32,7 @@ import {
   type StormSnapshot,
   stormReadQuery,
 } from "./storms.ts";
+import { enqueueTriage, queueForTriage, type TriageSettings } from "./triage.ts";
 
 /** Events kept per alert; older ones are trimmed. */
 export const HISTORY_LIMIT = 200;
@@ -47,6 +50,8 @@ export interface IngestBatch {
   via: "push" | "pull";
   rawPayload: string | null;
   invocationId: string | null;
+  /** How new and re-fired alerts are classified, and how to send the job; null: not at all. */
+  triage: { settings: TriageSettings; enqueue: Enqueue } | null;
 }
 
 // PostgreSQL text and jsonb cannot hold U+0000, and jsonb refuses unpaired surrogates, yet a JSON
@@ -160,6 +165,7 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
   const stored = new Map([...current.values()].map((row) => [row.id, row]));
 
   const changed = new Map<string, AlertRow>();
+  const planned: { row: AlertRow; outcome: IngestOutcome }[] = [];
   const history: HistoryRecord[] = [];
   const results: IngestResult[] = [];
   const payload =
@@ -191,6 +197,7 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
       });
       current.set(event.external_uid, plan.next);
       changed.set(plan.next.id, plan.next);
+      planned.push({ row: plan.next, outcome: plan.outcome });
     }
     results.push({
       id: (plan.next ?? existing)?.id ?? "",
@@ -199,6 +206,7 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
     });
   }
 
+  const buckets = batch.triage ? queueForTriage(planned, batch.triage.settings) : new Map<string, number>();
   if (changed.size > 0) {
     const rows = [...changed.values()];
     // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
@@ -216,6 +224,14 @@ export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<Inge
     );
     if (storms) await correlateStorms(tx, batch.scope, storms, snapshot);
     await trimHistory(tx, rows);
+  }
+  if (batch.triage && buckets.size > 0) {
+    const { enqueue } = batch.triage;
+    await enqueueTriage(
+      (data, options) => enqueue(tx, classifyAlertsJob, data, options),
+      batch.scope,
+      buckets,
+    );
   }
   return results;
 }
@@ -286,6 +302,15 @@ export const alertIngestTarget: WebhookTarget = async ({
     via: "push",
     rawPayload: body,
     invocationId,
+    triage: {
+      settings: {
+        mode: registration.classifyMode as TriageSettings["mode"],
+        windowSeconds: registration.classifyBatchWindowSeconds,
+        bucketBy: registration.classifyBucketBy as TriageSettings["bucketBy"],
+        criticalBypass: registration.classifyCriticalBypass,
+      },
+      enqueue: services.queue.enqueue,
+    },
   });
   return {
     status: "accepted",

@@ -95,6 +95,7 @@ describe("planAlertChange: a new uid", () => {
       ignoredBy: null,
       ignoreReason: null,
       analysisStatus: "none",
+      triageBucket: null,
       attention: "needs_review",
       attentionReason: null,
       shortSummary: null,

@@ -106,6 +106,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     ignoredBy: status === "ignored" ? "source" : null,
     ignoreReason: status === "ignored" ? event.ignore_reason : null,
     analysisStatus: "none",
+    triageBucket: null,
     attention: "needs_review",
     attentionReason: null,
     shortSummary: null,

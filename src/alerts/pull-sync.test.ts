@@ -456,6 +456,7 @@ describeEachEngine(
         log: h.vigil.log,
         now: h.vigil.services.now,
         secrets: h.vigil.services.secrets,
+        enqueue: h.vigil.services.queue.enqueue,
       };
       const mine = (runs: AlertSyncRun[]) =>
         runs

@@ -13,6 +13,7 @@ import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import type { Db, Tx } from "../core/db/database.ts";
 import { AppError, notFound } from "../core/errors.ts";
+import type { Enqueue } from "../core/queue/catalog.ts";
 import { defineJob } from "../core/queue/catalog.ts";
 import type { Secrets } from "../core/secrets.ts";
 import {
@@ -23,10 +24,12 @@ import {
 } from "../integrations/index.ts";
 import { applyAlertEvents, type IngestResult } from "./ingest.ts";
 import type { AlertScope, IngestOutcome } from "./lifecycle.ts";
+import { REGISTRATION_DEFAULTS } from "./schemas.ts";
 import { parseAlertmanagerApi } from "./sources/alertmanager-api.ts";
 import type { AlertEvent, SeverityBucket } from "./sources/types.ts";
 import type { AlertSyncRun, AlertSyncRunPage } from "./sync-schemas.ts";
 import { alertSyncRuns, alertSyncSeen, alerts, alertWebhooks } from "./tables.ts";
+import type { TriageSettings } from "./triage.ts";
 
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -45,10 +48,18 @@ export interface SyncContext {
   log: Logger;
   now: () => Date;
   secrets: Secrets;
+  /** Sends the classification jobs of pulled alerts. */
+  enqueue: Enqueue;
 }
 
 function syncContextOf(ctx: Ctx): SyncContext {
-  return { db: ctx.db, log: ctx.log, now: ctx.now, secrets: ctx.services.secrets };
+  return {
+    db: ctx.db,
+    log: ctx.log,
+    now: ctx.now,
+    secrets: ctx.services.secrets,
+    enqueue: ctx.services.queue.enqueue,
+  };
 }
 
 type RunRow = typeof alertSyncRuns.$inferSelect;
@@ -198,14 +209,31 @@ async function failRun(db: Db | Tx, run: RunRow, error: string, at: Date): Promi
   return row ?? run;
 }
 
-/** Severity overrides of the tenant's Alertmanager registration for the same integration, if any. */
-async function severityOverridesOf(
+// Pulled alerts of an integration without a webhook registration are classified with these.
+const DEFAULT_TRIAGE: TriageSettings = {
+  mode: REGISTRATION_DEFAULTS.classify_mode,
+  windowSeconds: REGISTRATION_DEFAULTS.classify_batch_window_seconds,
+  bucketBy: REGISTRATION_DEFAULTS.classify_bucket_by,
+  criticalBypass: REGISTRATION_DEFAULTS.classify_critical_bypass,
+};
+
+/**
+ * Severity overrides and classification settings of the tenant's Alertmanager registration for the
+ * same integration, if any: push and pull then normalize and classify alike.
+ */
+async function registrationSettingsOf(
   tx: Tx,
   tenant: Tenant,
   integrationName: string,
-): Promise<Record<string, SeverityBucket> | undefined> {
+): Promise<{ overrides: Record<string, SeverityBucket> | undefined; triage: TriageSettings }> {
   const [row] = await tx
-    .select({ overrides: alertWebhooks.severityOverrides })
+    .select({
+      overrides: alertWebhooks.severityOverrides,
+      mode: alertWebhooks.classifyMode,
+      windowSeconds: alertWebhooks.classifyBatchWindowSeconds,
+      bucketBy: alertWebhooks.classifyBucketBy,
+      criticalBypass: alertWebhooks.classifyCriticalBypass,
+    })
     .from(alertWebhooks)
     .where(
       and(
@@ -215,7 +243,9 @@ async function severityOverridesOf(
         eq(alertWebhooks.integration, integrationName),
       ),
     );
-  return row?.overrides;
+  if (!row) return { overrides: undefined, triage: DEFAULT_TRIAGE };
+  const { overrides, ...triage } = row;
+  return { overrides, triage: triage as TriageSettings };
 }
 
 // The alerts to resolve: seen by an earlier sync, not resolved, absent from this answer. One changed
@@ -313,7 +343,8 @@ async function applyAlertList(
     try {
       return await ctx.db.transaction(async (tx) => {
         const receivedAt = ctx.now();
-        const severityOverrides = await severityOverridesOf(tx, tenant, connection.name);
+        const settings = await registrationSettingsOf(tx, tenant, connection.name);
+        const severityOverrides = settings.overrides;
         const parsed = parseAlertmanagerApi({ body, headers: {}, options: { severityOverrides } });
         if (!parsed.ok)
           return failRun(tx, run, `the answer is not an alert list: ${parsed.error}`, receivedAt);
@@ -324,6 +355,7 @@ async function applyAlertList(
           via: "pull",
           rawPayload: body,
           invocationId: null,
+          triage: { settings: settings.triage, enqueue: ctx.enqueue },
         });
         const listedUids = parsed.events.map((event) => event.external_uid);
         const gone = await disappearedAlerts(tx, scope, listedUids, fetchStartedAt);
@@ -334,6 +366,7 @@ async function applyAlertList(
           via: "pull",
           rawPayload: null,
           invocationId: null,
+          triage: null,
         });
         await markSeen(tx, listed, run.id, receivedAt);
         const counts = { fetched: parsed.events.length, created: 0, updated: 0, resolved: 0, unchanged: 0 };

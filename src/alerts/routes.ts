@@ -27,7 +27,7 @@ import {
   SEVERITY_BUCKETS,
   SourceName,
 } from "./schemas.ts";
-import { triageAlert } from "./triage-alert.ts";
+import { reclassifyAlert, triageAlert } from "./triage-alert.ts";
 
 const errorResponse = { $ref: "ErrorResponse#" };
 const Query = Type.Object(OrgQuery);
@@ -338,6 +338,25 @@ export async function alertsRoutes(instance: FastifyInstance) {
       },
     },
     async (request) => getAlert({ ctx: contextOf(request), input: { id: request.params.id } }),
+  );
+
+  app.post(
+    "/app/sre/api/v1/alerts/:id/classify",
+    {
+      config: { scope: "sre_alerts_write" },
+      schema: {
+        operationId: "reclassifyAlert",
+        summary: "Queue the alert for automatic classification again (after a failure, or on request)",
+        tags: alertTags,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        querystring: Query,
+        response: { 202: Type.Ref("AlertV1") },
+      },
+    },
+    async (request, reply) => {
+      reply.status(202);
+      return reclassifyAlert({ ctx: contextOf(request), input: { id: request.params.id } });
+    },
   );
 
   app.get(

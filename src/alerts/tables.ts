@@ -66,6 +66,8 @@ export const alerts = pgTable(
     ignoredBy: text("ignored_by"),
     ignoreReason: text("ignore_reason"),
     analysisStatus: text("analysis_status").notNull().default("none"),
+    /** The classification bucket an alert waits in while queued (triage.ts). */
+    triageBucket: text("triage_bucket"),
     attention: text("attention").notNull().default("needs_review"),
     attentionReason: text("attention_reason"),
     shortSummary: text("short_summary"),
@@ -103,6 +105,9 @@ export const alerts = pgTable(
       .where(sql`${table.orgId} is null`),
     index("alerts_tenant_status").on(table.orgId, table.ownerId, table.status, table.displayPriority),
     index("alerts_external_uid").on(table.externalUid),
+    index("alerts_triage_bucket")
+      .on(table.triageBucket)
+      .where(sql`${table.analysisStatus} in ('queued', 'running')`),
     // Storm correlation (storms.ts): the storms and loose alerts of a scope near a trigger time,
     // and the members of a storm.
     index("alerts_storm_scope")

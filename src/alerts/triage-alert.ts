@@ -6,6 +6,7 @@ import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
 import { AppError, notFound } from "../core/errors.ts";
+import { classifyAlertsJob } from "./classify-job.ts";
 import { getAlert } from "./read-alerts.ts";
 import { type AlertPatch, type AlertV1, READ_ONLY_FIELDS } from "./schemas.ts";
 import { alertEvents, alerts } from "./tables.ts";
@@ -95,4 +96,23 @@ export async function triageAlert({
   const result = await getAlert({ ctx, input: { id: current.id } }).catch(() => null);
   if (!result) throw notFound("alert", { id: input.id });
   return result;
+}
+
+/** Classifies an alert again (after a failure, or on an analyst's request): it is queued alone. */
+export async function reclassifyAlert({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<AlertV1> {
+  const current = await getAlert({ ctx, input });
+  const tenant = tenantOf(ctx.actor);
+  const bucket = `alert:${current.id}`;
+  await withTransaction(ctx.db, async (tx) => {
+    await tx
+      .update(alerts)
+      .set({ analysisStatus: "queued", triageBucket: bucket })
+      .where(and(inTenant(alerts, tenant), eq(alerts.id, current.id)));
+    await ctx.services.queue.enqueue(tx, classifyAlertsJob, {
+      orgId: tenant.orgId,
+      ownerId: tenant.ownerId,
+      bucket,
+    });
+  });
+  return getAlert({ ctx, input: { id: current.id } });
 }

@@ -79,6 +79,7 @@ CREATE TABLE "alerts" (
 	"ignored_by" text,
 	"ignore_reason" text,
 	"analysis_status" text DEFAULT 'none' NOT NULL,
+	"triage_bucket" text,
 	"attention" text DEFAULT 'needs_review' NOT NULL,
 	"attention_reason" text,
 	"short_summary" text,
@@ -309,6 +310,7 @@ CREATE UNIQUE INDEX "alerts_org_key" ON "alerts" USING btree ("org_id","source_t
 CREATE UNIQUE INDEX "alerts_personal_key" ON "alerts" USING btree ("owner_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is null;--> statement-breakpoint
 CREATE INDEX "alerts_tenant_status" ON "alerts" USING btree ("org_id","owner_id","status","display_priority");--> statement-breakpoint
 CREATE INDEX "alerts_external_uid" ON "alerts" USING btree ("external_uid");--> statement-breakpoint
+CREATE INDEX "alerts_triage_bucket" ON "alerts" USING btree ("triage_bucket") WHERE "alerts"."analysis_status" in ('queued', 'running');--> statement-breakpoint
 CREATE INDEX "alerts_storm_scope" ON "alerts" USING btree ("storm_scope","storm_id","triggered_at") WHERE "alerts"."status" = 'active' and not "alerts"."is_test" and "alerts"."storm_scope" is not null;--> statement-breakpoint
 CREATE INDEX "alerts_storm" ON "alerts" USING btree ("storm_id") WHERE "alerts"."storm_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "agents_org_name" ON "agents" USING btree ("org_id","name") WHERE "agents"."org_id" is not null;--> statement-breakpoint

@@ -1,0 +1,103 @@
+// The classification job: claims the queued alerts of one bucket, classifies them together with the
+// built-in classifier (classify.ts) and stores the result. Every state change is conditional, so a
+// re-fire that queued an alert again meanwhile is not overwritten, and a failure after the last
+// retry marks the alerts `failed` (they can be classified again on request).
+import { Type } from "@sinclair/typebox";
+import { sql } from "drizzle-orm";
+import { Nullable } from "../core/http/schemas.ts";
+import { defineJob, type JobContext } from "../core/queue/catalog.ts";
+import { ALERT_SELECT_LIST, rowFromRecord } from "./alert-rows.ts";
+import { classifyAlert } from "./classify.ts";
+import { DEFAULT_ENVIRONMENT_CRITICALITY, readEnvironment } from "./impact.ts";
+import type { AlertRow } from "./lifecycle.ts";
+import type { ClassifyJobData } from "./triage.ts";
+
+const RETRY_LIMIT = 3;
+export const CLASSIFY_STEP = "sre_classify_alert_criticality";
+
+function tenantOf(data: ClassifyJobData) {
+  return data.orgId ? sql`org_id = ${data.orgId}` : sql`org_id is null and owner_id = ${data.ownerId}`;
+}
+
+async function claim(ctx: JobContext, data: ClassifyJobData, attempt: number): Promise<AlertRow[]> {
+  // A retry takes back the alerts its failed attempt left running.
+  const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
+  const { rows } = await ctx.db.execute(sql`
+    update alerts set analysis_status = 'running'
+    where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ${states}
+    returning ${sql.raw(ALERT_SELECT_LIST)}`);
+  return rows.map(rowFromRecord);
+}
+
+async function historyOf(ctx: JobContext, ids: string[]) {
+  const { rows } = await ctx.db.execute(sql`
+    select alert_id, kind, at from alert_events
+    where alert_id in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid) and actor = 'source'
+    order by alert_id, seq`);
+  const byAlert = new Map<string, { kind: string; at: Date }[]>();
+  for (const row of rows) {
+    const list = byAlert.get(String(row.alert_id)) ?? [];
+    list.push({ kind: String(row.kind), at: row.at instanceof Date ? row.at : new Date(String(row.at)) });
+    byAlert.set(String(row.alert_id), list);
+  }
+  return byAlert;
+}
+
+async function classifyBucket(ctx: JobContext, data: ClassifyJobData, attempt: number): Promise<void> {
+  const claimed = await claim(ctx, data, attempt);
+  if (claimed.length === 0) return;
+  const history = await historyOf(
+    ctx,
+    claimed.map((row) => row.id),
+  );
+  const now = ctx.now();
+  for (const row of claimed) {
+    const environment = readEnvironment(row.labels, row.sourceType, DEFAULT_ENVIRONMENT_CRITICALITY);
+    const result = classifyAlert({
+      alert: row,
+      environment,
+      history: history.get(row.id) ?? [],
+      bucket: claimed
+        .filter((other) => other.id !== row.id)
+        .map((other) => ({ id: other.id, title: other.title, severity: other.severity })),
+      now,
+    });
+    await ctx.db.transaction(async (tx) => {
+      const { rows } = await tx.execute(sql`
+        update alerts set attention = ${result.attention}, attention_reason = ${result.attentionReason},
+          short_summary = ${result.shortSummary}, initial_investigation = ${result.initialInvestigation},
+          analysis_status = 'completed', triage_bucket = null, event_seq = event_seq + 1
+        where id = ${row.id} and analysis_status = 'running' and triage_bucket = ${data.bucket}
+        returning event_seq, status`);
+      const [updated] = rows;
+      if (!updated) return;
+      await tx.execute(sql`
+        insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+        values (${row.id}, ${Number(updated.event_seq)}, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null,
+          ${String(updated.status)}, ${String(updated.status)}, null,
+          ${JSON.stringify({ step: CLASSIFY_STEP, attention: result.attention, reason: result.attentionReason })}::jsonb)`);
+    });
+  }
+}
+
+async function markFailed(ctx: JobContext, data: ClassifyJobData, reason: string): Promise<void> {
+  await ctx.db.execute(sql`
+    update alerts set analysis_status = 'failed'
+    where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ('queued', 'running')`);
+  ctx.log.error({ bucket: data.bucket, reason }, "alert classification failed");
+}
+
+export const classifyAlertsJob = defineJob({
+  name: "alerts.classify",
+  schema: Type.Object({ orgId: Nullable(Type.String()), ownerId: Type.String(), bucket: Type.String() }),
+  retryLimit: RETRY_LIMIT,
+  retryDelaySeconds: 5,
+  handler: async ({ ctx, data, attempt }) => {
+    try {
+      await classifyBucket(ctx, data, attempt);
+    } catch (err) {
+      if (attempt <= RETRY_LIMIT) throw err;
+      await markFailed(ctx, data, err instanceof Error ? err.message : String(err));
+    }
+  },
+});
