@@ -3,6 +3,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
+import { registerAgentRunner } from "./automation/agent-runners.ts";
+import { runLlmAgent } from "./automation/llm-runner.ts";
 import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";
@@ -66,6 +68,8 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       pollingIntervalSeconds: options.pollingIntervalSeconds,
       now,
     });
+    // llm agents run only with an LLM configured; otherwise their nodes fail with "no LLM configured".
+    if (config.llm) registerAgentRunner("llm", runLlmAgent);
     if (config.role !== "api") await queue.work();
     const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
     const app = await buildApp(services, log, options.extraRoutes);

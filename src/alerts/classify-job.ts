@@ -6,6 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
 import { Nullable } from "../core/http/schemas.ts";
 import { defineJob, type JobContext } from "../core/queue/catalog.ts";
+import { refineClassification } from "../llm/refine-classification.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "./alert-rows.ts";
 import { classifyAlert } from "./classify.ts";
 import { DEFAULT_ENVIRONMENT_CRITICALITY, readEnvironment } from "./impact.ts";
@@ -53,15 +54,39 @@ async function classifyBucket(ctx: JobContext, data: ClassifyJobData, attempt: n
   const now = ctx.now();
   for (const row of claimed) {
     const environment = readEnvironment(row.labels, row.sourceType, DEFAULT_ENVIRONMENT_CRITICALITY);
-    const result = classifyAlert({
+    const bucket = claimed
+      .filter((other) => other.id !== row.id)
+      .map((other) => ({ id: other.id, title: other.title, severity: other.severity }));
+    const deterministic = classifyAlert({
       alert: row,
       environment,
       history: history.get(row.id) ?? [],
-      bucket: claimed
-        .filter((other) => other.id !== row.id)
-        .map((other) => ({ id: other.id, title: other.title, severity: other.severity })),
+      bucket,
       now,
     });
+    // With an LLM configured it may correct the label; any failure leaves the deterministic result.
+    const refined = ctx.config.llm
+      ? await refineClassification(
+          ctx.config.llm,
+          {
+            alert: {
+              title: row.title,
+              description: row.description.slice(0, 2000),
+              severity: row.severity,
+              source_type: row.sourceType,
+              labels: row.labels,
+              environment: environment.reason,
+              alert_role: row.alertRole,
+              likely_upstream: row.likelyUpstream,
+              refire_count: row.refireCount,
+              classified_with: bucket.map((other) => other.title),
+            },
+            classification: deterministic,
+          },
+          { log: ctx.log },
+        )
+      : null;
+    const result = refined ? { ...deterministic, ...refined } : deterministic;
     await ctx.db.transaction(async (tx) => {
       const { rows } = await tx.execute(sql`
         update alerts set attention = ${result.attention}, attention_reason = ${result.attentionReason},
@@ -75,7 +100,12 @@ async function classifyBucket(ctx: JobContext, data: ClassifyJobData, attempt: n
         insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
         values (${row.id}, ${Number(updated.event_seq)}, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null,
           ${String(updated.status)}, ${String(updated.status)}, null,
-          ${JSON.stringify({ step: CLASSIFY_STEP, attention: result.attention, reason: result.attentionReason })}::jsonb)`);
+          ${JSON.stringify({
+            step: CLASSIFY_STEP,
+            attention: result.attention,
+            reason: result.attentionReason,
+            ...(refined && { refined_by: refined.usage.model }),
+          })}::jsonb)`);
     });
   }
 }

@@ -2,8 +2,9 @@
 // classification job (real workers) stores attention, reasons, summary and first investigation.
 import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
-import { expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
+import { startOpenAiStub } from "../../test/openai-stub.ts";
 import type { Db } from "../core/db/database.ts";
 import { classifyAlertsJob } from "./classify-job.ts";
 
@@ -224,3 +225,68 @@ async function ownerOf(h: Harness, id: string) {
   );
   return rows[0]?.owner_id;
 }
+
+// An LLM, when configured, may correct the deterministic label; its answer is validated.
+const stub = await startOpenAiStub();
+afterAll(() => stub.close());
+
+describeEachEngine(
+  "automatic triage with an LLM",
+  (harness) => {
+    it("stores the model's refinement, and keeps the built-in result when the model fails", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const response = await h.vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", classify_mode: "immediate" },
+      });
+      const url = `/platform${response.json().platform_webhook_url}`;
+      const read = async (id: string) =>
+        (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
+      const settledAlert = (id: string) =>
+        waitFor(async () => {
+          const alert = await read(id);
+          return alert.analysis_status === "completed" ? alert : undefined;
+        }, 30_000);
+
+      stub.script([
+        {
+          content: JSON.stringify({
+            attention: "false_positive",
+            attention_reason: "synthetic canary that always fires during deploys",
+            short_summary: "canary noise during deploy",
+          }),
+        },
+      ]);
+      const refined = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        payload: amBody([{ name: "CanaryProbe", severity: "critical", labels: { env: "production" } }]),
+      });
+      const alert = await settledAlert(refined.json().alerts[0].id);
+      expect(alert).toMatchObject({
+        attention: "false_positive",
+        attention_reason: "synthetic canary that always fires during deploys",
+        short_summary: "canary noise during deploy",
+      });
+      expect(alert.initial_investigation).toContain("Hypotheses:");
+      const sent = JSON.stringify(stub.requests[0]?.body);
+      expect(sent).toContain("CanaryProbe");
+      expect(sent).toContain("Critical severity, in production");
+
+      stub.script([{ status: 500, body: { error: { message: "overloaded" } } }]);
+      const fallback = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        payload: amBody([{ name: "FallbackProbe", severity: "critical", labels: { env: "production" } }]),
+      });
+      expect(await settledAlert(fallback.json().alerts[0].id)).toMatchObject({
+        attention: "needs_attention",
+        attention_reason: "Critical severity, in production",
+      });
+    });
+  },
+  { llm: { baseUrl: stub.baseUrl, model: "gpt-4o-mini", apiKey: "sk-test" } },
+);
