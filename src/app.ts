@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPlug
 import type { Logger } from "pino";
 import { ALERT_INGEST_TARGET, alertIngestTarget, alertsRoutes } from "./alerts/index.ts";
 import { alertSyncRoutes } from "./alerts/sync-routes.ts";
-import { automationRoutes } from "./automation/index.ts";
+import { AUTOMATION_WEBHOOK_TARGETS, automationRoutes } from "./automation/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import type { Services } from "./core/context.ts";
 import { registerErrorHandling } from "./core/http/error-handler.ts";
@@ -47,7 +47,9 @@ export async function buildApp(
 
   await app.register(operationsRoutes);
   await app.register(integrationsRoutes);
-  await app.register(webhooksRoutes, { targets: { [ALERT_INGEST_TARGET]: alertIngestTarget } });
+  await app.register(webhooksRoutes, {
+    targets: { [ALERT_INGEST_TARGET]: alertIngestTarget, ...AUTOMATION_WEBHOOK_TARGETS },
+  });
   await app.register(alertsRoutes);
   await app.register(alertSyncRoutes);
   await app.register(automationRoutes);

@@ -1,21 +1,15 @@
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness, testConfig } from "../../test/harness.ts";
 import type { Db } from "../core/db/database.ts";
 import { createSecrets } from "../core/secrets.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 
-const FIXTURE = readFileSync(
-  new URL(
-    "../../../shared/fixtures/alert-payloads/cloudwatch/sns-subscription-confirmation.json",
-    import.meta.url,
-  ),
-  "utf8",
-);
+const FIXTURE = readFixture("cloudwatch", "sns-subscription-confirmation.json");
 const SUBSCRIBE_URL = JSON.parse(FIXTURE).SubscribeURL as string;
 
 async function register(h: Harness, autoConfirm: boolean, integration: string) {

@@ -1,7 +1,7 @@
 // Storm rules (correlate.ts, README.md "Storms") as pure units: scopes of real fixtures, layers,
 // roles, and planStorms on hand-built sets whose outcome is worked out from the rules.
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parseSharedFixture } from "../../test/fixtures.ts";
 import {
   alertLayer,
   assignRoles,
@@ -12,17 +12,10 @@ import {
   stormScopeOf,
 } from "./correlate.ts";
 import { computeImpact } from "./impact.ts";
-import { PARSERS, type SourceType } from "./sources/index.ts";
-
-const FIXTURE_ROOT = new URL("../../../shared/fixtures/alert-payloads/", import.meta.url);
+import type { SourceType } from "./sources/index.ts";
 
 function labelsOf(source: SourceType, name: string, index = 0): Record<string, string> {
-  const body = readFileSync(new URL(`${source}/${name}`, FIXTURE_ROOT), "utf8");
-  const headers: Record<string, string> =
-    source === "cloudwatch"
-      ? { "content-type": "text/plain", "x-amz-sns-message-type": "Notification" }
-      : { "content-type": "application/json" };
-  const parsed = PARSERS[source]({ body, headers, options: { severityOverrides: {} } });
+  const parsed = parseSharedFixture(source, name);
   if (!parsed.ok || !parsed.events[index]) throw new Error(`${source}/${name}: no event ${index}`);
   return parsed.events[index].labels;
 }

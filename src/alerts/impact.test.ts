@@ -1,20 +1,13 @@
 // The impact formula (impact.ts, README.md "Impact") on real fixtures, parsed by the real parsers.
 // Every expected score is worked out by hand from the formula: environment + scope + fan-out.
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parseSharedFixture } from "../../test/fixtures.ts";
 import { computeImpact, fanOutPoints, normalizeLabelKey } from "./impact.ts";
-import { type AlertEvent, PARSERS, type SourceType } from "./sources/index.ts";
-
-const FIXTURE_ROOT = new URL("../../../shared/fixtures/alert-payloads/", import.meta.url);
+import type { AlertEvent, SourceType } from "./sources/index.ts";
 
 /** The events of one fixture, as the source's parser reads them. */
 function eventsOf(source: SourceType, name: string): AlertEvent[] {
-  const body = readFileSync(new URL(`${source}/${name}`, FIXTURE_ROOT), "utf8");
-  const headers: Record<string, string> =
-    source === "cloudwatch"
-      ? { "content-type": "text/plain", "x-amz-sns-message-type": "Notification" }
-      : { "content-type": "application/json" };
-  const parsed = PARSERS[source]({ body, headers, options: { severityOverrides: {} } });
+  const parsed = parseSharedFixture(source, name);
   if (!parsed.ok) throw new Error(`${source}/${name}: ${parsed.error}`);
   return parsed.events;
 }

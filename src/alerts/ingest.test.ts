@@ -3,15 +3,12 @@
 // AlertV1 notes, alert-sources.md 1.10, and the source parsers (tested on their own, called here
 // directly). The clock is Vigil's injected `now`, so the receive time is known exactly.
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { fixtureFiles, readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
 import { HISTORY_LIMIT } from "./ingest.ts";
 import { type AlertEvent, PARSERS, SOURCE_TYPES, type SourceType } from "./sources/index.ts";
-
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_ROOT = new URL("../../../shared/fixtures/alert-payloads/", import.meta.url);
 
 interface Fixture {
   source: SourceType;
@@ -20,14 +17,7 @@ interface Fixture {
 }
 
 const FIXTURES: Fixture[] = SOURCE_TYPES.flatMap((source) =>
-  readdirSync(new URL(`${source}/`, FIXTURE_ROOT))
-    .filter((name) => name.endsWith(".json"))
-    .sort()
-    .map((name) => ({
-      source,
-      name,
-      body: readFileSync(new URL(`${source}/${name}`, FIXTURE_ROOT), "utf8"),
-    })),
+  fixtureFiles(source).map((name) => ({ source, name, body: readFixture(source, name) })),
 );
 
 const fixturesOf = (source: SourceType) => FIXTURES.filter((fixture) => fixture.source === source);

@@ -1,15 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
+import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURES = new URL("../../../shared/fixtures/alert-payloads/", import.meta.url);
-const ALERTMANAGER_FIRING = readFileSync(
-  new URL("alertmanager/firing-single-critical.json", FIXTURES),
-  "utf8",
-);
+const ALERTMANAGER_FIRING = readFixture("alertmanager", "firing-single-critical.json");
 
 const PUBLIC_URL = "https://vigil.example.com";
 const BASE = "/app/sre/api/v1/alerts/webhook";

@@ -1,12 +1,9 @@
 // Storms through real HTTP: a database outage replayed through the trigger from fixtures and
 // hand-built bodies of two sources, read back with getAlertV1. Expected groupings, roles and impact
 // scores are worked out by hand from the rules of README.md ("Impact", "Storms").
-import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
+import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
-
-const FIXTURE_ROOT = new URL("../../../shared/fixtures/alert-payloads/", import.meta.url);
-const fixture = (path: string) => readFileSync(new URL(path, FIXTURE_ROOT), "utf8");
 
 let clock = new Date("2024-05-14T09:30:00.000Z");
 
@@ -103,7 +100,7 @@ const resolved = (alert: AmAlert, at: string): AmAlert => ({ ...alert, status: "
 
 /** The fixture's KubePodCrashLooping (payments-api in prod-eu-west-1, 09:12:31.512), resolved at `at`. */
 function crashLoopResolved(at: string): string {
-  const body = JSON.parse(fixture("alertmanager/firing-single-critical.json"));
+  const body = JSON.parse(readFixture("alertmanager", "firing-single-critical.json"));
   body.status = "resolved";
   for (const alert of body.alerts) {
     alert.status = "resolved";
@@ -125,13 +122,17 @@ describeEachEngine(
       // 09:13 latency, 09:13:30 error rate; 09:14 Dynatrace sees the failure rate rise (its body
       // has no time: the receive time counts).
       const [databaseId] = await deliver(h, prometheus, amBody([database]));
-      const [crashLoopId] = await deliver(h, prometheus, fixture("alertmanager/firing-single-critical.json"));
+      const [crashLoopId] = await deliver(
+        h,
+        prometheus,
+        readFixture("alertmanager", "firing-single-critical.json"),
+      );
       const [latencyId, errorRateId] = await deliver(h, prometheus, amBody([latency, errorRate]));
       clock = new Date("2024-05-14T09:14:00.000Z");
       const [failureRateId] = await deliver(
         h,
         dynatrace,
-        fixture("dynatrace/custom-payload-open-service-error.json"),
+        readFixture("dynatrace", "custom-payload-open-service-error.json"),
       );
       const ids = [databaseId, crashLoopId, latencyId, errorRateId, failureRateId] as string[];
 

@@ -8,18 +8,16 @@ import {
   pgTable,
   text,
   timestamp,
-  uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
 import type { AlertLink, SeverityBucket } from "./sources/types.ts";
 
 /** An alert-ingest registration of the SRE app; its id is the id of the platform webhook it owns. */
 export const alertWebhooks = pgTable(
   "alert_webhooks",
   {
-    id: uuid("id").primaryKey(),
-    orgId: uuid("org_id"),
-    ownerId: uuid("owner_id").notNull(),
+    ...ownedColumns(),
     appName: text("app_name").notNull(),
     source: text("source").notNull(),
     integration: text("integration").notNull(),
@@ -30,25 +28,23 @@ export const alertWebhooks = pgTable(
     classifyCriticalBypass: boolean("classify_critical_bypass").notNull(),
     severityOverrides: jsonb("severity_overrides").$type<Record<string, SeverityBucket>>().notNull(),
     snsAutoConfirm: boolean("sns_auto_confirm").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    ...timestampColumns(),
   },
   (table) => [
-    uniqueIndex("alert_webhooks_org_key")
-      .on(table.orgId, table.appName, table.source, table.integration)
-      .where(sql`${table.orgId} is not null`),
-    uniqueIndex("alert_webhooks_personal_key")
-      .on(table.ownerId, table.appName, table.source, table.integration)
-      .where(sql`${table.orgId} is null`),
+    ...uniquePerTenant(
+      table,
+      { org: "alert_webhooks_org_key", personal: "alert_webhooks_personal_key" },
+      table.appName,
+      table.source,
+      table.integration,
+    ),
   ],
 );
 
 export const alerts = pgTable(
   "alerts",
   {
-    id: uuid("id").primaryKey(),
-    orgId: uuid("org_id"),
-    ownerId: uuid("owner_id").notNull(),
+    ...ownedColumns(),
     webhookId: uuid("webhook_id"),
     sourceType: text("source_type").notNull(),
     integrationName: text("integration_name").notNull(),
@@ -73,8 +69,7 @@ export const alerts = pgTable(
     shortSummary: text("short_summary"),
     initialInvestigation: text("initial_investigation"),
     triggeredAt: timestamp("triggered_at", { withTimezone: true }).notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    ...timestampColumns(),
     resolvedAt: timestamp("resolved_at", { withTimezone: true }),
     refireCount: integer("refire_count").notNull().default(0),
     lastResolvedAt: timestamp("last_resolved_at", { withTimezone: true }),
@@ -97,12 +92,13 @@ export const alerts = pgTable(
     eventSeq: integer("event_seq").notNull().default(0),
   },
   (table) => [
-    uniqueIndex("alerts_org_key")
-      .on(table.orgId, table.sourceType, table.integrationName, table.externalUid)
-      .where(sql`${table.orgId} is not null`),
-    uniqueIndex("alerts_personal_key")
-      .on(table.ownerId, table.sourceType, table.integrationName, table.externalUid)
-      .where(sql`${table.orgId} is null`),
+    ...uniquePerTenant(
+      table,
+      { org: "alerts_org_key", personal: "alerts_personal_key" },
+      table.sourceType,
+      table.integrationName,
+      table.externalUid,
+    ),
     index("alerts_tenant_status").on(table.orgId, table.ownerId, table.status, table.displayPriority),
     index("alerts_external_uid").on(table.externalUid),
     index("alerts_triage_bucket")
@@ -149,9 +145,7 @@ export const alertEvents = pgTable(
 export const alertSyncRuns = pgTable(
   "alert_sync_runs",
   {
-    id: uuid("id").primaryKey(),
-    orgId: uuid("org_id"),
-    ownerId: uuid("owner_id").notNull(),
+    ...ownedColumns(),
     integrationName: text("integration_name").notNull(),
     trigger: text("trigger").$type<"manual" | "scheduled">().notNull(),
     status: text("status").$type<"running" | "completed" | "failed">().notNull(),

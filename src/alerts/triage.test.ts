@@ -1,8 +1,8 @@
 // Automatic triage end to end: alerts arrive through the trigger, wait in their bucket, and the
 // classification job (real workers) stores attention, reasons, summary and first investigation.
-import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { afterAll, expect, it } from "vitest";
+import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { startOpenAiStub } from "../../test/openai-stub.ts";
 import type { Db } from "../core/db/database.ts";
@@ -94,10 +94,7 @@ describeEachEngine("automatic triage", (harness) => {
     const h = harness();
     const { auth } = await h.createKey();
     const url = await register(h, auth, "grafana", { classify_mode: "immediate" });
-    const fixture = readFileSync(
-      new URL("../../../shared/fixtures/alert-payloads/grafana/v12-test-notification.json", import.meta.url),
-      "utf8",
-    );
+    const fixture = readFixture("grafana", "v12-test-notification.json");
     const delivered = await h.vigil.app.inject({
       method: "POST",
       url,

@@ -12,14 +12,13 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
 import type { AgentInput, Stage, StructuredOutput, WorkflowInput } from "./schemas.ts";
 
 export const agents = pgTable(
   "agents",
   {
-    id: uuid("id").primaryKey(),
-    orgId: uuid("org_id"),
-    ownerId: uuid("owner_id").notNull(),
+    ...ownedColumns(),
     name: text("name").notNull(),
     description: text("description").notNull(),
     kind: text("kind").notNull(),
@@ -29,29 +28,23 @@ export const agents = pgTable(
     tools: jsonb("tools").$type<string[]>().notNull(),
     inputs: jsonb("inputs").$type<AgentInput[]>().notNull(),
     maxSteps: integer("max_steps").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    ...timestampColumns(),
   },
   (table) => [
-    uniqueIndex("agents_org_name").on(table.orgId, table.name).where(sql`${table.orgId} is not null`),
-    uniqueIndex("agents_personal_name").on(table.ownerId, table.name).where(sql`${table.orgId} is null`),
+    ...uniquePerTenant(table, { org: "agents_org_name", personal: "agents_personal_name" }, table.name),
   ],
 );
 
 export const workflows = pgTable(
   "workflows",
   {
-    id: uuid("id").primaryKey(),
-    orgId: uuid("org_id"),
-    ownerId: uuid("owner_id").notNull(),
+    ...ownedColumns(),
     name: text("name").notNull(),
     routingStatus: text("routing_status").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    ...timestampColumns(),
   },
   (table) => [
-    uniqueIndex("workflows_org_name").on(table.orgId, table.name).where(sql`${table.orgId} is not null`),
-    uniqueIndex("workflows_personal_name").on(table.ownerId, table.name).where(sql`${table.orgId} is null`),
+    ...uniquePerTenant(table, { org: "workflows_org_name", personal: "workflows_personal_name" }, table.name),
   ],
 );
 
@@ -69,8 +62,7 @@ export const workflowVersions = pgTable(
     inputs: jsonb("inputs").$type<WorkflowInput[]>().notNull(),
     stages: jsonb("stages").$type<Stage[]>().notNull(),
     routingExamples: jsonb("routing_examples").$type<string[]>().notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    ...timestampColumns(),
     approvedAt: timestamp("approved_at", { withTimezone: true }),
     approvedBy: uuid("approved_by"),
   },
@@ -90,16 +82,13 @@ const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
 export const sessions = pgTable(
   "sessions",
   {
-    id: uuid("id").primaryKey(),
-    orgId: uuid("org_id"),
-    ownerId: uuid("owner_id").notNull(),
+    ...ownedColumns(),
     title: text("title").notNull(),
     /** Who started it: `user:<id>`, `webhook:<id>`, ... */
     initiator: text("initiator").notNull(),
     sourceApp: text("source_app"),
     sourceMetadata: jsonb("source_metadata").$type<Record<string, string>>().notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+    ...timestampColumns(),
   },
   (table) => [index("sessions_tenant").on(table.orgId, table.ownerId, table.createdAt)],
 );

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
-import { pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { uniquePerTenant } from "../core/db/owned.ts";
 
 export const integrations = pgTable(
   "integrations",
@@ -18,9 +18,10 @@ export const integrations = pgTable(
   },
   (table) => [
     // Names are unique per tenant: per org, or per user in the personal namespace.
-    uniqueIndex("integrations_org_name").on(table.orgId, table.name).where(sql`${table.orgId} is not null`),
-    uniqueIndex("integrations_personal_name")
-      .on(table.ownerId, table.name)
-      .where(sql`${table.orgId} is null`),
+    ...uniquePerTenant(
+      table,
+      { org: "integrations_org_name", personal: "integrations_personal_name" },
+      table.name,
+    ),
   ],
 );

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { contextOf } from "../core/context.ts";
 import { OrgQuery, Uuid } from "../core/http/schemas.ts";
+import { namedWebhooksRoutes } from "./named-routes.ts";
 import { getWebhookRun, listWebhookRuns } from "./runs.ts";
 import { AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
 import type { WebhookTargets } from "./targets.ts";
@@ -17,6 +18,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
   for (const schema of [AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunList, WebhookRunDetail]) {
     app.addSchema(schema);
   }
+  await app.register(namedWebhooksRoutes, { targets: options.targets });
 
   app.get(
     "/platform/api/v1/webhooks/:webhook_id/runs",
@@ -89,7 +91,11 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
           tags,
           description:
             "Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, " +
-            "never by an API key. Any content type; the body is recorded exactly as received.",
+            "never by an API key. Any content type; the body is recorded exactly as received. " +
+            "Agent and workflow targets: the run starts in the same transaction as the invocation record; " +
+            "a JSON body (application/json or +json) must be an object and becomes the run's inputs, any " +
+            "other body becomes the input `message` (text as received); an empty body gives no inputs. " +
+            "The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows.",
           security: [{ WebhookToken: [] }],
           consumes: ["application/json", "text/plain", "application/x-www-form-urlencoded", "*/*"],
           querystring: Type.Object({
@@ -100,12 +106,20 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             202: Type.Ref("WebhookTriggerAccepted"),
             400: {
               ...jsonError,
-              description: "The target could not read the body (errCode INVALID_PAYLOAD)",
+              description:
+                "The target could not read the body, or required inputs are missing (errCode INVALID_PAYLOAD); " +
+                "the invocation is recorded as failed",
             },
             401: { ...jsonError, description: "Missing or invalid webhook token" },
             404: { ...jsonError, description: "Webhook deleted or disabled" },
             413: { ...jsonError, description: "Body over WEBHOOK_BODY_LIMIT_BYTES" },
-            423: { ...jsonError, description: "Target not ready" },
+            423: {
+              ...jsonError,
+              description:
+                "Target not ready (it was when the webhook was saved): errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, " +
+                "WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE, extras as on createWebhook's 400; " +
+                "the invocation is recorded as failed with the error",
+            },
           },
         },
       },

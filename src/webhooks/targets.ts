@@ -1,8 +1,10 @@
 // What a webhook starts. The webhooks domain records invocations and resolves tokens; the target
 // (alert ingest, an agent, a workflow) decides what the body means.
 import type { Logger } from "pino";
+import type { Tenant } from "../core/auth/tenancy.ts";
 import type { Services } from "../core/context.ts";
-import type { Tx } from "../core/db/database.ts";
+import type { Executor, Tx } from "../core/db/database.ts";
+import type { ErrorCode } from "../core/errors.ts";
 import type { WebhookRow } from "./webhooks.ts";
 
 export interface TargetInput {
@@ -28,7 +30,35 @@ export type TargetResult =
       traceId?: string | null;
       runId?: string | null;
     }
-  | { status: "rejected"; message: string };
+  | {
+      status: "rejected";
+      message: string;
+      /** INVALID_PAYLOAD (400) unless given, e.g. a readiness code answered with 423. */
+      errCode?: ErrorCode;
+      httpStatus?: number;
+      /** The error's one extras entry; the invocation's identity when absent. */
+      extras?: Record<string, unknown>;
+    };
 
-export type WebhookTarget = (input: TargetInput) => Promise<TargetResult>;
+/** Why a target is not safe to run unattended: the spec's JsonError body of 400 and 423. */
+export interface TargetRefusal {
+  errCode: ErrorCode;
+  msg: string;
+  extras: Record<string, unknown>;
+}
+
+export type ReadinessCheck = (input: {
+  db: Executor;
+  tenant: Tenant;
+  targetName: string;
+}) => Promise<TargetRefusal[]>;
+
+/**
+ * Starts the target for one delivery. A target with `readiness` is a named target (agent,
+ * workflow): users manage its webhooks through the webhooks CRUD, which refuses unready targets.
+ * Targets without it (alert ingest) are managed by their own domain's registration API.
+ */
+export type WebhookTarget = ((input: TargetInput) => Promise<TargetResult>) & {
+  readiness?: ReadinessCheck;
+};
 export type WebhookTargets = Record<string, WebhookTarget>;

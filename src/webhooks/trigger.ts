@@ -107,6 +107,11 @@ async function recordInvocation(
   result: TargetResult | { status: "error"; message: string },
 ) {
   const accepted = result.status === "accepted" ? result : null;
+  // A refusal with its own code (target not ready) keeps the JsonError the caller got.
+  const refused =
+    result.status === "rejected" && result.errCode
+      ? { msg: result.message, errCode: result.errCode, extras: result.extras ? [result.extras] : [] }
+      : null;
   await db.insert(webhookInvocations).values({
     id: invocation.id,
     webhookId: webhook.id,
@@ -121,7 +126,7 @@ async function recordInvocation(
     payloadBytes: invocation.body.length,
     error: "message" in result ? result.message : null,
     note: accepted?.note ?? null,
-    outcome: accepted?.response ?? null,
+    outcome: accepted?.response ?? refused,
     sessionId: accepted?.sessionId ?? null,
     traceId: accepted?.traceId ?? null,
     runId: accepted?.runId ?? null,
@@ -183,7 +188,12 @@ export async function triggerWebhook({
     throw err;
   }
   if (result.status === "rejected") {
-    throw new AppError("INVALID_PAYLOAD", result.message, identity);
+    throw new AppError(
+      result.errCode ?? "INVALID_PAYLOAD",
+      result.message,
+      result.extras ?? identity,
+      result.httpStatus,
+    );
   }
   return {
     ...identity,

@@ -67,7 +67,8 @@ export async function findWebhookByToken(db: Executor, token: string): Promise<W
   return row ?? null;
 }
 
-function forget(id: string): void {
+/** Drops a webhook from the token cache; call after changing its row. */
+export function forgetWebhook(id: string): void {
   byTokenHash.deleteWhere((row) => row.id === id);
 }
 
@@ -86,7 +87,7 @@ export async function setWebhookEnabled(
   now: Date,
 ): Promise<void> {
   await db.update(webhooks).set({ enabled, updatedAt: now }).where(eq(webhooks.id, id));
-  forget(id);
+  forgetWebhook(id);
 }
 
 export async function rotateWebhookToken(db: Executor, secrets: Secrets, id: string, now: Date) {
@@ -96,7 +97,7 @@ export async function rotateWebhookToken(db: Executor, secrets: Secrets, id: str
     .set({ tokenHash: hashSecret(token), tokenSealed: secrets.encrypt(token), updatedAt: now })
     .where(and(eq(webhooks.id, id), isNull(webhooks.deletedAt)))
     .returning();
-  forget(id);
+  forgetWebhook(id);
   return row ?? null;
 }
 
@@ -106,5 +107,5 @@ export async function deleteWebhook(db: Executor, id: string, now: Date): Promis
     .update(webhooks)
     .set({ deletedAt: now, enabled: false, updatedAt: now })
     .where(and(eq(webhooks.id, id), isNull(webhooks.deletedAt)));
-  forget(id);
+  forgetWebhook(id);
 }

@@ -5,17 +5,13 @@ import {
   requireAlertmanager,
   startAlertmanager,
 } from "../../../test/alertmanager-process.ts";
+import { eventsOf } from "../../../test/parse-results.ts";
 import { parseAlertmanager } from "./alertmanager.ts";
 import { parseAlertmanagerApi } from "./alertmanager-api.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
 function parse(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseAlertmanagerApi({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 /** A gettable alert as Alertmanager 0.25 answers it, with `overrides` on top. */

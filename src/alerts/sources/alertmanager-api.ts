@@ -4,22 +4,8 @@
 // reports Alertmanager's view of the alert (`status.state`) instead of firing/resolved:
 //   active, unprocessed -> active; suppressed -> ignored (`alertmanager: silenced`, `: inhibited`).
 // The list holds unresolved alerts only; a resolve is the alert's absence, which the sync handles.
-import {
-  type AlertEventParts,
-  buildAlertEvent,
-  buildLinks,
-  createLabelBuilder,
-  decodeBody,
-  firstText,
-  isRecord,
-  joinDescription,
-  labelFingerprint,
-  mapSeverity,
-  mapStatus,
-  parseSourceTime,
-  type StatusTable,
-  safeUid,
-} from "./normalize/index.ts";
+import { alertmanagerAlertParts } from "./alertmanager.ts";
+import { buildAlertEvent, decodeBody, isRecord, mapStatus, type StatusTable } from "./normalize/index.ts";
 import type { AlertEvent, Parser, ParserOptions } from "./types.ts";
 
 const STATE: StatusTable = { active: "active", unprocessed: "active", suppressed: "ignored" };
@@ -37,45 +23,19 @@ function suppressedBy(status: Record<string, unknown>): string {
   return "suppressed";
 }
 
-function alertUid(alert: Record<string, unknown>, labels: Record<string, unknown>): string {
-  const fingerprint = alert.fingerprint;
-  if (typeof fingerprint === "string" && fingerprint !== "") return safeUid(fingerprint);
-  return labelFingerprint(labels);
-}
-
 function normalizeAlert(
   alert: Record<string, unknown>,
   labels: Record<string, unknown>,
   options: ParserOptions,
 ): AlertEvent {
-  const annotations = isRecord(alert.annotations) ? alert.annotations : {};
   const state = isRecord(alert.status) ? alert.status : {};
-  const parts: AlertEventParts = {
-    sourceType: "alertmanager",
-    externalUid: alertUid(alert, labels),
+  return buildAlertEvent({
+    ...alertmanagerAlertParts(alert, labels, options),
     status: mapStatus(state.state, STATE),
     ignoredValue: suppressedBy(state),
-    title: firstText(labels.alertname, annotations.summary),
-    description: joinDescription(
-      annotations.summary,
-      firstText(annotations.description, annotations.message),
-    ),
-    severity: mapSeverity(firstText(labels.severity, annotations.severity), {
-      overrides: options.severityOverrides,
-    }),
-    triggeredAt: parseSourceTime(alert.startsAt),
     // `endsAt` of a listed alert is Alertmanager's resolve timeout, never a resolve.
     resolvedAt: null,
-    labels: createLabelBuilder({ stripPrefixes: ["__"] })
-      .addAll(labels)
-      .toRecord(),
-    links: buildLinks([
-      { kind: "source", urls: [alert.generatorURL] },
-      { kind: "runbook", urls: [annotations.runbook_url, annotations.runbook] },
-      { kind: "dashboard", urls: [annotations.dashboard_url, annotations.dashboard] },
-    ]),
-  };
-  return buildAlertEvent(parts);
+  });
 }
 
 /** Parses a `GET /api/v2/alerts` response (a JSON array of gettable alerts) into one event per alert. */

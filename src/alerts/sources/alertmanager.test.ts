@@ -1,23 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { eventsOf, onlyEventOf } from "../../../test/parse-results.ts";
 import { parseAlertmanager } from "./alertmanager.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/alertmanager/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("alertmanager", name);
   return parseAlertmanager({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseAlertmanager({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 // Expected events below were written by hand from the fixture files and section 2 of
@@ -242,12 +239,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseAlertmanager: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("alertmanager", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     const result = parseFixture(name);
@@ -271,11 +263,7 @@ function alert(overrides: Record<string, unknown> = {}): Record<string, unknown>
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parseAlertmanager: documented variants", () => {
@@ -590,28 +578,19 @@ describe("parseAlertmanager: documented variants", () => {
 });
 
 describe("parseAlertmanager: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseAlertmanager({ body, headers: {}, options: {} });
-  }
-
   const notAlertmanager = {
     ok: false,
     error: "not an Alertmanager webhook: expected a JSON object with an alerts array",
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "Alertmanager says hi"],
-    ["truncated JSON", '{"version":"4","alerts":[{"status":"firing","labels":{"alertname":"X"'],
-    ["single quotes", "{'alerts': []}"],
-    ["form data", "alerts=1"],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseAlertmanager, {
+    empty: "",
+    notJson: [
+      ["plain text", "Alertmanager says hi"],
+      ["truncated JSON", '{"version":"4","alerts":[{"status":"firing","labels":{"alertname":"X"'],
+      ["single quotes", "{'alerts': []}"],
+      ["form data", "alerts=1"],
+    ],
   });
 
   it.each([

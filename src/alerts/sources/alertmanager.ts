@@ -29,17 +29,19 @@ function alertUid(alert: Record<string, unknown>, labels: Record<string, unknown
   return labelFingerprint(labels);
 }
 
-function normalizeAlert(
+/**
+ * The parts of an alert's event that the webhook and the API v2 alert list (alertmanager-api.ts) give
+ * alike, so that a pulled alert and a pushed one agree: all but the status and the resolve time.
+ */
+export function alertmanagerAlertParts(
   alert: Record<string, unknown>,
   labels: Record<string, unknown>,
   options: ParserOptions,
-): AlertEvent {
+): Omit<AlertEventParts, "status"> {
   const annotations = isRecord(alert.annotations) ? alert.annotations : {};
-  const status = mapStatus(alert.status, ALERT_STATUS);
-  const parts: AlertEventParts = {
+  return {
     sourceType: "alertmanager",
     externalUid: alertUid(alert, labels),
-    status,
     title: firstText(labels.alertname, annotations.summary),
     description: joinDescription(
       annotations.summary,
@@ -49,8 +51,6 @@ function normalizeAlert(
       overrides: options.severityOverrides,
     }),
     triggeredAt: parseSourceTime(alert.startsAt),
-    // On a firing alert `endsAt` is Alertmanager's resolve timeout, not a resolve.
-    resolvedAt: status.status === "resolved" ? parseSourceTime(alert.endsAt) : null,
     labels: createLabelBuilder({ stripPrefixes: ["__"] })
       .addAll(labels)
       .toRecord(),
@@ -61,7 +61,20 @@ function normalizeAlert(
       { kind: "dashboard", urls: [annotations.dashboard_url, annotations.dashboard] },
     ]),
   };
-  return buildAlertEvent(parts);
+}
+
+function normalizeAlert(
+  alert: Record<string, unknown>,
+  labels: Record<string, unknown>,
+  options: ParserOptions,
+): AlertEvent {
+  const status = mapStatus(alert.status, ALERT_STATUS);
+  return buildAlertEvent({
+    ...alertmanagerAlertParts(alert, labels, options),
+    status,
+    // On a firing alert `endsAt` is Alertmanager's resolve timeout, not a resolve.
+    resolvedAt: status.status === "resolved" ? parseSourceTime(alert.endsAt) : null,
+  });
 }
 
 // Every Alertmanager alert has a label set; Go decodes a JSON null one as empty. Anything else is not

@@ -1,23 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseAzureMonitor } from "./azure-monitor.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/azure-monitor/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("azure-monitor", name);
   return parseAzureMonitor({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseAzureMonitor({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 // The Microsoft Learn storage-account metric alert, fired and resolved.
@@ -157,12 +154,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseAzureMonitor: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("azure-monitor", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     const result = parseFixture(name);
@@ -232,11 +224,7 @@ const WEBTEST_CONTEXT = {
 };
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parseAzureMonitor: documented variants", () => {
@@ -437,27 +425,18 @@ describe("parseAzureMonitor: documented variants", () => {
 });
 
 describe("parseAzureMonitor: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseAzureMonitor({ body, headers: {}, options: {} });
-  }
-
   const notCommonSchema = {
     ok: false,
     error:
       'not an Azure Monitor common alert: expected schemaId "azureMonitorCommonAlertSchema" (enable the common alert schema on the action group)',
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("\n")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "Azure alert fired"],
-    ["truncated JSON", '{"schemaId":"azureMonitorCommonAlertSchema","data":{"essentials":{'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseAzureMonitor, {
+    empty: "\n",
+    notJson: [
+      ["plain text", "Azure alert fired"],
+      ["truncated JSON", '{"schemaId":"azureMonitorCommonAlertSchema","data":{"essentials":{'],
+    ],
   });
 
   it.each([

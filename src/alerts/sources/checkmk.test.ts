@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseCheckmk } from "./checkmk.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/checkmk/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("checkmk", name);
   return parseCheckmk({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
@@ -16,12 +18,7 @@ function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson(payload, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 // H(site, host, service), computed independently with python3 hashlib.
@@ -132,12 +129,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseCheckmk: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("checkmk", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -401,21 +393,12 @@ describe("parseCheckmk: severity, text, times, labels, links", () => {
 });
 
 describe("parseCheckmk: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseCheckmk({ body, headers: {}, options: {} });
-  }
-
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "CheckMK server1 - DOWN -> UP"],
-    ["truncated JSON", '{"host": "server1", "what": "HOST", "notification_type": "REC'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseCheckmk, {
+    empty: "",
+    notJson: [
+      ["plain text", "CheckMK server1 - DOWN -> UP"],
+      ["truncated JSON", '{"host": "server1", "what": "HOST", "notification_type": "REC'],
+    ],
   });
 
   it.each([

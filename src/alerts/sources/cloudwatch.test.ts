@@ -1,14 +1,12 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { eventsOf, onlyEventOf } from "../../../test/parse-results.ts";
 import { parseCloudwatch, readSnsHandshake } from "./cloudwatch.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
-
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/cloudwatch/", import.meta.url);
-
-function readFixture(name: string): string {
-  return readFileSync(new URL(name, FIXTURE_DIR), "utf8");
-}
 
 // SNS posts with Content-Type text/plain and repeats Type in x-amz-sns-message-type.
 function snsHeaders(type: string): Record<string, string> {
@@ -16,18 +14,13 @@ function snsHeaders(type: string): Record<string, string> {
 }
 
 function parseFixture(name: string): ParseResult {
-  const body = readFixture(name);
+  const body = readFixture("cloudwatch", name);
   const type = (JSON.parse(body) as { Type: string }).Type;
   return parseCloudwatch({ body, headers: snsHeaders(type), options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseCloudwatch({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 const CONSOLE = "console.aws.amazon.com/cloudwatch/home";
@@ -202,12 +195,7 @@ const EXPECTED_BY_FIXTURE: Record<string, ParseResult> = {
 };
 
 describe("parseCloudwatch: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("cloudwatch", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual(expected);
@@ -301,11 +289,7 @@ function legacyAlarm(overrides: Record<string, unknown> = {}): Record<string, un
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parseCloudwatch: documented variants", () => {
@@ -562,7 +546,7 @@ describe("parseCloudwatch: SNS handshakes", () => {
 
 describe("readSnsHandshake", () => {
   it("extracts the fixture's SubscriptionConfirmation, confirmable", () => {
-    const body = readFixture("sns-subscription-confirmation.json");
+    const body = readFixture("cloudwatch", "sns-subscription-confirmation.json");
     expect(readSnsHandshake({ body, headers: snsHeaders("SubscriptionConfirmation") })).toEqual({
       type: "SubscriptionConfirmation",
       topicArn: "arn:aws:sns:eu-west-1:1234567890:alerta-test",
@@ -620,21 +604,13 @@ describe("readSnsHandshake", () => {
 // --- Bad input -----------------------------------------------------------------------------------
 
 describe("parseCloudwatch: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseCloudwatch({ body, headers: snsHeaders("Notification"), options: {} });
-  }
-
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "ALARM: disk full"],
-    ["truncated JSON", readFixture("sns-alarm-s3-bucket-size.json").slice(0, 300)],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseCloudwatch, {
+    empty: "",
+    notJson: [
+      ["plain text", "ALARM: disk full"],
+      ["truncated JSON", readFixture("cloudwatch", "sns-alarm-s3-bucket-size.json").slice(0, 300)],
+    ],
+    headers: snsHeaders("Notification"),
   });
 
   it.each([

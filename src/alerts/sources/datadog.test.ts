@@ -1,23 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { eventsOf, onlyEventOf } from "../../../test/parse-results.ts";
 import { parseDatadog } from "./datadog.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/datadog/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("datadog", name);
   return parseDatadog({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseDatadog({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 // H("352347", "High tracking", ""), the example of alert-sources.md 1.2: the default template has no
@@ -163,12 +160,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseDatadog: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("datadog", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -176,11 +168,7 @@ describe("parseDatadog: shared fixtures", () => {
 });
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parseDatadog: title tags", () => {
@@ -449,18 +437,12 @@ describe("parseDatadog: other template keys", () => {
 });
 
 describe("parseDatadog: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseDatadog({ body, headers: {}, options: {} });
-  }
-
-  it.each([
-    ["plain text", "Datadog says hi"],
-    ["truncated JSON", '{"title":"[P1] [Triggered] High tracking","org":{"id":"352347"'],
-    ["a form body without the form content type", "title=Disk&org_id=1"],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseDatadog, {
+    notJson: [
+      ["plain text", "Datadog says hi"],
+      ["truncated JSON", '{"title":"[P1] [Triggered] High tracking","org":{"id":"352347"'],
+      ["a form body without the form content type", "title=Disk&org_id=1"],
+    ],
   });
 
   it.each([

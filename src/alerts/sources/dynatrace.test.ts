@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseDynatrace } from "./dynatrace.ts";
 import type { AlertEvent, AlertLink, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/dynatrace/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("dynatrace", name);
   return parseDynatrace({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
@@ -16,12 +18,7 @@ function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson(payload, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 const CHECKOUT_PID = "-5478917203434817392_1715672400000V2";
@@ -144,12 +141,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseDynatrace: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("dynatrace", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -361,28 +353,19 @@ describe("parseDynatrace: documented variants", () => {
 });
 
 describe("parseDynatrace: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseDynatrace({ body, headers: {}, options: {} });
-  }
-
   const notDynatrace = {
     ok: false,
     error: "not a Dynatrace problem notification: expected a JSON object with PID or ProblemID",
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "Problem P-1 is open"],
-    ["truncated JSON", '{"PID":"PID-1","State":"OPEN","ProblemTitle":"CPU'],
-    // The default template inserts {ProblemDetailsJSON} unquoted: without replacement it is not JSON.
-    ["an unreplaced object placeholder", '{"PID":"1","ProblemDetailsJSON":{ProblemDetailsJSON}}'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseDynatrace, {
+    empty: "",
+    notJson: [
+      ["plain text", "Problem P-1 is open"],
+      ["truncated JSON", '{"PID":"PID-1","State":"OPEN","ProblemTitle":"CPU'],
+      // The default template inserts {ProblemDetailsJSON} unquoted: without replacement it is not JSON.
+      ["an unreplaced object placeholder", '{"PID":"1","ProblemDetailsJSON":{ProblemDetailsJSON}}'],
+    ],
   });
 
   it.each([

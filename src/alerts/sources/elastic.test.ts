@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseElastic } from "./elastic.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/elastic/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("elastic", name);
   return parseElastic({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
@@ -16,12 +18,7 @@ function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson(payload, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 // H("c2eaa090-5892-11ee-b32e-fbb9c39f0b1e", "*"), computed with python3 hashlib.
@@ -118,12 +115,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseElastic: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("elastic", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -459,29 +451,20 @@ describe("parseElastic: documented variants", () => {
 });
 
 describe("parseElastic: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseElastic({ body, headers: {}, options: {} });
-  }
-
   const notKibana = {
     ok: false,
     error:
       "not a Kibana webhook: expected a JSON object with rule and alert objects, webhook_body, or kibana.alert.* fields",
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "rule fired"],
-    ["truncated JSON", '{"alert":{"actionGroup":"recovered","id":"*"},"rule":{"name":"x"'],
-    // A template that forgets quotes around a variable.
-    ["an unquoted Mustache value", '{"rule":{"id":"r"},"alert":{"actionGroup":logs.threshold.fired}}'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseElastic, {
+    empty: "",
+    notJson: [
+      ["plain text", "rule fired"],
+      ["truncated JSON", '{"alert":{"actionGroup":"recovered","id":"*"},"rule":{"name":"x"'],
+      // A template that forgets quotes around a variable.
+      ["an unquoted Mustache value", '{"rule":{"id":"r"},"alert":{"actionGroup":logs.threshold.fired}}'],
+    ],
   });
 
   it.each([

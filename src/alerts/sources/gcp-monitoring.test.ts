@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseGcpMonitoring } from "./gcp-monitoring.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/gcp-monitoring/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("gcp-monitoring", name);
   return parseGcpMonitoring({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
@@ -170,12 +172,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseGcpMonitoring: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("gcp-monitoring", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     const result = parseFixture(name);
@@ -202,12 +199,7 @@ function incident(overrides: Record<string, unknown> = {}): Record<string, unkno
 }
 
 function onlyEvent(incidentFields: Record<string, unknown>, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson({ incident: incident(incidentFields), version: "1.2" }, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson({ incident: incident(incidentFields), version: "1.2" }, options));
 }
 
 describe("parseGcpMonitoring: documented variants", () => {
@@ -378,26 +370,17 @@ describe("parseGcpMonitoring: documented variants", () => {
 });
 
 describe("parseGcpMonitoring: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseGcpMonitoring({ body, headers: {}, options: {} });
-  }
-
   const notGcp = {
     ok: false,
     error: "not a GCP Monitoring notification: expected a JSON object with an incident object",
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("  ")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "incident open"],
-    ["truncated JSON", '{"incident":{"incident_id":"0.abc","state":"open"'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseGcpMonitoring, {
+    empty: "  ",
+    notJson: [
+      ["plain text", "incident open"],
+      ["truncated JSON", '{"incident":{"incident_id":"0.abc","state":"open"'],
+    ],
   });
 
   it.each([

@@ -1,23 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { eventsOf, onlyEventOf } from "../../../test/parse-results.ts";
 import { parseGrafana } from "./grafana.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/grafana/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("grafana", name);
   return parseGrafana({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseGrafana({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 const MISSING_SEVERITY = {
@@ -189,12 +186,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseGrafana: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("grafana", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -216,11 +208,7 @@ function alert(overrides: Record<string, unknown> = {}): Record<string, unknown>
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parseGrafana: unified alerting variants", () => {
@@ -495,27 +483,18 @@ describe("parseGrafana: legacy alerting variants", () => {
 });
 
 describe("parseGrafana: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseGrafana({ body, headers: {}, options: {} });
-  }
-
   const notGrafana = {
     ok: false,
     error:
       "not a Grafana webhook: expected a JSON object with an alerts array (unified alerting) or evalMatches, ruleId or ruleName (legacy alerting)",
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("  ")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "Grafana says hi"],
-    ["truncated JSON", '{"receiver":"webhook","alerts":[{"status":"firing","labels":{"alertname":"X"'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseGrafana, {
+    empty: "  ",
+    notJson: [
+      ["plain text", "Grafana says hi"],
+      ["truncated JSON", '{"receiver":"webhook","alerts":[{"status":"firing","labels":{"alertname":"X"'],
+    ],
   });
 
   it.each([

@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseNewrelic } from "./newrelic.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/newrelic/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("newrelic", name);
   return parseNewrelic({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
@@ -138,12 +140,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseNewrelic: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("newrelic", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     const result = parseFixture(name);
@@ -153,12 +150,7 @@ describe("parseNewrelic: shared fixtures", () => {
 });
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson(payload, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 function workflow(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -374,21 +366,12 @@ describe("parseNewrelic: documented variants", () => {
 });
 
 describe("parseNewrelic: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseNewrelic({ body, headers: {}, options: {} });
-  }
-
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "New Relic incident opened"],
-    ["truncated JSON", '{"id":"5b0e7c7e","state":"ACTIVATED","title":"checkout'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseNewrelic, {
+    empty: "",
+    notJson: [
+      ["plain text", "New Relic incident opened"],
+      ["truncated JSON", '{"id":"5b0e7c7e","state":"ACTIVATED","title":"checkout'],
+    ],
   });
 
   it.each([

@@ -1,23 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseOpsgenie } from "./opsgenie.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/opsgenie/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("opsgenie", name);
   return parseOpsgenie({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parseOpsgenie({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 // The docs/Zulip alert 052652ac-... as every fixture action but Create-with-priority shows it.
@@ -142,12 +139,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseOpsgenie: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("opsgenie", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     const result = parseFixture(name);
@@ -181,11 +173,7 @@ function alertAction(
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parseOpsgenie: documented variants", () => {
@@ -393,22 +381,13 @@ describe("parseOpsgenie: documented variants", () => {
 });
 
 describe("parseOpsgenie: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseOpsgenie({ body, headers: {}, options: {} });
-  }
-
-  it("rejects an empty body", () => {
-    expect(parseBody("  ")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "Opsgenie says hi"],
-    ["truncated JSON", '{"action":"Create","alert":{"alertId":"052652ac'],
-    ["single quotes", "{'action': 'Create'}"],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseOpsgenie, {
+    empty: "  ",
+    notJson: [
+      ["plain text", "Opsgenie says hi"],
+      ["truncated JSON", '{"action":"Create","alert":{"alertId":"052652ac'],
+      ["single quotes", "{'action': 'Create'}"],
+    ],
   });
 
   it.each([

@@ -1,23 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parsePagerduty } from "./pagerduty.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/pagerduty/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("pagerduty", name);
   return parsePagerduty({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
 function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
   return parsePagerduty({ body: JSON.stringify(payload), headers: {}, options });
-}
-
-function eventsOf(result: ParseResult): AlertEvent[] {
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  return result.events;
 }
 
 const HIGH_URGENCY = {
@@ -116,12 +113,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parsePagerduty: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("pagerduty", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -158,11 +150,7 @@ function incidentEvent(
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const events = eventsOf(parseJson(payload, options));
-  expect(events).toHaveLength(1);
-  const [event] = events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 describe("parsePagerduty: V3 variants", () => {
@@ -502,23 +490,17 @@ describe("parsePagerduty: bad input", () => {
     });
   });
 
-  function parseBody(body: string): ParseResult {
-    return parsePagerduty({ body, headers: {}, options: {} });
-  }
-
   const notPagerduty = {
     ok: false,
     error:
       "not a PagerDuty webhook: expected a JSON object with an event object (V3) or a messages array (V2)",
   };
 
-  it.each([
-    ["plain text", "PagerDuty says hi"],
-    ["truncated JSON", '{"event":{"id":"01BZ","event_type":"incident.triggered","data":{"id":"P'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parsePagerduty, {
+    notJson: [
+      ["plain text", "PagerDuty says hi"],
+      ["truncated JSON", '{"event":{"id":"01BZ","event_type":"incident.triggered","data":{"id":"P'],
+    ],
   });
 
   it.each([

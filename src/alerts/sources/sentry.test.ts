@@ -1,10 +1,8 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { fixtureFiles, itRejectsUnreadableBodies, readFixture } from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseSentry } from "./sentry.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
-
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/sentry/", import.meta.url);
 
 // Integration-platform fixtures are sent with their resource header; the legacy plugin sends none.
 const FIXTURE_RESOURCE: Record<string, string | undefined> = {
@@ -16,7 +14,7 @@ const FIXTURE_RESOURCE: Record<string, string | undefined> = {
 };
 
 function parseFixture(name: string, withHeader: boolean): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("sentry", name);
   const headers: Record<string, string | undefined> = { "content-type": "application/json" };
   if (withHeader) headers["sentry-hook-resource"] = FIXTURE_RESOURCE[name];
   return parseSentry({ body, headers, options: {} });
@@ -164,9 +162,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 
 describe("parseSentry: shared fixtures", () => {
   it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
+    const files = fixtureFiles("sentry");
     expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
     expect(Object.keys(FIXTURE_RESOURCE).sort()).toEqual(files);
   });
@@ -183,12 +179,7 @@ describe("parseSentry: shared fixtures", () => {
 });
 
 function onlyEvent(payload: unknown, resource?: string, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson(payload, resource, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, resource, options));
 }
 
 function issueBody(action: string, issue: Record<string, unknown> = {}): Record<string, unknown> {
@@ -517,21 +508,12 @@ describe("parseSentry: messages without an alert", () => {
 });
 
 describe("parseSentry: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseSentry({ body, headers: {}, options: {} });
-  }
-
-  it("rejects an empty body", () => {
-    expect(parseBody("")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "Sentry issue created"],
-    ["truncated JSON", '{"action":"created","data":{"issue":{"id":"42"'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseSentry, {
+    empty: "",
+    notJson: [
+      ["plain text", "Sentry issue created"],
+      ["truncated JSON", '{"action":"created","data":{"issue":{"id":"42"'],
+    ],
   });
 
   it.each([

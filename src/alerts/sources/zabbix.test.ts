@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  itHasAnExpectationForEveryFixture,
+  itRejectsUnreadableBodies,
+  readFixture,
+} from "../../../test/fixtures.ts";
+import { onlyEventOf } from "../../../test/parse-results.ts";
 import type { AlertEvent, AlertLink, ParseResult, ParserOptions } from "./types.ts";
 import { parseZabbix } from "./zabbix.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURE_DIR = new URL("../../../../shared/fixtures/alert-payloads/zabbix/", import.meta.url);
-
 function parseFixture(name: string): ParseResult {
-  const body = readFileSync(new URL(name, FIXTURE_DIR), "utf8");
+  const body = readFixture("zabbix", name);
   return parseZabbix({ body, headers: { "content-type": "application/json" }, options: {} });
 }
 
@@ -16,12 +18,7 @@ function parseJson(payload: unknown, options: ParserOptions = {}): ParseResult {
 }
 
 function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
-  const result = parseJson(payload, options);
-  if (!result.ok) throw new Error(`expected events, got error: ${result.error}`);
-  expect(result.events).toHaveLength(1);
-  const [event] = result.events;
-  if (!event) throw new Error("no event");
-  return event;
+  return onlyEventOf(parseJson(payload, options));
 }
 
 const CPU_TAGS = {
@@ -172,12 +169,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
 };
 
 describe("parseZabbix: shared fixtures", () => {
-  it("has an expectation for every fixture file", () => {
-    const files = readdirSync(FIXTURE_DIR)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-    expect(files).toEqual(Object.keys(EXPECTED_BY_FIXTURE).sort());
-  });
+  itHasAnExpectationForEveryFixture("zabbix", EXPECTED_BY_FIXTURE);
 
   it.each(Object.entries(EXPECTED_BY_FIXTURE))("%s", (name, expected) => {
     expect(parseFixture(name)).toEqual({ ok: true, events: expected });
@@ -426,27 +418,18 @@ describe("parseZabbix: documented variants", () => {
 });
 
 describe("parseZabbix: bad input", () => {
-  function parseBody(body: string): ParseResult {
-    return parseZabbix({ body, headers: {}, options: {} });
-  }
-
   const notZabbix = {
     ok: false,
     error:
       "not a Zabbix webhook: expected a JSON object with a trigger id (triggerId, trigger_id or a link with triggerid) or a trigger name (name, event_name, trigger, trigger_name)",
   };
 
-  it("rejects an empty body", () => {
-    expect(parseBody("  ")).toEqual({ ok: false, error: "body is empty" });
-  });
-
-  it.each([
-    ["plain text", "PROBLEM: Disk full"],
-    ["truncated JSON", '{"triggerId":"23711","name":"High CPU'],
-  ])("rejects %s as not JSON", (_name, body) => {
-    const result = parseBody(body);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error).toMatch(/^body is not JSON: /);
+  itRejectsUnreadableBodies(parseZabbix, {
+    empty: "  ",
+    notJson: [
+      ["plain text", "PROBLEM: Disk full"],
+      ["truncated JSON", '{"triggerId":"23711","name":"High CPU'],
+    ],
   });
 
   it.each([
