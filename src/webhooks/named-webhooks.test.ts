@@ -170,6 +170,7 @@ describeEachEngine(
           name: "deploy-hook",
           target_type: "agent",
           target_name: agent,
+          description: "called by the deploy pipeline",
         });
         await expectStatus(response, 201);
         const created = response.json();
@@ -179,6 +180,7 @@ describeEachEngine(
           name: "deploy-hook",
           target_type: "agent",
           target_name: agent,
+          description: "called by the deploy pipeline",
           enabled: true,
           ready: true,
           not_ready_reasons: [],
@@ -309,6 +311,7 @@ describeEachEngine(
           name: "renamed",
           target_type: "workflow",
           target_name: workflow,
+          description: "now runs the release workflow",
           enabled: true,
         });
         await expectStatus(moved, 200);
@@ -317,6 +320,7 @@ describeEachEngine(
           name: "renamed",
           target_type: "workflow",
           target_name: workflow,
+          description: "now runs the release workflow",
           updated_at: expect.any(String),
         });
         expect((await call(h, auth, "GET", `${BASE}/${created.id}`)).json()).toEqual(moved.json());
@@ -544,6 +548,7 @@ describeEachEngine(
         expect(withoutToken(created)).toEqual({
           id: created.id,
           name: "later",
+          description: "",
           target_type: "agent",
           target_name: lonely,
           enabled: false,

@@ -83,6 +83,7 @@ async function present(
     name: row.name,
     target_type: row.targetType,
     target_name: row.targetName,
+    description: row.description,
     enabled: row.enabled,
     ready: reasons.length === 0,
     not_ready_reasons: reasons.map((reason) => ({
@@ -177,6 +178,7 @@ export async function createNamedWebhook({
       name: input.name,
       targetType: input.target_type,
       targetName: input.target_name,
+      description: input.description ?? "",
       enabled,
       now: ctx.now(),
     });
@@ -245,6 +247,7 @@ export async function updateNamedWebhook({
     name: changes.name ?? current.name,
     targetType: changes.target_type ?? current.targetType,
     targetName: changes.target_name ?? current.targetName,
+    description: changes.description ?? current.description,
     enabled: changes.enabled ?? current.enabled,
   };
   // Saving an enabled webhook vouches for its target; disabling one never needs a ready target.

@@ -106,6 +106,7 @@ export const WebhookCreate = Type.Object(
     name: WebhookName,
     target_type: TargetType,
     target_name: TargetName,
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
     enabled: Type.Optional(Type.Boolean({ default: true })),
   },
   { $id: "WebhookCreate", additionalProperties: false, description: READINESS_NOTE },
@@ -117,6 +118,7 @@ export const WebhookUpdate = Type.Object(
     name: Type.Optional(WebhookName),
     target_type: Type.Optional(TargetType),
     target_name: Type.Optional(TargetName),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
     enabled: Type.Optional(Type.Boolean()),
   },
   {
@@ -133,6 +135,7 @@ const webhookFields = {
   name: Type.String(),
   target_type: Type.String({ description: "agent or workflow" }),
   target_name: Type.String(),
+  description: Type.String(),
   enabled: Type.Boolean(),
   ready: Type.Boolean({
     description: "The target is safe to run unattended now; a trigger answers 423 otherwise",

@@ -24,6 +24,7 @@ export const webhooks = pgTable("webhooks", {
   name: text("name").notNull(),
   targetType: text("target_type").notNull(),
   targetName: text("target_name").notNull(),
+  description: text("description").notNull().default(""),
   enabled: boolean("enabled").notNull().default(true),
   /** Looked up by hash; the sealed copy exists only so the trigger URL can be shown again. */
   tokenHash: text("token_hash").notNull().unique(),

@@ -22,6 +22,7 @@ export interface NewWebhook {
   name: string;
   targetType: string;
   targetName: string;
+  description?: string;
   enabled?: boolean;
   id?: string;
   now: Date;
@@ -38,6 +39,7 @@ export async function createWebhook(db: Executor, secrets: Secrets, input: NewWe
       name: input.name,
       targetType: input.targetType,
       targetName: input.targetName,
+      description: input.description ?? "",
       enabled: input.enabled ?? true,
       tokenHash: hashSecret(token),
       tokenSealed: secrets.encrypt(token),

@@ -286,6 +286,7 @@ CREATE TABLE "webhooks" (
 	"name" text NOT NULL,
 	"target_type" text NOT NULL,
 	"target_name" text NOT NULL,
+	"description" text DEFAULT '' NOT NULL,
 	"enabled" boolean DEFAULT true NOT NULL,
 	"token_hash" text NOT NULL,
 	"token_sealed" text NOT NULL,
