@@ -1,6 +1,7 @@
 // `npm run bench` runs every bench; `npm run bench -- ingest` runs the named ones.
 const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import("./ingest.ts")).runIngestBench(),
+  query: async () => (await import("./query.ts")).runQueryBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

@@ -99,7 +99,46 @@ export const alerts = pgTable(
       table.integrationName,
       table.externalUid,
     ),
-    index("alerts_tenant_status").on(table.orgId, table.ownerId, table.status, table.displayPriority),
+    // The console (list-alerts.ts): one tenant's alerts of one status in each sort order, so a page
+    // is read in index order and its total counted from the index alone; org and personal
+    // namespaces apart, as in uniquePerTenant, so the tenant column is an equality.
+    index("alerts_org_by_severity")
+      .on(table.orgId, table.status, table.displayPriority, table.triggeredAt.desc().nullsFirst(), table.id)
+      .where(sql`${table.orgId} is not null`),
+    index("alerts_personal_by_severity")
+      .on(table.ownerId, table.status, table.displayPriority, table.triggeredAt.desc().nullsFirst(), table.id)
+      .where(sql`${table.orgId} is null`),
+    index("alerts_org_by_impact")
+      .on(
+        table.orgId,
+        table.status,
+        table.impactScore.desc().nullsFirst(),
+        table.displayPriority,
+        table.triggeredAt.desc().nullsFirst(),
+        table.id,
+      )
+      .where(sql`${table.orgId} is not null`),
+    index("alerts_personal_by_impact")
+      .on(
+        table.ownerId,
+        table.status,
+        table.impactScore.desc().nullsFirst(),
+        table.displayPriority,
+        table.triggeredAt.desc().nullsFirst(),
+        table.id,
+      )
+      .where(sql`${table.orgId} is null`),
+    // The summaries count a tenant's active alerts by attention and analysis status: from the index.
+    index("alerts_org_active")
+      .on(table.orgId, table.integrationName, table.attention, table.analysisStatus)
+      .where(sql`${table.status} = 'active' and ${table.orgId} is not null`),
+    index("alerts_personal_active")
+      .on(table.ownerId, table.integrationName, table.attention, table.analysisStatus)
+      .where(sql`${table.status} = 'active' and ${table.orgId} is null`),
+    // `q`: case-insensitive substring search (ILIKE '%...%') over title and description. pg_trgm is
+    // created by the 0000_extensions migration, before the tables.
+    index("alerts_title_trgm").using("gin", table.title.op("gin_trgm_ops")),
+    index("alerts_description_trgm").using("gin", table.description.op("gin_trgm_ops")),
     index("alerts_external_uid").on(table.externalUid),
     index("alerts_triage_bucket")
       .on(table.triageBucket)

@@ -3,6 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { sql } from "drizzle-orm";
 import { drizzle as drizzleNodePostgres } from "drizzle-orm/node-postgres";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -42,7 +43,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     mkdirSync(dataPath, { recursive: true });
     unlock = lockDataDir(target.dataDir);
   }
-  const client = await PGlite.create(dataPath).catch((err) => {
+  // pg_trgm: the trigram indexes of alert search (migration 0000_extensions).
+  const client = await PGlite.create(dataPath, { extensions: { pg_trgm } }).catch((err) => {
     unlock();
     throw err;
   });

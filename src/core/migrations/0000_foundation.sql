@@ -309,7 +309,14 @@ CREATE UNIQUE INDEX "alert_webhooks_org_key" ON "alert_webhooks" USING btree ("o
 CREATE UNIQUE INDEX "alert_webhooks_personal_key" ON "alert_webhooks" USING btree ("owner_id","app_name","source","integration") WHERE "alert_webhooks"."org_id" is null;--> statement-breakpoint
 CREATE UNIQUE INDEX "alerts_org_key" ON "alerts" USING btree ("org_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "alerts_personal_key" ON "alerts" USING btree ("owner_id","source_type","integration_name","external_uid") WHERE "alerts"."org_id" is null;--> statement-breakpoint
-CREATE INDEX "alerts_tenant_status" ON "alerts" USING btree ("org_id","owner_id","status","display_priority");--> statement-breakpoint
+CREATE INDEX "alerts_org_by_severity" ON "alerts" USING btree ("org_id","status","display_priority","triggered_at" DESC NULLS FIRST,"id") WHERE "alerts"."org_id" is not null;--> statement-breakpoint
+CREATE INDEX "alerts_personal_by_severity" ON "alerts" USING btree ("owner_id","status","display_priority","triggered_at" DESC NULLS FIRST,"id") WHERE "alerts"."org_id" is null;--> statement-breakpoint
+CREATE INDEX "alerts_org_by_impact" ON "alerts" USING btree ("org_id","status","impact_score" DESC NULLS FIRST,"display_priority","triggered_at" DESC NULLS FIRST,"id") WHERE "alerts"."org_id" is not null;--> statement-breakpoint
+CREATE INDEX "alerts_personal_by_impact" ON "alerts" USING btree ("owner_id","status","impact_score" DESC NULLS FIRST,"display_priority","triggered_at" DESC NULLS FIRST,"id") WHERE "alerts"."org_id" is null;--> statement-breakpoint
+CREATE INDEX "alerts_org_active" ON "alerts" USING btree ("org_id","integration_name","attention","analysis_status") WHERE "alerts"."status" = 'active' and "alerts"."org_id" is not null;--> statement-breakpoint
+CREATE INDEX "alerts_personal_active" ON "alerts" USING btree ("owner_id","integration_name","attention","analysis_status") WHERE "alerts"."status" = 'active' and "alerts"."org_id" is null;--> statement-breakpoint
+CREATE INDEX "alerts_title_trgm" ON "alerts" USING gin ("title" gin_trgm_ops);--> statement-breakpoint
+CREATE INDEX "alerts_description_trgm" ON "alerts" USING gin ("description" gin_trgm_ops);--> statement-breakpoint
 CREATE INDEX "alerts_external_uid" ON "alerts" USING btree ("external_uid");--> statement-breakpoint
 CREATE INDEX "alerts_triage_bucket" ON "alerts" USING btree ("triage_bucket") WHERE "alerts"."analysis_status" in ('queued', 'running');--> statement-breakpoint
 CREATE INDEX "alerts_storm_scope" ON "alerts" USING btree ("storm_scope","storm_id","triggered_at") WHERE "alerts"."status" = 'active' and not "alerts"."is_test" and "alerts"."storm_scope" is not null;--> statement-breakpoint
