@@ -16,11 +16,17 @@ import type { ClassifyJobData } from "./triage.ts";
 const RETRY_LIMIT = 3;
 export const CLASSIFY_STEP = "sre_classify_alert_criticality";
 
-function tenantOf(data: ClassifyJobData) {
+function tenantOf(data: Pick<ClassifyJobData, "orgId" | "ownerId">) {
   return data.orgId ? sql`org_id = ${data.orgId}` : sql`org_id is null and owner_id = ${data.ownerId}`;
 }
 
-async function claim(ctx: JobContext, data: ClassifyJobData, attempt: number): Promise<AlertRow[]> {
+interface BucketOf {
+  orgId: string | null;
+  ownerId: string;
+  bucket: string;
+}
+
+async function claim(ctx: JobContext, data: BucketOf, attempt: number): Promise<AlertRow[]> {
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   const { rows } = await ctx.db.execute(sql`
@@ -44,7 +50,7 @@ async function historyOf(ctx: JobContext, ids: string[]) {
   return byAlert;
 }
 
-async function classifyBucket(ctx: JobContext, data: ClassifyJobData, attempt: number): Promise<void> {
+async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number): Promise<void> {
   const claimed = await claim(ctx, data, attempt);
   if (claimed.length === 0) return;
   const history = await historyOf(
@@ -110,7 +116,7 @@ async function classifyBucket(ctx: JobContext, data: ClassifyJobData, attempt: n
   }
 }
 
-async function markFailed(ctx: JobContext, data: ClassifyJobData, reason: string): Promise<void> {
+async function markFailed(ctx: JobContext, data: BucketOf, reason: string): Promise<void> {
   await ctx.db.execute(sql`
     update alerts set analysis_status = 'failed'
     where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ('queued', 'running')`);
@@ -119,15 +125,23 @@ async function markFailed(ctx: JobContext, data: ClassifyJobData, reason: string
 
 export const classifyAlertsJob = defineJob({
   name: "alerts.classify",
-  schema: Type.Object({ orgId: Nullable(Type.String()), ownerId: Type.String(), bucket: Type.String() }),
+  schema: Type.Object({
+    orgId: Nullable(Type.String()),
+    ownerId: Type.String(),
+    buckets: Type.Array(Type.String(), { minItems: 1 }),
+  }),
   retryLimit: RETRY_LIMIT,
   retryDelaySeconds: 5,
   handler: async ({ ctx, data, attempt }) => {
-    try {
-      await classifyBucket(ctx, data, attempt);
-    } catch (err) {
-      if (attempt <= RETRY_LIMIT) throw err;
-      await markFailed(ctx, data, err instanceof Error ? err.message : String(err));
+    for (const bucket of data.buckets) {
+      const one = { orgId: data.orgId, ownerId: data.ownerId, bucket };
+      try {
+        await classifyBucket(ctx, one, attempt);
+      } catch (err) {
+        // A retry runs the whole job again; buckets already classified have nothing left to claim.
+        if (attempt <= RETRY_LIMIT) throw err;
+        await markFailed(ctx, one, err instanceof Error ? err.message : String(err));
+      }
     }
   },
 });

@@ -111,7 +111,7 @@ export async function reclassifyAlert({ ctx, input }: { ctx: Ctx; input: { id: s
     await ctx.services.queue.enqueue(tx, classifyAlertsJob, {
       orgId: tenant.orgId,
       ownerId: tenant.ownerId,
-      bucket,
+      buckets: [bucket],
     });
   });
   return getAlert({ ctx, input: { id: current.id } });

@@ -103,7 +103,7 @@ describeEachEngine("automatic triage", (harness) => {
     });
     const [first] = delivered.json().alerts;
     const { rows } = await h.vigil.services.database.db.execute(
-      sql`select count(*)::int as n from pgboss.job where name = 'alerts.classify' and data->>'bucket' = ${`alert:${first.id}`}`,
+      sql`select count(*)::int as n from pgboss.job where name = 'alerts.classify' and data->'buckets' ? ${`alert:${first.id}`}`,
     );
     expect(Number(rows[0]?.n)).toBe(0);
     expect((await read(h, auth, first.id)).analysis_status).toBe("none");
@@ -207,7 +207,7 @@ describeEachEngine("automatic triage", (harness) => {
       log: h.vigil.log,
       enqueue: h.vigil.services.queue.enqueue,
     };
-    const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, bucket };
+    const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, buckets: [bucket] };
     await expect(classifyAlertsJob.handler({ ctx, data, attempt: 1 })).rejects.toThrow("connection reset");
     expect((await read(h, auth, id)).analysis_status).toBe("queued");
     calls = 0;

@@ -58,26 +58,31 @@ export function queueForTriage(
 export interface ClassifyJobData {
   orgId: string | null;
   ownerId: string;
-  bucket: string;
+  /** Each bucket is classified on its own; one job carries all buckets due at the same time. */
+  buckets: string[];
 }
 
 /**
- * One job per bucket. For a batch bucket the first alert's job runs when the window ends; the
- * singleton key drops the jobs of later alerts of the same window, whose alerts the first job
- * picks up because it claims every queued alert of the bucket.
+ * At most two jobs per delivery, however many buckets it fills: one for the buckets due now, one
+ * for those that wait for the window. A waiting job runs when the window ends and claims every queued
+ * alert of its buckets, so the singleton key may drop the same buckets' job of a later delivery in
+ * the same window.
  */
 export async function enqueueTriage(
   send: (data: ClassifyJobData, options: Parameters<Enqueue>[3]) => Promise<unknown>,
   scope: Pick<AlertScope, "orgId" | "ownerId">,
   buckets: Map<string, number>,
 ): Promise<void> {
-  for (const [bucket, delaySeconds] of buckets) {
-    const data = { orgId: scope.orgId, ownerId: scope.ownerId, bucket };
+  const byDelay = new Map<number, string[]>();
+  for (const [bucket, delaySeconds] of buckets)
+    byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), bucket]);
+  for (const [delaySeconds, keys] of byDelay) {
+    const data = { orgId: scope.orgId, ownerId: scope.ownerId, buckets: keys.sort() };
     if (delaySeconds === 0) await send(data, {});
     else {
       await send(data, {
         startAfterSeconds: delaySeconds,
-        singletonKey: `${scope.orgId ?? scope.ownerId}|${bucket}`,
+        singletonKey: `${scope.orgId ?? scope.ownerId}|${data.buckets.join("|")}`.slice(0, 500),
         singletonSeconds: delaySeconds,
       });
     }
