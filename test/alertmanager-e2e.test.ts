@@ -2,194 +2,18 @@
 // receiver pointing at a listening Vigil's trigger URL. Alerts posted to Alertmanager's API arrive in
 // Vigil with Alertmanager's own fingerprints as external_uid, and resolve the same way. The binary is
 // required, not optional: without it the test fails and says how to install it (.ci/run does).
-import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { AlertV1 } from "../src/alerts/schemas.ts";
+import {
+  type AlertmanagerProcess,
+  type GettableAlert,
+  type PostableAlert,
+  poll,
+  request,
+  requireAlertmanager,
+  startAlertmanager,
+} from "./alertmanager-process.ts";
 import { describeEachEngine } from "./harness.ts";
-
-const BINARY = "prometheus-alertmanager";
-const STEP_TIMEOUT_MS = 30_000;
-
-function onPath(name: string): string | null {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return null;
-}
-
-function requireAlertmanager(): string {
-  const binary = onPath(BINARY);
-  if (!binary) {
-    throw new Error(
-      `${BINARY} is not on PATH: this end-to-end test needs a real Prometheus Alertmanager. ` +
-        `Install the Debian package: apt-get install -y ${BINARY} (.ci/run installs it).`,
-    );
-  }
-  return binary;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-/** Polls `check` until it returns a value, or fails naming `what` (with Alertmanager's output). */
-async function poll<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  context: () => string = () => "",
-  timeoutMs = STEP_TIMEOUT_MS,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown = null;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : "";
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}\n${context()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-async function request(url: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(url, { ...init, signal: AbortSignal.timeout(5_000) });
-}
-
-interface AlertmanagerProcess {
-  base: string;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-async function startAlertmanager(binary: string, triggerUrl: string): Promise<AlertmanagerProcess> {
-  const dir = mkdtempSync(join(tmpdir(), "vigil-alertmanager-"));
-  const configFile = join(dir, "alertmanager.yml");
-  // group_by alertname: the two HighLatency alerts travel in one body, DiskFull in another.
-  writeFileSync(
-    configFile,
-    [
-      "global:",
-      "  resolve_timeout: 5m",
-      "route:",
-      "  receiver: vigil",
-      "  group_by: [alertname]",
-      "  group_wait: 1s",
-      "  group_interval: 1s",
-      "  repeat_interval: 1h",
-      "receivers:",
-      "  - name: vigil",
-      "    webhook_configs:",
-      `      - url: ${JSON.stringify(triggerUrl)}`,
-      "        send_resolved: true",
-      "",
-    ].join("\n"),
-  );
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    binary,
-    [
-      `--config.file=${configFile}`,
-      `--storage.path=${join(dir, "data")}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      "--cluster.listen-address=",
-      "--log.level=debug",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) =>
-    child.on("exit", (code) => {
-      exitCode = code;
-      resolve();
-    }),
-  );
-  const spawnFailed = new Promise<Error>((resolve) => child.on("error", resolve));
-  const base = `http://127.0.0.1:${port}`;
-  const am: AlertmanagerProcess = {
-    base,
-    output: () => `--- ${BINARY} output ---\n${output}`,
-    async stop() {
-      if (exitCode === undefined) {
-        child.kill("SIGTERM");
-        const killed = await Promise.race([
-          exited.then(() => true),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
-        ]);
-        if (!killed) {
-          child.kill("SIGKILL");
-          await exited;
-        }
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  try {
-    await Promise.race([
-      spawnFailed.then((err) => {
-        throw new Error(`${BINARY} could not be started: ${err.message}`);
-      }),
-      poll(
-        `${BINARY} to be ready on ${base}`,
-        async () => {
-          if (exitCode !== undefined) throw new Error(`${BINARY} exited with code ${exitCode}`);
-          const response = await request(`${base}/-/ready`);
-          return response.ok ? true : undefined;
-        },
-        am.output,
-      ),
-    ]);
-  } catch (err) {
-    await am.stop();
-    throw err;
-  }
-  return am;
-}
-
-interface PostableAlert {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  startsAt: string;
-  endsAt?: string;
-  generatorURL: string;
-}
-
-interface GettableAlert {
-  fingerprint: string;
-  labels: Record<string, string>;
-  status: { state: string };
-}
 
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
   const keys = Object.keys(a);
@@ -257,10 +81,9 @@ describeEachEngine("Prometheus Alertmanager posting to a running Vigil", (harnes
     expect(registered.status).toBe(201);
     const registration = (await registered.json()) as { platform_webhook_url: string };
     expect(registration.platform_webhook_url).toMatch(/^\/api\/v1\/webhooks\/trigger\?apiKey=/);
-    alertmanager = await startAlertmanager(
-      binary,
-      `${vigilBase}/platform${registration.platform_webhook_url}`,
-    );
+    alertmanager = await startAlertmanager(binary, {
+      webhookUrl: `${vigilBase}/platform${registration.platform_webhook_url}`,
+    });
   }, 60_000);
 
   afterAll(async () => {

@@ -102,25 +102,40 @@ export interface AlertmanagerProcess {
   stop(): Promise<void>;
 }
 
-async function request(url: string, init: RequestInit = {}): Promise<Response> {
+export async function request(url: string, init: RequestInit = {}): Promise<Response> {
   return fetch(url, { ...init, signal: AbortSignal.timeout(5_000) });
 }
 
 /**
- * Starts Alertmanager with a receiver that sends nowhere and one inhibit rule: a `critical` alert
- * inhibits `warning` alerts with the same `service` label.
+ * Starts Alertmanager with one inhibit rule (a `critical` alert inhibits `warning` alerts with the
+ * same `service` label) and a receiver that sends nowhere, or, given `webhookUrl`, a webhook
+ * receiver that groups by alertname, waits 1 s and also sends resolves.
  */
-export async function startAlertmanager(binary: string): Promise<AlertmanagerProcess> {
+export async function startAlertmanager(
+  binary: string,
+  options: { webhookUrl?: string } = {},
+): Promise<AlertmanagerProcess> {
   const dir = mkdtempSync(join(tmpdir(), "vigil-alertmanager-"));
   const configFile = join(dir, "alertmanager.yml");
+  const receiver = options.webhookUrl
+    ? [
+        "route:",
+        "  receiver: vigil",
+        "  group_by: [alertname]",
+        "  group_wait: 1s",
+        "  group_interval: 1s",
+        "  repeat_interval: 1h",
+        "receivers:",
+        "  - name: vigil",
+        "    webhook_configs:",
+        `      - url: ${JSON.stringify(options.webhookUrl)}`,
+        "        send_resolved: true",
+      ]
+    : ["route:", "  receiver: nowhere", "  group_by: [alertname]", "receivers:", "  - name: nowhere"];
   writeFileSync(
     configFile,
     [
-      "route:",
-      "  receiver: nowhere",
-      "  group_by: [alertname]",
-      "receivers:",
-      "  - name: nowhere",
+      ...receiver,
       "inhibit_rules:",
       "  - source_matchers: [severity=critical]",
       "    target_matchers: [severity=warning]",
