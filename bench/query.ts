@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { SOURCE_TYPES } from "../src/alerts/sources/types.ts";
 import { loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
 
@@ -24,24 +25,7 @@ const WARMUP = 5;
 const CASE_BUDGET_MS = 12_000;
 const TARGET_P99_MS = 50;
 
-const SOURCES = [
-  "alertmanager",
-  "grafana",
-  "datadog",
-  "pagerduty",
-  "opsgenie",
-  "cloudwatch",
-  "azure-monitor",
-  "gcp-monitoring",
-  "newrelic",
-  "sentry",
-  "zabbix",
-  "dynatrace",
-  "elastic",
-  "splunk",
-  "uptime-kuma",
-  "checkmk",
-];
+const SOURCES = SOURCE_TYPES;
 const INTEGRATIONS = ["prod", "staging", "eu-west", "us-east", "payments", "k8s-core"];
 /** In about 1 title in 10 (the common search word). */
 const COMMON_WORD = "latency";
