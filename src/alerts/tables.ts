@@ -83,6 +83,8 @@ export const alerts = pgTable(
     /** What the alert's labels scope it to for storms (correlate.ts), such as `cluster:prod-eu-1`. */
     stormScope: text("storm_scope"),
     likelyUpstream: text("likely_upstream"),
+    /** Storms must look at this alert again (it is new, changed or left): storm-correlator.ts. */
+    stormPending: boolean("storm_pending").notNull().default(false),
     ingestedVia: text("ingested_via"),
     /** The delivery's body, stored once in alert_payloads however many alerts it holds. */
     rawPayloadId: uuid("raw_payload_id"),
@@ -149,6 +151,10 @@ export const alerts = pgTable(
       .on(table.stormScope, table.stormId, table.triggeredAt)
       .where(sql`${table.status} = 'active' and not ${table.isTest} and ${table.stormScope} is not null`),
     index("alerts_storm").on(table.stormId).where(sql`${table.stormId} is not null`),
+    // The correlator's queue: the scopes with alerts it has not looked at yet.
+    index("alerts_storm_pending")
+      .on(table.orgId, table.ownerId, table.stormScope)
+      .where(sql`${table.stormPending}`),
   ],
 );
 

@@ -1,0 +1,2 @@
+ALTER TABLE "alerts" ADD COLUMN "storm_pending" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "alerts_storm_pending" ON "alerts" USING btree ("org_id","owner_id","storm_scope") WHERE "alerts"."storm_pending";
