@@ -201,6 +201,7 @@ async function postgresTarget(): Promise<Target | null> {
         dataDir,
         databaseUrl: url.toString(),
         logLevel: "silent",
+        ...(process.env.BENCH_ROLE ? { role: process.env.BENCH_ROLE as "api" } : {}),
         secretKey: "bench-secret-key",
         bootstrapApiKey: BOOTSTRAP_KEY,
       },

@@ -1,6 +1,7 @@
 // Every setting Vigil reads from the environment, parsed and validated once at start.
 // Nothing else reads process.env: the parsed Config is passed in.
 import { resolve } from "node:path";
+import { DEFAULT_ENVIRONMENT_CRITICALITY, type EnvironmentLevel } from "./alerts/impact.ts";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 export type Role = "all" | "api" | "worker";
@@ -23,6 +24,8 @@ export interface Config {
   llm: { baseUrl: string; model: string; apiKey: string | null } | null;
   /** Hosts (`name` or `name:port`, lower-case) the http_request action may call. */
   automationHttpAllowedHosts: string[];
+  /** Environment name (lower case) -> criticality, for impact scores and triage. */
+  environmentCriticality: Readonly<Record<string, EnvironmentLevel>>;
 }
 
 export class ConfigError extends Error {}
@@ -42,6 +45,24 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
   const value = env[name]?.trim();
   return value ? value : null;
+}
+
+const LEVELS: EnvironmentLevel[] = ["high", "medium", "low"];
+
+/** `canary=high,perf=medium`: added to the default map, replacing a default entry of the same name. */
+function environmentCriticality(env: NodeJS.ProcessEnv): Record<string, EnvironmentLevel> {
+  const map: Record<string, EnvironmentLevel> = { ...DEFAULT_ENVIRONMENT_CRITICALITY };
+  for (const entry of (text(env, "ENVIRONMENT_CRITICALITY") ?? "").split(",")) {
+    if (entry.trim() === "") continue;
+    const [name, level, ...rest] = entry.split("=").map((part) => part.trim().toLowerCase());
+    if (!name || rest.length > 0 || !LEVELS.includes(level as EnvironmentLevel)) {
+      throw new ConfigError(
+        `ENVIRONMENT_CRITICALITY must be a comma-separated list of name=high|medium|low, got "${entry.trim()}"`,
+      );
+    }
+    map[name] = level as EnvironmentLevel;
+  }
+  return map;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -86,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       .split(",")
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
+    environmentCriticality: environmentCriticality(env),
     llm:
       llmBaseUrl && llmModel
         ? { baseUrl: llmBaseUrl, model: llmModel, apiKey: text(env, "LLM_API_KEY") }

@@ -2,6 +2,7 @@
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type Logger } from "pino";
+import { type StormCorrelator, startStormCorrelator } from "./alerts/storm-correlator.ts";
 import { buildApp } from "./app.ts";
 import { registerAgentRunner } from "./automation/agent-runners.ts";
 import { runLlmAgent } from "./automation/llm-runner.ts";
@@ -52,6 +53,7 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 export async function startVigil(config: Config, options: StartOptions = {}): Promise<Vigil> {
   const log = options.logger ?? createLogger(config);
   const database = options.database ?? (await openConfiguredDatabase(config));
+  let correlator: StormCorrelator | null = null;
   try {
     const applied = await migrate(database.db);
     if (applied.length > 0) log.info({ applied }, "migrations applied");
@@ -71,6 +73,14 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     // llm agents run only with an LLM configured; otherwise their nodes fail with "no LLM configured".
     if (config.llm) registerAgentRunner("llm", runLlmAgent);
     if (config.role !== "api") await queue.work();
+    correlator =
+      config.role === "api"
+        ? null
+        : startStormCorrelator(database.db, {
+            now,
+            impact: { environmentCriticality: config.environmentCriticality },
+            log,
+          });
     const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
     const app = await buildApp(services, log, options.extraRoutes);
     await app.ready();
@@ -82,11 +92,13 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       // then close the database so PGlite flushes its files.
       async stop() {
         await app.close();
+        await correlator?.stop();
         await queue.stop();
         await database.close();
       },
     };
   } catch (err) {
+    await correlator?.stop();
     await database.close();
     throw err;
   }

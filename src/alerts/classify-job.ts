@@ -9,8 +9,9 @@ import { defineJob, type JobContext } from "../core/queue/catalog.ts";
 import { refineClassification } from "../llm/refine-classification.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "./alert-rows.ts";
 import { classifyAlert } from "./classify.ts";
-import { DEFAULT_ENVIRONMENT_CRITICALITY, readEnvironment } from "./impact.ts";
+import { readEnvironment } from "./impact.ts";
 import type { AlertRow } from "./lifecycle.ts";
+import { correlatePendingStorms } from "./storm-correlator.ts";
 import type { ClassifyJobData } from "./triage.ts";
 
 const RETRY_LIMIT = 3;
@@ -59,7 +60,7 @@ async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number):
   );
   const now = ctx.now();
   for (const row of claimed) {
-    const environment = readEnvironment(row.labels, row.sourceType, DEFAULT_ENVIRONMENT_CRITICALITY);
+    const environment = readEnvironment(row.labels, row.sourceType, ctx.config.environmentCriticality);
     const bucket = claimed
       .filter((other) => other.id !== row.id)
       .map((other) => ({ id: other.id, title: other.title, severity: other.severity }));
@@ -133,6 +134,14 @@ export const classifyAlertsJob = defineJob({
   retryLimit: RETRY_LIMIT,
   retryDelaySeconds: 5,
   handler: async ({ ctx, data, attempt }) => {
+    // Storm role is one of the classifier's signals: place the tenant's new alerts first. If that
+    // fails, the alerts are still classified (the correlator loop places them later).
+    await correlatePendingStorms(ctx.db, {
+      now: ctx.now,
+      impact: { environmentCriticality: ctx.config.environmentCriticality },
+      tenant: { orgId: data.orgId, ownerId: data.ownerId },
+      wait: true,
+    }).catch((err: unknown) => ctx.log.warn({ err }, "storm correlation before classification failed"));
     for (const bucket of data.buckets) {
       const one = { orgId: data.orgId, ownerId: data.ownerId, bucket };
       try {

@@ -100,6 +100,9 @@ describe("the confirmation job", () => {
     enqueue: async () => {
       throw new Error("the confirmation job sends no follow-up jobs");
     },
+    enqueueMany: async () => {
+      throw new Error("the confirmation job sends no follow-up jobs");
+    },
   };
   const data = (subscribeUrl: string) => ({
     subscribeUrl,

@@ -1,41 +1,38 @@
-// Alert ingest, end to end for one delivery (architecture.md, "Alert ingest"):
-//   1. parse the body with the registration's source parser
-//   2. lock the alert keys of the delivery, read the stored alerts in one query
-//   3. plan each event against the alert's current state (lifecycle.ts)
-//   4. storms (storms.ts): scope, leaving and impact in memory; the write takes the scope locks
-//   5. write all alerts in one upsert and their history in one insert
-//   6. correlate the locked scopes: storm, role and impact of the alerts whose storm changed
-// Everything runs in the trigger's transaction, so the 202 means it is all committed.
+// Alert ingest, end to end for a group of deliveries (architecture.md, "Alert ingest"). The trigger
+// hands over deliveries that arrived together (trigger.ts, group commit), so one transaction and a
+// handful of statements serve them all:
+//   1. parse each body with its registration's source parser (prepare, before the transaction)
+//   2. lock the deliveries' alert keys and read the stored alerts in one query
+//   3. plan each event against the alert's current state (lifecycle.ts), deliveries in arrival order
+//   4. storms (storms.ts): scope, impact outside a storm, and the mark for the storm correlator
+//   5. write the bodies, all alerts and their history in one statement; queue triage in one more
+// Storm membership and roles are not decided here: the correlator does it right after the commit,
+// off the sender's clock (storm-correlator.ts).
 import { createHash, randomUUID } from "node:crypto";
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import type { Executor, Tx } from "../core/db/database.ts";
-import type { Enqueue } from "../core/queue/catalog.ts";
-import type { WebhookTarget } from "../webhooks/index.ts";
+import type { EnqueueMany, SendOptions } from "../core/queue/catalog.ts";
+import type { BatchedTarget, TargetResult, WebhookTarget } from "../webhooks/index.ts";
 import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
 import { classifyAlertsJob } from "./classify-job.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
+import type { ImpactOptions } from "./impact.ts";
 import {
   type AlertPlan,
   type AlertRow,
   type AlertScope,
+  HISTORY_LIMIT,
   type IngestOutcome,
   planAlertChange,
 } from "./lifecycle.ts";
 import { registrationOfWebhook } from "./registrations.ts";
 import { PARSERS, readSnsHandshake } from "./sources/index.ts";
 import type { AlertEvent, SourceType } from "./sources/types.ts";
-import {
-  correlateStorms,
-  prepareStorms,
-  type StormLock,
-  type StormSnapshot,
-  stormReadQuery,
-} from "./storms.ts";
-import { enqueueTriage, queueForTriage, type TriageSettings } from "./triage.ts";
+import { markStorms } from "./storms.ts";
+import { type ClassifyJobData, queueForTriage, type TriageSettings, triageJobs } from "./triage.ts";
 
-/** Events kept per alert; older ones are trimmed. */
-export const HISTORY_LIMIT = 200;
+export { HISTORY_LIMIT };
 
 export interface IngestResult {
   id: string;
@@ -50,8 +47,14 @@ export interface IngestBatch {
   via: "push" | "pull";
   rawPayload: string | null;
   invocationId: string | null;
-  /** How new and re-fired alerts are classified, and how to send the job; null: not at all. */
-  triage: { settings: TriageSettings; enqueue: Enqueue } | null;
+  /** How new and re-fired alerts are classified; null: not at all. */
+  triage: TriageSettings | null;
+}
+
+export interface IngestOptions {
+  /** Sends the triage jobs, in the transaction. */
+  enqueueMany: EnqueueMany;
+  impact?: ImpactOptions;
 }
 
 // PostgreSQL text and jsonb cannot hold U+0000, and jsonb refuses unpaired surrogates, yet a JSON
@@ -84,64 +87,46 @@ function eventHash(event: AlertEvent): string {
   return createHash("sha256").update(JSON.stringify(event)).digest("hex");
 }
 
-/** A text[] literal. Safe here: uids are path-safe (alert-sources.md 1.2), so no quote or backslash. */
-function textArray(values: string[]): string {
-  return `{${values.map((value) => `"${value}"`).join(",")}}`;
+/** Identity of an alert across tenants and registrations: the unique key of `alerts`. */
+function alertKey(scope: AlertScope, uid: string): string {
+  return JSON.stringify([scope.orgId, scope.ownerId, scope.sourceType, scope.integrationName, uid]);
 }
 
 // Concurrent deliveries of one alert: FOR UPDATE (in id order, so no deadlock) makes the second
 // wait and then read the first one's result. Two deliveries that both create the same new alert
 // collide on the unique key instead; the trigger retries the loser, which then finds the alert.
-async function loadAlerts(tx: Tx, scope: AlertScope, uids: string[]): Promise<Map<string, AlertRow>> {
-  const tenant = scope.orgId
-    ? sql`org_id = ${scope.orgId}`
-    : sql`org_id is null and owner_id = ${scope.ownerId}`;
-  const { rows } = await tx.execute(
-    sql`select ${sql.raw(ALERT_SELECT_LIST)} from alerts where ${tenant} and source_type = ${scope.sourceType}
-        and integration_name = ${scope.integrationName} and external_uid = any(${textArray(uids)}::text[])
-        order by id for update`,
-  );
-  return new Map(rows.map((record) => [String(record.external_uid), rowFromRecord(record)]));
+async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, AlertRow>> {
+  const org = new Map<string, object>();
+  const personal = new Map<string, object>();
+  for (const { scope, events } of batches) {
+    for (const event of events) {
+      const key = { s: scope.sourceType, i: scope.integrationName, u: event.external_uid };
+      if (scope.orgId) org.set(alertKey(scope, event.external_uid), { o: scope.orgId, ...key });
+      else personal.set(alertKey(scope, event.external_uid), { o: scope.ownerId, ...key });
+    }
+  }
+  // Org and personal namespaces apart, so each half is a lookup in its own unique index.
+  const { rows } = await tx.execute(sql`
+    select ${sql.raw(ALERT_SELECT_LIST)} from alerts where id = any(array(
+      select a.id from jsonb_to_recordset(${JSON.stringify([...org.values()])}::jsonb) as k(o uuid, s text, i text, u text)
+        join alerts a on a.org_id = k.o and a.source_type = k.s and a.integration_name = k.i and a.external_uid = k.u
+      union all
+      select a.id from jsonb_to_recordset(${JSON.stringify([...personal.values()])}::jsonb) as k(o uuid, s text, i text, u text)
+        join alerts a on a.org_id is null and a.owner_id = k.o and a.source_type = k.s and a.integration_name = k.i
+          and a.external_uid = k.u))
+    order by id for update`);
+  const loaded = new Map<string, AlertRow>();
+  for (const record of rows) {
+    const row = rowFromRecord(record);
+    loaded.set(alertKey(row, row.externalUid), row);
+  }
+  return loaded;
 }
 
-/**
- * One statement for the delivery's body, its alerts and their history. When storms may change it
- * also takes the storm scopes' advisory locks and reads those scopes (storms.ts), saving two
- * round trips.
- */
-async function writeAlerts(
-  tx: Tx,
-  payload: { id: string; body: string; receivedAt: Date } | null,
-  rows: AlertRow[],
-  history: HistoryRecord[],
-  storms: { locks: StormLock[]; read: (heldKeys: SQL) => SQL } | null,
-): Promise<StormSnapshot> {
-  const locks = storms?.locks ?? [];
-  const { rows: result } = await tx.execute(sql`
-    with locks as (
-      select l.key::text as key, case when l.wait then pg_advisory_xact_lock(l.key)::text = '' else pg_try_advisory_xact_lock(l.key) end as held
-      from unnest(${`{${locks.map((lock) => lock.key).join(",")}}`}::bigint[], ${`{${locks.map((lock) => lock.wait).join(",")}}`}::boolean[])
-        with ordinality as l(key, wait, n)
-      order by l.n
-    ), payload as (
-      insert into alert_payloads (id, body, received_at)
-      select ${payload?.id ?? null}::uuid, ${payload?.body ?? ""}, ${payload?.receivedAt.toISOString() ?? null}::timestamptz
-      where ${payload !== null}
-    ), upserted as (
-      insert into alerts select * from jsonb_populate_recordset(null::alerts, ${JSON.stringify(rows.map(recordFromRow))}::jsonb)
-      on conflict (id) do update set ${sql.raw(ALERT_UPDATE_LIST)}
-    ), history as (
-      insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
-      select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
-      from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)
-    ), held as (
-      select coalesce(json_agg(key), '[]') as keys from locks where held
-    )
-    select held.keys, ${storms ? sql`(${storms.read(sql`select key from locks where held`)})` : sql`null`} as alerts
-    from held`);
-  const first = result[0] ?? {};
-  const keys = (typeof first.keys === "string" ? JSON.parse(first.keys) : (first.keys ?? [])) as string[];
-  return { lockedKeys: new Set(keys), alerts: first.alerts ?? null };
+interface PayloadRecord {
+  id: string;
+  body: string;
+  received_at: Date;
 }
 
 interface HistoryRecord {
@@ -157,83 +142,112 @@ interface HistoryRecord {
   detail: Record<string, unknown>;
 }
 
-/** Applies a delivery's events in payload order; events of one alert see each other's effects. */
-export async function applyAlertEvents(tx: Tx, batch: IngestBatch): Promise<IngestResult[]> {
-  if (batch.events.length === 0) return [];
-  const uids = [...new Set(batch.events.map((event) => event.external_uid))];
-  const current = await loadAlerts(tx, batch.scope, uids);
+/** One statement for the deliveries' bodies, their alerts and the alerts' history. */
+async function writeAlerts(
+  tx: Tx,
+  payloads: PayloadRecord[],
+  rows: AlertRow[],
+  history: HistoryRecord[],
+): Promise<void> {
+  await tx.execute(sql`
+    with payloads as (
+      insert into alert_payloads (id, body, received_at)
+      select id, body, received_at from jsonb_populate_recordset(null::alert_payloads, ${JSON.stringify(payloads)}::jsonb)
+    ), upserted as (
+      insert into alerts select * from jsonb_populate_recordset(null::alerts, ${JSON.stringify(rows.map(recordFromRow))}::jsonb)
+      on conflict (id) do update set ${sql.raw(ALERT_UPDATE_LIST)}
+    )
+    insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+    select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
+    from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)`);
+}
+
+/**
+ * Applies deliveries in order in one transaction: events of one alert, in one delivery or across
+ * deliveries, see each other's effects. Returns each delivery's results.
+ */
+export async function applyAlertBatches(
+  tx: Tx,
+  batches: IngestBatch[],
+  options: IngestOptions,
+): Promise<IngestResult[][]> {
+  if (batches.every((batch) => batch.events.length === 0)) return batches.map(() => []);
+  const current = await loadAlerts(tx, batches);
   const stored = new Map([...current.values()].map((row) => [row.id, row]));
 
   const changed = new Map<string, AlertRow>();
-  const planned: { row: AlertRow; outcome: IngestOutcome }[] = [];
   const history: HistoryRecord[] = [];
-  const results: IngestResult[] = [];
-  const payload =
-    batch.rawPayload === null
-      ? null
-      : { id: randomUUID(), body: storable(batch.rawPayload), receivedAt: batch.receivedAt };
-  for (const event of batch.events.map(storableEvent)) {
-    const existing = current.get(event.external_uid) ?? null;
-    const plan: AlertPlan = planAlertChange(existing, event, {
-      scope: batch.scope,
-      receivedAt: batch.receivedAt,
-      via: batch.via,
-      rawPayloadId: payload?.id ?? null,
-      eventHash: eventHash(event),
-    });
-    if (plan.next && plan.history) {
-      plan.next.eventSeq += 1;
-      history.push({
-        alert_id: plan.next.id,
-        seq: plan.next.eventSeq,
-        at: batch.receivedAt,
-        kind: plan.history.kind,
-        actor: "source",
-        source_event: plan.history.sourceEvent,
-        status_before: plan.history.statusBefore,
-        status_after: plan.history.statusAfter,
-        invocation_id: batch.invocationId,
-        detail: plan.history.detail,
+  const payloads: PayloadRecord[] = [];
+  const jobs: { data: ClassifyJobData; options: SendOptions }[] = [];
+  const results: IngestResult[][] = [];
+  for (const batch of batches) {
+    const planned: { row: AlertRow; outcome: IngestOutcome }[] = [];
+    const delivery: IngestResult[] = [];
+    const payload =
+      batch.rawPayload === null
+        ? null
+        : { id: randomUUID(), body: storable(batch.rawPayload), received_at: batch.receivedAt };
+    for (const event of batch.events.map(storableEvent)) {
+      const key = alertKey(batch.scope, event.external_uid);
+      const existing = current.get(key) ?? null;
+      const plan: AlertPlan = planAlertChange(existing, event, {
+        scope: batch.scope,
+        receivedAt: batch.receivedAt,
+        via: batch.via,
+        rawPayloadId: payload?.id ?? null,
+        eventHash: eventHash(event),
       });
-      current.set(event.external_uid, plan.next);
-      changed.set(plan.next.id, plan.next);
-      planned.push({ row: plan.next, outcome: plan.outcome });
+      if (plan.next && plan.history) {
+        plan.next.eventSeq += 1;
+        history.push({
+          alert_id: plan.next.id,
+          seq: plan.next.eventSeq,
+          at: batch.receivedAt,
+          kind: plan.history.kind,
+          actor: "source",
+          source_event: plan.history.sourceEvent,
+          status_before: plan.history.statusBefore,
+          status_after: plan.history.statusAfter,
+          invocation_id: batch.invocationId,
+          detail: plan.history.detail,
+        });
+        current.set(key, plan.next);
+        changed.set(plan.next.id, plan.next);
+        planned.push({ row: plan.next, outcome: plan.outcome });
+      }
+      delivery.push({
+        id: (plan.next ?? existing)?.id ?? "",
+        external_uid: event.external_uid,
+        outcome: plan.outcome,
+      });
     }
-    results.push({
-      id: (plan.next ?? existing)?.id ?? "",
-      external_uid: event.external_uid,
-      outcome: plan.outcome,
-    });
+    // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
+    if (payload && planned.some(({ row }) => row.rawPayloadId === payload.id)) payloads.push(payload);
+    if (batch.triage) jobs.push(...triageJobs(batch.scope, queueForTriage(planned, batch.triage)));
+    results.push(delivery);
   }
 
-  const buckets = batch.triage ? queueForTriage(planned, batch.triage.settings) : new Map<string, number>();
   if (changed.size > 0) {
     const rows = [...changed.values()];
-    // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
-    const referenced = rows.some((row) => row.rawPayloadId === payload?.id);
-    const storms = prepareStorms(
-      batch.scope,
+    markStorms(
       rows.map((row) => ({ before: stored.get(row.id) ?? null, after: row })),
+      options.impact,
     );
-    const snapshot = await writeAlerts(
-      tx,
-      referenced ? payload : null,
-      rows,
-      history,
-      storms && { locks: storms.locks, read: (heldKeys) => stormReadQuery(batch.scope, storms, heldKeys) },
-    );
-    if (storms) await correlateStorms(tx, batch.scope, storms, snapshot);
+    await writeAlerts(tx, payloads, rows, history);
     await trimHistory(tx, rows);
   }
-  if (batch.triage && buckets.size > 0) {
-    const { enqueue } = batch.triage;
-    await enqueueTriage(
-      (data, options) => enqueue(tx, classifyAlertsJob, data, options),
-      batch.scope,
-      buckets,
-    );
-  }
+  if (jobs.length > 0) await options.enqueueMany(tx, classifyAlertsJob, jobs);
   return results;
+}
+
+/** One delivery (or one pull) in the caller's transaction. */
+export async function applyAlertEvents(
+  tx: Tx,
+  batch: IngestBatch,
+  options: IngestOptions,
+): Promise<IngestResult[]> {
+  const [results] = await applyAlertBatches(tx, [batch], options);
+  return results ?? [];
 }
 
 async function trimHistory(tx: Executor, rows: AlertRow[]): Promise<void> {
@@ -258,63 +272,101 @@ function countUnmapped(services: Services, sourceType: string, events: AlertEven
   }
 }
 
-/** The webhook target of alert-ingest registrations. */
-export const alertIngestTarget: WebhookTarget = async ({
-  tx,
-  webhook,
-  invocationId,
-  body,
-  headers,
-  receivedAt,
-  services,
-}) => {
-  const registration = await registrationOfWebhook(tx, webhook.id);
-  if (!registration) return { status: "rejected", message: "this webhook has no alert-ingest registration" };
-  const source = registration.source as SourceType;
-  const parsed = PARSERS[source]({
-    body,
-    headers,
-    options: { severityOverrides: registration.severityOverrides },
-  });
-  if (!parsed.ok) return { status: "rejected", message: `${source}: ${parsed.error}` };
-  countUnmapped(services, source, parsed.events);
-  if (source === "cloudwatch" && registration.snsAutoConfirm) {
-    const handshake = readSnsHandshake({ body, headers });
-    if (handshake?.confirmUrl) {
-      await services.queue.enqueue(tx, confirmSnsSubscriptionJob, {
-        subscribeUrl: handshake.confirmUrl,
-        topicArn: handshake.topicArn,
-        webhookId: webhook.id,
-        invocationId,
-      });
-    }
-  }
-  const results = await applyAlertEvents(tx, {
-    scope: {
-      orgId: registration.orgId,
-      ownerId: registration.ownerId,
-      sourceType: source,
-      integrationName: registration.integration,
-      webhookId: webhook.id,
-    },
-    events: parsed.events,
-    receivedAt,
-    via: "push",
-    rawPayload: body,
-    invocationId,
-    triage: {
-      settings: {
-        mode: registration.classifyMode as TriageSettings["mode"],
-        windowSeconds: registration.classifyBatchWindowSeconds,
-        bucketBy: registration.classifyBucketBy as TriageSettings["bucketBy"],
-        criticalBypass: registration.classifyCriticalBypass,
-      },
-      enqueue: services.queue.enqueue,
-    },
-  });
+/** A delivery parsed and ready to apply. */
+interface IngestWork {
+  batch: IngestBatch;
+  response: Record<string, unknown>;
+  note: string | null;
+  snsConfirm: {
+    subscribeUrl: string;
+    topicArn: string | null;
+    webhookId: string;
+    invocationId: string;
+  } | null;
+}
+
+function ingestOptions(services: Services): IngestOptions {
   return {
-    status: "accepted",
-    response: { events: parsed.events.length, alerts: results, note: parsed.note ?? null },
-    note: parsed.note ?? null,
+    enqueueMany: services.queue.enqueueMany,
+    impact: { environmentCriticality: services.config.environmentCriticality },
   };
+}
+
+const batched: BatchedTarget<IngestWork> = {
+  async prepare({ db, webhook, invocationId, body, headers, receivedAt, services }) {
+    const registration = await registrationOfWebhook(db, webhook.id);
+    if (!registration)
+      return { status: "rejected", message: "this webhook has no alert-ingest registration" };
+    const source = registration.source as SourceType;
+    const parsed = PARSERS[source]({
+      body,
+      headers,
+      options: { severityOverrides: registration.severityOverrides },
+    });
+    if (!parsed.ok) return { status: "rejected", message: `${source}: ${parsed.error}` };
+    countUnmapped(services, source, parsed.events);
+    const handshake =
+      source === "cloudwatch" && registration.snsAutoConfirm ? readSnsHandshake({ body, headers }) : null;
+    return {
+      status: "prepared",
+      work: {
+        batch: {
+          scope: {
+            orgId: registration.orgId,
+            ownerId: registration.ownerId,
+            sourceType: source,
+            integrationName: registration.integration,
+            webhookId: webhook.id,
+          },
+          events: parsed.events,
+          receivedAt,
+          via: "push",
+          rawPayload: body,
+          invocationId,
+          triage: {
+            mode: registration.classifyMode as TriageSettings["mode"],
+            windowSeconds: registration.classifyBatchWindowSeconds,
+            bucketBy: registration.classifyBucketBy as TriageSettings["bucketBy"],
+            criticalBypass: registration.classifyCriticalBypass,
+          },
+        },
+        response: { events: parsed.events.length },
+        note: parsed.note ?? null,
+        snsConfirm: handshake?.confirmUrl
+          ? {
+              subscribeUrl: handshake.confirmUrl,
+              topicArn: handshake.topicArn,
+              webhookId: webhook.id,
+              invocationId,
+            }
+          : null,
+      },
+    };
+  },
+  async apply(tx, works, services): Promise<TargetResult[]> {
+    const options = ingestOptions(services);
+    const confirms = works.flatMap((work) => (work.snsConfirm ? [{ data: work.snsConfirm }] : []));
+    if (confirms.length > 0) await options.enqueueMany(tx, confirmSnsSubscriptionJob, confirms);
+    const results = await applyAlertBatches(
+      tx,
+      works.map((work) => work.batch),
+      options,
+    );
+    return works.map((work, n) => ({
+      status: "accepted",
+      response: { ...work.response, alerts: results[n] ?? [], note: work.note },
+      note: work.note,
+    }));
+  },
 };
+
+/** The webhook target of alert-ingest registrations: deliveries arriving together share a transaction. */
+export const alertIngestTarget: WebhookTarget = Object.assign(
+  async (input: Parameters<WebhookTarget>[0]): Promise<TargetResult> => {
+    const prepared = await batched.prepare({ ...input, db: input.tx });
+    if (prepared.status === "rejected") return prepared;
+    const [result] = await batched.apply(input.tx, [prepared.work], input.services);
+    return result as TargetResult;
+  },
+  { batch: batched as BatchedTarget<unknown> },
+);

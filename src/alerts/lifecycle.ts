@@ -6,6 +6,9 @@ import type { AlertEvent, AlertLink } from "./sources/types.ts";
 import type { alerts } from "./tables.ts";
 
 export type AlertRow = typeof alerts.$inferSelect;
+
+/** Events kept per alert; older ones are trimmed. */
+export const HISTORY_LIMIT = 200;
 export type IngestOutcome =
   | "created"
   | "updated"

@@ -456,7 +456,8 @@ describeEachEngine(
         log: h.vigil.log,
         now: h.vigil.services.now,
         secrets: h.vigil.services.secrets,
-        enqueue: h.vigil.services.queue.enqueue,
+        enqueueMany: h.vigil.services.queue.enqueueMany,
+        config: h.vigil.services.config,
       };
       const mine = (runs: AlertSyncRun[]) =>
         runs

@@ -9,11 +9,12 @@ import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { and, count, desc, eq, gt, lt, or, sql } from "drizzle-orm";
 import type { Logger } from "pino";
+import type { Config } from "../config.ts";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import type { Db, Tx } from "../core/db/database.ts";
 import { AppError, notFound } from "../core/errors.ts";
-import type { Enqueue } from "../core/queue/catalog.ts";
+import type { EnqueueMany } from "../core/queue/catalog.ts";
 import { defineJob } from "../core/queue/catalog.ts";
 import type { Secrets } from "../core/secrets.ts";
 import {
@@ -22,7 +23,7 @@ import {
   listIntegrationConnections,
   readIntegrationConnection,
 } from "../integrations/index.ts";
-import { applyAlertEvents, type IngestResult } from "./ingest.ts";
+import { applyAlertEvents, type IngestOptions, type IngestResult } from "./ingest.ts";
 import type { AlertScope, IngestOutcome } from "./lifecycle.ts";
 import { REGISTRATION_DEFAULTS } from "./schemas.ts";
 import { parseAlertmanagerApi } from "./sources/alertmanager-api.ts";
@@ -49,7 +50,8 @@ export interface SyncContext {
   now: () => Date;
   secrets: Secrets;
   /** Sends the classification jobs of pulled alerts. */
-  enqueue: Enqueue;
+  enqueueMany: EnqueueMany;
+  config: Pick<Config, "environmentCriticality">;
 }
 
 function syncContextOf(ctx: Ctx): SyncContext {
@@ -58,7 +60,8 @@ function syncContextOf(ctx: Ctx): SyncContext {
     log: ctx.log,
     now: ctx.now,
     secrets: ctx.services.secrets,
-    enqueue: ctx.services.queue.enqueue,
+    enqueueMany: ctx.services.queue.enqueueMany,
+    config: ctx.services.config,
   };
 }
 
@@ -339,6 +342,10 @@ async function applyAlertList(
     integrationName: connection.name,
     webhookId: null,
   };
+  const ingestOptions: IngestOptions = {
+    enqueueMany: ctx.enqueueMany,
+    impact: { environmentCriticality: ctx.config.environmentCriticality },
+  };
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.db.transaction(async (tx) => {
@@ -348,26 +355,34 @@ async function applyAlertList(
         const parsed = parseAlertmanagerApi({ body, headers: {}, options: { severityOverrides } });
         if (!parsed.ok)
           return failRun(tx, run, `the answer is not an alert list: ${parsed.error}`, receivedAt);
-        const listed = await applyAlertEvents(tx, {
-          scope,
-          events: parsed.events,
-          receivedAt,
-          via: "pull",
-          rawPayload: body,
-          invocationId: null,
-          triage: { settings: settings.triage, enqueue: ctx.enqueue },
-        });
+        const listed = await applyAlertEvents(
+          tx,
+          {
+            scope,
+            events: parsed.events,
+            receivedAt,
+            via: "pull",
+            rawPayload: body,
+            invocationId: null,
+            triage: settings.triage,
+          },
+          ingestOptions,
+        );
         const listedUids = parsed.events.map((event) => event.external_uid);
         const gone = await disappearedAlerts(tx, scope, listedUids, fetchStartedAt);
-        const resolved = await applyAlertEvents(tx, {
-          scope,
-          events: gone.map((alert) => resolveEvent(alert, receivedAt)),
-          receivedAt,
-          via: "pull",
-          rawPayload: null,
-          invocationId: null,
-          triage: null,
-        });
+        const resolved = await applyAlertEvents(
+          tx,
+          {
+            scope,
+            events: gone.map((alert) => resolveEvent(alert, receivedAt)),
+            receivedAt,
+            via: "pull",
+            rawPayload: null,
+            invocationId: null,
+            triage: null,
+          },
+          ingestOptions,
+        );
         await markSeen(tx, listed, run.id, receivedAt);
         const counts = { fetched: parsed.events.length, created: 0, updated: 0, resolved: 0, unchanged: 0 };
         for (const result of [...listed, ...resolved]) counts[COUNTED_AS[result.outcome]] += 1;

@@ -4,6 +4,7 @@
 import { expect, it } from "vitest";
 import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
+import { correlatePendingStorms } from "./storm-correlator.ts";
 
 let clock = new Date("2024-05-14T09:30:00.000Z");
 
@@ -30,6 +31,11 @@ async function deliver(h: Harness, path: string, body: string): Promise<string[]
   });
   expect(response.statusCode).toBe(202);
   return response.json().alerts.map((alert: { id: string }) => alert.id);
+}
+
+/** Storms are placed after the commit (storm-correlator.ts): wait until nothing is pending. */
+async function settle(h: Harness): Promise<void> {
+  await correlatePendingStorms(h.vigil.services.database.db, { now: h.vigil.services.now, wait: true });
 }
 
 async function readAlert(h: Harness, auth: Auth, id: string) {
@@ -135,6 +141,7 @@ describeEachEngine(
         readFixture("dynatrace", "custom-payload-open-service-error.json"),
       );
       const ids = [databaseId, crashLoopId, latencyId, errorRateId, failureRateId] as string[];
+      await settle(h);
 
       const members = await Promise.all(ids.map((id) => readAlert(h, auth, id)));
       const stormId = members[0].storm_id;
@@ -167,6 +174,7 @@ describeEachEngine(
       // The database recovers: it leaves the storm; among the four left (all application alerts),
       // the earliest, the crash loop, is now the likely cause.
       await deliver(h, prometheus, amBody([resolved(database, "2024-05-14T09:20:00.000Z")]));
+      await settle(h);
       const afterDatabase = await Promise.all(ids.map((id) => readAlert(h, auth, id)));
       expect(
         afterDatabase.map((alert) => [
@@ -186,6 +194,28 @@ describeEachEngine(
         ["active", stormId, "symptom", "KubePodCrashLooping", 85],
       ]);
 
+      // Joining and leaving are in the alert's history, written by the correlator ("vigil").
+      const history = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${databaseId}/history`,
+        headers: auth,
+      });
+      expect(history.statusCode).toBe(200);
+      const events = history
+        .json()
+        .events.filter((event: { kind: string }) => event.kind !== "storm_role_changed")
+        .map((event: { kind: string; actor: string; detail: Record<string, unknown> }) => [
+          event.kind,
+          event.actor,
+          event.detail.storm_id ?? null,
+          event.detail.previous_storm_id ?? null,
+        ]);
+      expect(events).toEqual([
+        ["created", "source", null, null],
+        ["storm_joined", "vigil", stormId, null],
+        ["resolved", "source", null, null],
+        ["storm_left", "vigil", null, stormId],
+      ]);
+
       // The API recovers too; Dynatrace's alert is left alone: the storm dissolves.
       await deliver(h, prometheus, crashLoopResolved("2024-05-14T09:21:00.000Z"));
       await deliver(
@@ -196,6 +226,7 @@ describeEachEngine(
           resolved(errorRate, "2024-05-14T09:21:00.000Z"),
         ]),
       );
+      await settle(h);
       const last = await readAlert(h, auth, failureRateId as string);
       expect([
         last.storm_id,
@@ -231,6 +262,7 @@ describeEachEngine(
         labels: { alertname: "BatchJobLate", env: "production", severity: "warning" },
       }));
       const ids = await deliver(h, prometheus, amBody([lone, ...unscoped]));
+      await settle(h);
       const alerts = await Promise.all(ids.map((id) => readAlert(h, auth, id)));
       expect(
         alerts.map((alert) => [alert.title, alert.storm_id, alert.alert_role, alert.impact_score]),
@@ -251,6 +283,7 @@ describeEachEngine(
       const two = await register(h, second.auth, "alertmanager", "prod");
       const [a] = await deliver(h, one, amBody([{ ...latency, fingerprint: "f000000000000001" }]));
       const [b] = await deliver(h, two, amBody([{ ...errorRate, fingerprint: "f000000000000002" }]));
+      await settle(h);
       expect((await readAlert(h, first.auth, a as string)).storm_id).toBeNull();
       expect((await readAlert(h, second.auth, b as string)).storm_id).toBeNull();
     });

@@ -1,55 +1,32 @@
-// Storm correlation and impact at ingest, in the delivery's transaction (README.md, "Storms"):
-//   1. before the write (prepareStorms): each changed alert gets its storm scope; one that is no
-//      longer eligible or changed scope leaves its storm; an alert outside a storm gets its impact.
-//      The write statement itself takes the scopes' advisory locks, so two deliveries never
-//      correlate one scope at once: it waits for the scopes where a storm loses a member (so a
-//      storm below two members always dissolves), and only tries the others: a scope another
-//      delivery holds is left to the next correlation of that scope, instead of queueing every
-//      delivery of a busy cluster behind each other.
-//   2. after the write (correlateStorms): one read of the scopes' storms and loose alerts, the
-//      plan (correlate.ts), one update of the alerts whose storm, role or impact changed.
-// A delivery that changes nothing storms care about (a re-notification) costs no statement.
+// Storm correlation, outside the ingest transaction (README.md, "Storms"):
+//   at ingest (markStorms, in memory): each changed alert gets its storm scope, and its impact when
+//     it is outside a storm; one that storms must look at again (new, changed, resolved, moved) is
+//     marked storm_pending. The delivery takes no storm lock and reads no other alert.
+//   afterwards (correlateScope, run by storm-correlator.ts): per tenant and scope, under an
+//     advisory lock, read the pending alerts and the storms and loose alerts near them, plan
+//     (correlate.ts), and write storm, role, impact and history in one statement.
+// Storm fields are written only here, so ingest and correlation never overwrite each other: ingest
+// locks the alerts it changes (FOR UPDATE) and carries their storm fields through unchanged.
 import { createHash } from "node:crypto";
-import { type SQL, sql } from "drizzle-orm";
-import type { Tx } from "../core/db/database.ts";
+import { sql } from "drizzle-orm";
+import type { Executor } from "../core/db/database.ts";
 import {
   isStormEligible,
   planStorms,
   STORM_MAX_MEMBERS,
   STORM_WINDOW_MS,
   type StormAlert,
+  type StormFields,
   stormScopeOf,
 } from "./correlate.ts";
-import { computeImpact } from "./impact.ts";
-import type { AlertRow, AlertScope } from "./lifecycle.ts";
+import { computeImpact, type ImpactOptions } from "./impact.ts";
+import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "./lifecycle.ts";
 
 export interface StormChange {
   /** The alert as stored before the delivery; null when the delivery creates it. */
   before: AlertRow | null;
-  /** Its next state, about to be written; prepareStorms fills its storm and impact fields. */
+  /** Its next state, about to be written; markStorms fills its scope, impact and pending flag. */
   after: AlertRow;
-}
-
-export interface StormLock {
-  /** A 64-bit advisory lock key, as decimal text. */
-  key: string;
-  /** Wait for it (a storm of the scope loses a member) or only try (joiners, changed members). */
-  wait: boolean;
-}
-
-export interface StormWork {
-  /** Scope -> the trigger-time range its joiners search, or null (only a touched storm). */
-  ranges: Map<string, { lo: number; hi: number } | null>;
-  /** Storms that lost a member or whose member changed -> their scope. */
-  touchedStorms: Map<string, string>;
-  /** Scopes whose storm loses a member: their lock is waited for. */
-  leaving: Set<string>;
-  /** Scope -> lock key. */
-  keys: Map<string, string>;
-  /** The locks the write statement takes: the waited ones first, each group in key order. */
-  locks: StormLock[];
-  /** The delivery's own eligible alerts, as just written. */
-  own: Map<string, StormAlert>;
 }
 
 function sameData(before: AlertRow, after: AlertRow): boolean {
@@ -60,180 +37,77 @@ function sameData(before: AlertRow, after: AlertRow): boolean {
   );
 }
 
+/**
+ * At ingest, in memory. A re-notification that changes nothing storms care about (same title,
+ * trigger time and labels, still active) is not marked, so it costs the correlator nothing.
+ */
+export function markStorms(changes: StormChange[], impact: ImpactOptions = {}): void {
+  for (const { before, after } of changes) {
+    after.stormScope = stormScopeOf(after.labels, after.sourceType);
+    const eligible = isStormEligible(after);
+    const settled =
+      before !== null &&
+      sameData(before, after) &&
+      (before.stormId
+        ? eligible && before.stormScope === after.stormScope
+        : isStormEligible(before) === eligible);
+    if (!settled && (eligible || after.stormId !== null)) after.stormPending = true;
+    if (after.stormId === null) {
+      const computed = computeImpact(
+        { labels: after.labels, sourceType: after.sourceType, stormSize: 0 },
+        impact,
+      );
+      after.impactScore = computed.score;
+      after.impactExplanation = computed.explanation;
+    }
+  }
+}
+
+// ---- the correlator's side ----
+
+/** One unit of correlation: the pending alerts of one scope of one tenant (scope null: no scope). */
+export interface ScopeKey {
+  orgId: string | null;
+  ownerId: string;
+  scope: string | null;
+}
+
 /** A 64-bit advisory lock key for one scope of one tenant. */
-function lockKey(tenant: Pick<AlertScope, "orgId" | "ownerId">, scope: string): string {
+function lockKey(key: ScopeKey): string {
   const digest = createHash("sha256")
-    .update(`${tenant.orgId ?? ""}|${tenant.ownerId}|${scope}`)
+    .update(`storm|${key.orgId ?? ""}|${key.ownerId}|${key.scope ?? ""}`)
     .digest();
   return digest.readBigInt64BE(0).toString();
 }
 
-const byKey = (a: StormLock, b: StormLock) => {
-  const left = BigInt(a.key);
-  const right = BigInt(b.key);
-  return left < right ? -1 : left > right ? 1 : 0;
-};
-
-/**
- * Step 1, in memory: storm scope, leaving, and the impact of alerts outside a storm. Returns the
- * work for correlateStorms, or null when no storm can change.
- */
-export function prepareStorms(
-  tenant: Pick<AlertScope, "orgId" | "ownerId">,
-  changes: StormChange[],
-): StormWork | null {
-  const work: StormWork = {
-    ranges: new Map(),
-    touchedStorms: new Map(),
-    leaving: new Set(),
-    keys: new Map(),
-    locks: [],
-    own: new Map(),
-  };
-  const touch = (stormId: string, scope: string) => {
-    work.touchedStorms.set(stormId, scope);
-    if (!work.ranges.has(scope)) work.ranges.set(scope, null);
-  };
-  for (const { before, after } of changes) {
-    after.stormScope = stormScopeOf(after.labels, after.sourceType);
-    const eligible = isStormEligible(after);
-    if (before?.stormId && before.stormScope) {
-      const stays = eligible && after.stormScope === before.stormScope;
-      if (!stays) {
-        touch(before.stormId, before.stormScope);
-        work.leaving.add(before.stormScope);
-        after.stormId = null;
-        after.alertRole = "unknown";
-        after.likelyUpstream = null;
-      } else if (!sameData(before, after)) {
-        touch(before.stormId, before.stormScope);
-      }
-    }
-    if (after.stormId === null) {
-      const impact = computeImpact({ labels: after.labels, sourceType: after.sourceType, stormSize: 0 });
-      after.impactScore = impact.score;
-      after.impactExplanation = impact.explanation;
-    }
-    if (eligible && after.stormScope !== null) {
-      work.own.set(after.id, {
-        id: after.id,
-        title: after.title,
-        labels: after.labels,
-        triggeredAt: after.triggeredAt,
-        sourceType: after.sourceType,
-        stormScope: after.stormScope,
-        stormId: after.stormId,
-        alertRole: after.alertRole,
-        likelyUpstream: after.likelyUpstream,
-        impactScore: after.impactScore,
-        impactExplanation: after.impactExplanation,
-      });
-    }
-    const wasLoose =
-      before !== null && before.stormId === null && isStormEligible(before) && sameData(before, after);
-    if (eligible && after.stormId === null && !wasLoose && after.stormScope !== null) {
-      const t = after.triggeredAt.getTime();
-      const range = work.ranges.get(after.stormScope);
-      work.ranges.set(after.stormScope, {
-        lo: Math.min(range ? range.lo + STORM_WINDOW_MS : t, t) - STORM_WINDOW_MS,
-        hi: Math.max(range ? range.hi - STORM_WINDOW_MS : t, t) + STORM_WINDOW_MS,
-      });
-    }
-  }
-  if (work.ranges.size === 0) return null;
-  for (const scope of work.ranges.keys()) work.keys.set(scope, lockKey(tenant, scope));
-  const locks = [...work.keys].map(([scope, key]) => ({ key, wait: work.leaving.has(scope) }));
-  work.locks = [
-    ...locks.filter((lock) => lock.wait).sort(byKey),
-    ...locks.filter((lock) => !lock.wait).sort(byKey),
-  ];
-  return work;
-}
-
-function toDate(value: unknown): Date {
-  return value instanceof Date ? value : new Date(String(value));
+function inTenant(tenant: Pick<AlertScope, "orgId" | "ownerId">) {
+  return tenant.orgId
+    ? sql`a.org_id = ${tenant.orgId}`
+    : sql`a.org_id is null and a.owner_id = ${tenant.ownerId}`;
 }
 
 const COLUMNS = sql.raw(
   "a.id, a.title, a.labels, a.triggered_at, a.source_type, a.storm_scope, a.storm_id, a.alert_role, a.likely_upstream, a.impact_score, a.impact_explanation",
 );
 
-/**
- * The read of step 2, as one json value: members of every storm near a joiner or touched, and the
- * loose alerts near the joiners, for the scopes whose lock key `heldKeys` (a query of text keys)
- * returns. A scope that holds a full storm near its joiners needs no loose alerts: they stay out.
- */
-export function stormReadQuery(
-  tenant: Pick<AlertScope, "orgId" | "ownerId">,
-  work: StormWork,
-  heldKeys: SQL,
-): SQL {
-  const inTenant = tenant.orgId
-    ? sql`a.org_id = ${tenant.orgId}`
-    : sql`a.org_id is null and a.owner_id = ${tenant.ownerId}`;
-  const live = sql`a.status = 'active' and not a.is_test`;
-  const ranges = JSON.stringify(
-    [...work.ranges].flatMap(([scope, range]) =>
-      range
-        ? [
-            {
-              scope,
-              key: work.keys.get(scope),
-              lo: new Date(range.lo).toISOString(),
-              hi: new Date(range.hi).toISOString(),
-            },
-          ]
-        : [],
-    ),
-  );
-  const touched = JSON.stringify(
-    [...work.touchedStorms].map(([stormId, scope]) => ({ storm_id: stormId, key: work.keys.get(scope) })),
-  );
-  return sql`
-    with ranges as (
-      select * from jsonb_to_recordset(${ranges}::jsonb) as r(scope text, key text, lo timestamptz, hi timestamptz)
-      where r.key in (${heldKeys})
-    ), near as (
-      select stormed.storm_id from ranges r cross join lateral (
-        select distinct a.storm_id from alerts a
-        where a.storm_scope = r.scope and ${inTenant} and ${live} and a.storm_id is not null
-          and a.triggered_at between r.lo and r.hi
-      ) stormed
-      union
-      select t.storm_id from jsonb_to_recordset(${touched}::jsonb) as t(storm_id uuid, key text)
-      where t.key in (${heldKeys})
-    ), sizes as (
-      select a.storm_id, min(a.storm_scope) as storm_scope, count(*) as n from alerts a
-      where ${inTenant} and ${live} and a.storm_id = any(array(select storm_id from near))
-      group by a.storm_id
-    ), members as (
-      -- A full storm only matters when it is touched: near a joiner, it just keeps the joiner out.
-      select ${COLUMNS} from alerts a
-      where ${inTenant} and ${live} and a.storm_id = any(array(
-        select storm_id from sizes where n < ${STORM_MAX_MEMBERS}
-        union select storm_id from jsonb_to_recordset(${touched}::jsonb) as t(storm_id uuid, key text)))
-    ), full_scopes as (
-      select storm_scope from sizes where n >= ${STORM_MAX_MEMBERS}
-    ), found as (
-      select * from members
-      union all
-      select loose.* from ranges r cross join lateral (
-        select ${COLUMNS} from alerts a
-        where ${inTenant} and ${live} and a.storm_scope = r.scope and a.storm_id is null
-          and a.triggered_at between r.lo and r.hi
-        order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
-      ) loose
-      where r.scope not in (select storm_scope from full_scopes)
-    )
-    select coalesce(json_agg(found), '[]') from found`;
+/** Pending alerts read per round; the rest wait for the next round. */
+const PENDING_BATCH = 500;
+
+interface PendingAlert extends StormAlert {
+  eligible: boolean;
+  status: string;
+  eventSeq: number;
 }
 
-function parseStormAlerts(value: unknown): StormAlert[] {
-  const rows = (typeof value === "string" ? JSON.parse(value) : value) as Record<string, unknown>[];
-  return rows.map((row) => ({
+function toDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+function stormAlertOf(row: Record<string, unknown>): StormAlert {
+  return {
     id: String(row.id),
     title: String(row.title),
-    labels: row.labels as Record<string, string>,
+    labels: (typeof row.labels === "string" ? JSON.parse(row.labels) : row.labels) as Record<string, string>,
     triggeredAt: toDate(row.triggered_at),
     sourceType: String(row.source_type),
     stormScope: String(row.storm_scope),
@@ -242,77 +116,324 @@ function parseStormAlerts(value: unknown): StormAlert[] {
     likelyUpstream: row.likely_upstream === null ? null : String(row.likely_upstream),
     impactScore: Number(row.impact_score),
     impactExplanation: row.impact_explanation === null ? null : String(row.impact_explanation),
+  };
+}
+
+async function readPending(db: Executor, key: ScopeKey): Promise<PendingAlert[]> {
+  const { rows } = await db.execute(sql`
+    select ${COLUMNS}, a.status, a.is_test, a.event_seq from alerts a
+    where ${inTenant(key)} and a.storm_pending and a.storm_scope is not distinct from ${key.scope}
+    order by a.triggered_at, a.id limit ${PENDING_BATCH}`);
+  return rows.map((row) => ({
+    ...stormAlertOf(row),
+    stormScope: row.storm_scope === null ? "" : String(row.storm_scope),
+    eligible: row.status === "active" && row.is_test !== true && row.storm_scope !== null,
+    status: String(row.status),
+    eventSeq: Number(row.event_seq),
   }));
 }
 
-/** Whether the storm read returns this alert (when it is stored as given). */
-function readBy(work: StormWork, alert: StormAlert): boolean {
-  const range = work.ranges.get(alert.stormScope);
-  const t = alert.triggeredAt.getTime();
-  return (
-    (range !== null && range !== undefined && t >= range.lo && t <= range.hi) ||
-    (alert.stormId !== null && work.touchedStorms.has(alert.stormId))
-  );
-}
-
-/** What the write statement reports back: the lock keys it holds and the storm read. */
-export interface StormSnapshot {
-  lockedKeys: ReadonlySet<string>;
-  /** The read in the write statement's snapshot (json), or null when it did not run. */
-  alerts: unknown;
+/** Disjoint trigger-time ranges within a window of any of `times`. */
+function rangesAround(times: number[]): { lo: number; hi: number }[] {
+  const ranges: { lo: number; hi: number }[] = [];
+  for (const t of [...times].sort((a, b) => a - b)) {
+    const last = ranges.at(-1);
+    if (last && t - STORM_WINDOW_MS <= last.hi) last.hi = t + STORM_WINDOW_MS;
+    else ranges.push({ lo: t - STORM_WINDOW_MS, hi: t + STORM_WINDOW_MS });
+  }
+  return ranges;
 }
 
 /**
- * Step 2, after the write. Scopes whose lock the write did not get are skipped: another delivery
- * is correlating them, our alerts stay loose, and the next correlation of the scope places them.
- * The write statement already read the held scopes, in a snapshot taken before its locks: the
- * update is guarded on each alert's storm_id, and when a guard fails (a delivery committed in that
- * instant), or the write had to wait for a lock, the scopes are read again and the plan redone.
+ * The alerts a plan needs, as one json value: every member of the touched storms (whatever their
+ * scope) and of the scope's storms near a range, and the loose alerts of the scope near a range (at
+ * most 2 x STORM_MAX_MEMBERS each). A full storm near a range keeps that range's loose alerts out
+ * of storms, so they are not read.
  */
-export async function correlateStorms(
-  tx: Tx,
-  tenant: Pick<AlertScope, "orgId" | "ownerId">,
-  work: StormWork,
-  snapshot: StormSnapshot,
-): Promise<void> {
-  const locked = (scope: string) => snapshot.lockedKeys.has(work.keys.get(scope) ?? "");
-  if (![...work.ranges.keys()].some(locked)) return;
-  const waited = work.locks.some((lock) => lock.wait);
-  const heldKeys = sql`select unnest(${`{${[...snapshot.lockedKeys].join(",")}}`}::text[])`;
-  const read = async () => {
-    const { rows } = await tx.execute(stormReadQuery(tenant, work, heldKeys));
-    return Object.values(rows[0] ?? {})[0];
+async function readNeighbourhood(
+  db: Executor,
+  key: ScopeKey,
+  ranges: { lo: number; hi: number }[],
+  touched: string[],
+): Promise<StormAlert[]> {
+  const live = sql`a.status = 'active' and not a.is_test`;
+  const rangeJson = JSON.stringify(
+    ranges.map((range, n) => ({
+      n,
+      lo: new Date(range.lo).toISOString(),
+      hi: new Date(range.hi).toISOString(),
+    })),
+  );
+  const { rows } = await db.execute(sql`
+    with ranges as (
+      select * from jsonb_to_recordset(${rangeJson}::jsonb) as r(n int, lo timestamptz, hi timestamptz)
+    ), near as (
+      select r.n, stormed.storm_id from ranges r cross join lateral (
+        select distinct a.storm_id from alerts a
+        where a.storm_scope = ${key.scope} and ${inTenant(key)} and ${live} and a.storm_id is not null
+          and a.triggered_at between r.lo and r.hi
+      ) stormed
+    ), sizes as (
+      select a.storm_id, count(*) as n from alerts a
+      where ${inTenant(key)} and ${live} and a.storm_id = any(array(select storm_id from near))
+      group by a.storm_id
+    ), members as (
+      select ${COLUMNS} from alerts a
+      where ${inTenant(key)} and ${live} and a.storm_id = any(array(
+        select storm_id from near union select unnest(${`{${touched.join(",")}}`}::uuid[])))
+    ), found as (
+      select * from members
+      union all
+      select loose.* from ranges r cross join lateral (
+        select ${COLUMNS} from alerts a
+        where ${inTenant(key)} and ${live} and a.storm_scope = ${key.scope} and a.storm_id is null
+          and a.triggered_at between r.lo and r.hi
+        order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
+      ) loose
+      where not exists (
+        select 1 from near join sizes using (storm_id) where near.n = r.n and sizes.n >= ${STORM_MAX_MEMBERS})
+    )
+    select coalesce(json_agg(found), '[]') as alerts from found`);
+  const value = rows[0]?.alerts;
+  const records = (typeof value === "string" ? JSON.parse(value) : (value ?? [])) as Record<
+    string,
+    unknown
+  >[];
+  return records.map(stormAlertOf);
+}
+
+/** What a plan writes for one alert: storm fields (when `set`), and the pending flag cleared. */
+interface StormWrite {
+  id: string;
+  /** Its storm id as read: the update is guarded on it. */
+  was: string | null;
+  set: boolean;
+  storm_id: string | null;
+  alert_role: string;
+  likely_upstream: string | null;
+  impact_score: number;
+  impact_explanation: string | null;
+  /** The event_seq read for a pending alert; the flag is cleared only if no delivery came since. */
+  seen: number | null;
+  /** History kind when membership or role changes. */
+  event: "storm_joined" | "storm_left" | "storm_role_changed" | null;
+  detail: Record<string, unknown> | null;
+}
+
+function historyOf(
+  before: Pick<StormAlert, "stormId" | "alertRole" | "likelyUpstream">,
+  after: StormFields,
+): Pick<StormWrite, "event" | "detail"> {
+  const detail = {
+    storm_id: after.stormId,
+    alert_role: after.alertRole,
+    likely_upstream: after.likelyUpstream,
+    previous_storm_id: before.stormId,
+    previous_alert_role: before.alertRole,
   };
-  let alerts = parseStormAlerts(waited || snapshot.alerts === null ? await read() : snapshot.alerts);
-  for (let attempt = 0; ; attempt++) {
-    // The snapshot does not see this delivery's own writes: its alerts come from memory.
-    alerts = [
-      ...alerts.filter((alert) => !work.own.has(alert.id)),
-      ...[...work.own.values()].filter((alert) => locked(alert.stormScope) && readBy(work, alert)),
-    ];
-    const changes = planStorms({ alerts });
-    if (changes.length === 0) return;
-    const was = new Map(alerts.map((alert) => [alert.id, alert.stormId]));
-    const records = changes.map((change) => ({
-      id: change.id,
-      was: was.get(change.id) ?? null,
+  if (after.stormId !== before.stormId) {
+    return { event: after.stormId ? "storm_joined" : "storm_left", detail };
+  }
+  if (
+    after.stormId &&
+    (after.alertRole !== before.alertRole || after.likelyUpstream !== before.likelyUpstream)
+  ) {
+    return { event: "storm_role_changed", detail };
+  }
+  return { event: null, detail: null };
+}
+
+/** The plan for one round: the writes, from the pending alerts and their neighbourhood. */
+export function planScope(
+  pending: PendingAlert[],
+  neighbourhood: StormAlert[],
+  impact: ImpactOptions = {},
+): StormWrite[] {
+  const input = new Map(neighbourhood.map((alert) => [alert.id, alert]));
+  const originals = new Map<string, Pick<StormAlert, "stormId" | "alertRole" | "likelyUpstream">>();
+  for (const alert of [...neighbourhood, ...pending]) originals.set(alert.id, alert);
+  const leavers: PendingAlert[] = [];
+  for (const alert of pending) {
+    if (!alert.eligible) {
+      input.delete(alert.id);
+      if (alert.stormId !== null) leavers.push(alert);
+      continue;
+    }
+    // A member whose scope changed leaves its storm: the other members say what the storm's scope is.
+    const movedOut =
+      alert.stormId !== null &&
+      neighbourhood.some(
+        (other) =>
+          other.id !== alert.id && other.stormId === alert.stormId && other.stormScope !== alert.stormScope,
+      );
+    input.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
+  }
+  const changes: StormFields[] = planStorms({ alerts: [...input.values()], impact });
+  // planStorms compares with the fields it was given: a mover's storm id was blanked in its input.
+  const planned = new Map(changes.map((change) => [change.id, change]));
+  for (const alert of pending) {
+    const original = originals.get(alert.id);
+    const fromInput = input.get(alert.id);
+    if (!planned.has(alert.id) && fromInput && original && fromInput.stormId !== original.stormId) {
+      const computed = computeImpact(
+        { labels: alert.labels, sourceType: alert.sourceType, stormSize: 0 },
+        impact,
+      );
+      planned.set(alert.id, {
+        id: alert.id,
+        stormId: null,
+        alertRole: "unknown",
+        likelyUpstream: null,
+        impactScore: computed.score,
+        impactExplanation: computed.explanation,
+      });
+    }
+  }
+  for (const alert of leavers) {
+    const computed = computeImpact(
+      { labels: alert.labels, sourceType: alert.sourceType, stormSize: 0 },
+      impact,
+    );
+    planned.set(alert.id, {
+      id: alert.id,
+      stormId: null,
+      alertRole: "unknown",
+      likelyUpstream: null,
+      impactScore: computed.score,
+      impactExplanation: computed.explanation,
+    });
+  }
+  const seen = new Map(pending.map((alert) => [alert.id, alert.eventSeq]));
+  const writes: StormWrite[] = [];
+  for (const [id, change] of planned) {
+    const original = originals.get(id) ?? { stormId: null, alertRole: "unknown", likelyUpstream: null };
+    writes.push({
+      id,
+      was: original.stormId,
+      set: true,
       storm_id: change.stormId,
       alert_role: change.alertRole,
       likely_upstream: change.likelyUpstream,
       impact_score: change.impactScore,
       impact_explanation: change.impactExplanation,
-    }));
-    const { rows } = await tx.execute(sql`
-      with done as (
-        update alerts a set storm_id = u.storm_id, alert_role = u.alert_role, likely_upstream = u.likely_upstream,
-          impact_score = u.impact_score, impact_explanation = u.impact_explanation
-        from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as u(id uuid, was uuid, storm_id uuid,
-          alert_role text, likely_upstream text, impact_score int, impact_explanation text)
-        where a.id = u.id and a.storm_id is not distinct from u.was
-        returning 1
-      )
-      select count(*)::int as n from done`);
-    if (Number(rows[0]?.n) === records.length || attempt > 0) return;
-    alerts = parseStormAlerts(await read());
+      seen: seen.get(id) ?? null,
+      ...historyOf(original, change),
+    });
   }
+  for (const alert of pending) {
+    if (planned.has(alert.id)) continue;
+    writes.push({
+      id: alert.id,
+      was: alert.stormId,
+      set: false,
+      storm_id: alert.stormId,
+      alert_role: alert.alertRole,
+      likely_upstream: alert.likelyUpstream,
+      impact_score: alert.impactScore,
+      impact_explanation: alert.impactExplanation,
+      seen: alert.eventSeq,
+      event: null,
+      detail: null,
+    });
+  }
+  return writes;
+}
+
+/** A storm field changed under the plan (another scope's correlation): the round is redone. */
+class StalePlan extends Error {}
+
+async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise<void> {
+  const { rows } = await db.execute(sql`
+    with u as (
+      select * from jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) as u(id uuid, was uuid, set boolean,
+        storm_id uuid, alert_role text, likely_upstream text, impact_score int, impact_explanation text,
+        seen int, event text, detail jsonb)
+    ), done as (
+      update alerts a set
+        storm_id = case when u.set then u.storm_id else a.storm_id end,
+        alert_role = case when u.set then u.alert_role else a.alert_role end,
+        likely_upstream = case when u.set then u.likely_upstream else a.likely_upstream end,
+        impact_score = case when u.set then u.impact_score else a.impact_score end,
+        impact_explanation = case when u.set then u.impact_explanation else a.impact_explanation end,
+        storm_pending = case when a.event_seq = u.seen then false else a.storm_pending end,
+        event_seq = a.event_seq + (u.event is not null)::int
+      from u
+      where a.id = u.id and (not u.set or a.storm_id is not distinct from u.was)
+      returning a.id, a.event_seq, a.status, u.set, u.event, u.detail
+    ), history as (
+      insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+      select id, event_seq, ${now.toISOString()}::timestamptz, event, 'vigil', null, status, status, null, detail
+      from done where event is not null
+    ), trimmed as (
+      delete from alert_events e using done
+      where done.event is not null and done.event_seq > ${HISTORY_LIMIT}
+        and e.alert_id = done.id and e.seq <= done.event_seq - ${HISTORY_LIMIT}
+    )
+    select count(*) filter (where set)::int as n from done`);
+  if (Number(rows[0]?.n) !== writes.filter((write) => write.set).length) throw new StalePlan();
+}
+
+export interface CorrelateOptions {
+  now: Date;
+  impact?: ImpactOptions;
+  /** Wait for a scope another correlator holds, instead of leaving it to that one. */
+  wait?: boolean;
+}
+
+/**
+ * One round for one scope of one tenant, in its own transaction. Returns how many pending alerts
+ * it looked at, or null when another correlator holds the scope right now (and `wait` is not set).
+ */
+export async function correlateScope(
+  db: Executor,
+  key: ScopeKey,
+  options: CorrelateOptions,
+): Promise<number | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        const lock = sql`${lockKey(key)}::bigint`;
+        const { rows } = await tx.execute(
+          options.wait
+            ? sql`select pg_advisory_xact_lock(${lock})::text = '' as held`
+            : sql`select pg_try_advisory_xact_lock(${lock}) as held`,
+        );
+        if (rows[0]?.held !== true) return null;
+        const pending = await readPending(tx, key);
+        if (pending.length === 0) return 0;
+        const eligible = pending.filter((alert) => alert.eligible);
+        const touched = [...new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : [])))];
+        const neighbourhood =
+          key.scope === null && touched.length === 0
+            ? []
+            : await readNeighbourhood(
+                tx,
+                key,
+                rangesAround(eligible.map((alert) => alert.triggeredAt.getTime())),
+                touched,
+              );
+        await writePlan(tx, planScope(pending, neighbourhood, options.impact), options.now);
+        return pending.length;
+      });
+    } catch (err) {
+      if (!(err instanceof StalePlan) || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The scopes with pending alerts, oldest tenants first (bounded per call). */
+export async function pendingScopes(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId"> | null,
+  limit = 100,
+): Promise<ScopeKey[]> {
+  const { rows } = await db.execute(sql`
+    select distinct a.org_id, a.owner_id, a.storm_scope from alerts a
+    where a.storm_pending ${tenant ? sql`and ${inTenant(tenant)}` : sql``}
+    limit ${limit}`);
+  return rows.map((row) => ({
+    orgId: row.org_id === null ? null : String(row.org_id),
+    ownerId: String(row.owner_id),
+    scope: row.storm_scope === null ? null : String(row.storm_scope),
+  }));
 }

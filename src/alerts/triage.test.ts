@@ -189,14 +189,15 @@ describeEachEngine("automatic triage", (harness) => {
     await db.execute(
       sql`update alerts set analysis_status = 'queued', triage_bucket = ${bucket} where id = ${id}`,
     );
-    // A database whose first statement (the claim) fails.
+    // A database whose first claim fails.
     let calls = 0;
     const failing = new Proxy(db, {
       get(target, property, receiver) {
         if (property !== "execute") return Reflect.get(target, property, receiver);
         return (...args: Parameters<Db["execute"]>) => {
-          calls += 1;
-          if (calls === 1) return Promise.reject(new Error("connection reset"));
+          const claim = JSON.stringify(args[0]).includes("set analysis_status = 'running'");
+          if (claim) calls += 1;
+          if (claim && calls === 1) return Promise.reject(new Error("connection reset"));
           return target.execute(...args);
         };
       },
@@ -206,6 +207,7 @@ describeEachEngine("automatic triage", (harness) => {
       db: failing as Db,
       log: h.vigil.log,
       enqueue: h.vigil.services.queue.enqueue,
+      enqueueMany: h.vigil.services.queue.enqueueMany,
     };
     const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, buckets: [bucket] };
     await expect(classifyAlertsJob.handler({ ctx, data, attempt: 1 })).rejects.toThrow("connection reset");

@@ -3,7 +3,7 @@
 // decides the buckets: `immediate` gives each alert its own; `batch` groups alerts of one storm scope
 // or one service over the debounce window; `classify_critical_bypass` sends Critical and P1 alerts
 // straight through. Test notifications are never classified.
-import type { Enqueue } from "../core/queue/catalog.ts";
+import type { SendOptions } from "../core/queue/catalog.ts";
 import { stormScopeOf } from "./correlate.ts";
 import type { AlertRow, AlertScope, IngestOutcome } from "./lifecycle.ts";
 
@@ -68,23 +68,23 @@ export interface ClassifyJobData {
  * alert of its buckets, so the singleton key may drop the same buckets' job of a later delivery in
  * the same window.
  */
-export async function enqueueTriage(
-  send: (data: ClassifyJobData, options: Parameters<Enqueue>[3]) => Promise<unknown>,
+export function triageJobs(
   scope: Pick<AlertScope, "orgId" | "ownerId">,
   buckets: Map<string, number>,
-): Promise<void> {
+): { data: ClassifyJobData; options: SendOptions }[] {
   const byDelay = new Map<number, string[]>();
   for (const [bucket, delaySeconds] of buckets)
     byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), bucket]);
-  for (const [delaySeconds, keys] of byDelay) {
+  return [...byDelay].map(([delaySeconds, keys]) => {
     const data = { orgId: scope.orgId, ownerId: scope.ownerId, buckets: keys.sort() };
-    if (delaySeconds === 0) await send(data, {});
-    else {
-      await send(data, {
+    if (delaySeconds === 0) return { data, options: {} };
+    return {
+      data,
+      options: {
         startAfterSeconds: delaySeconds,
         singletonKey: `${scope.orgId ?? scope.ownerId}|${data.buckets.join("|")}`.slice(0, 500),
         singletonSeconds: delaySeconds,
-      });
-    }
-  }
+      },
+    };
+  });
 }

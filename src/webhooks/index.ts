@@ -1,5 +1,5 @@
 export { webhooksRoutes } from "./routes.ts";
-export type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "./targets.ts";
+export type { BatchedTarget, TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "./targets.ts";
 export {
   createWebhook,
   deleteWebhook,

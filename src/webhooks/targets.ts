@@ -54,11 +54,25 @@ export type ReadinessCheck = (input: {
 }) => Promise<TargetRefusal[]>;
 
 /**
+ * A target that can apply deliveries arriving together in one transaction (group commit, trigger.ts).
+ * `prepare` does everything that needs no transaction and may refuse the body; `apply` must be
+ * safe to run again on a fresh transaction (the trigger retries a batch that lost a race).
+ */
+export interface BatchedTarget<W> {
+  prepare(
+    input: Omit<TargetInput, "tx"> & { db: Executor },
+  ): Promise<{ status: "prepared"; work: W } | Extract<TargetResult, { status: "rejected" }>>;
+  /** One result per work item, in order. */
+  apply(tx: Tx, works: W[], services: Services): Promise<TargetResult[]>;
+}
+
+/**
  * Starts the target for one delivery. A target with `readiness` is a named target (agent,
  * workflow): users manage its webhooks through the webhooks CRUD, which refuses unready targets.
  * Targets without it (alert ingest) are managed by their own domain's registration API.
  */
 export type WebhookTarget = ((input: TargetInput) => Promise<TargetResult>) & {
   readiness?: ReadinessCheck;
+  batch?: BatchedTarget<unknown>;
 };
 export type WebhookTargets = Record<string, WebhookTarget>;

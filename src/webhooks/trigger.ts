@@ -3,11 +3,12 @@
 // refuses is still recorded (status failed); if Vigil itself fails, the payload is kept as `error`.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import { type Batcher, createBatcher } from "../core/batcher.ts";
 import type { Services } from "../core/context.ts";
 import type { Executor } from "../core/db/database.ts";
 import { AppError } from "../core/errors.ts";
 import { webhookInvocations } from "./tables.ts";
-import type { TargetResult, WebhookTargets } from "./targets.ts";
+import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
 import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
 
 // Headers worth keeping with the payload; credentials never are.
@@ -94,25 +95,24 @@ async function resolveWebhook(services: Services, request: TriggerRequest): Prom
   return webhook;
 }
 
-async function recordInvocation(
-  db: Executor,
-  webhook: WebhookRow,
-  invocation: {
-    id: string;
-    receivedAt: Date;
-    finishedAt: Date;
-    body: Buffer;
-    headers: Record<string, string>;
-  },
-  result: TargetResult | { status: "error"; message: string },
-) {
+interface Invocation {
+  id: string;
+  receivedAt: Date;
+  finishedAt: Date;
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+type Outcome = TargetResult | { status: "error"; message: string };
+
+function invocationRow(webhook: WebhookRow, invocation: Invocation, result: Outcome) {
   const accepted = result.status === "accepted" ? result : null;
   // A refusal with its own code (target not ready) keeps the JsonError the caller got.
   const refused =
     result.status === "rejected" && result.errCode
       ? { msg: result.message, errCode: result.errCode, extras: result.extras ? [result.extras] : [] }
       : null;
-  await db.insert(webhookInvocations).values({
+  return {
     id: invocation.id,
     webhookId: webhook.id,
     orgId: webhook.orgId,
@@ -130,7 +130,113 @@ async function recordInvocation(
     sessionId: accepted?.sessionId ?? null,
     traceId: accepted?.traceId ?? null,
     runId: accepted?.runId ?? null,
-  });
+  };
+}
+
+async function recordInvocations(
+  db: Executor,
+  records: { webhook: WebhookRow; invocation: Invocation; result: Outcome }[],
+): Promise<void> {
+  await db
+    .insert(webhookInvocations)
+    .values(records.map(({ webhook, invocation, result }) => invocationRow(webhook, invocation, result)));
+}
+
+// ---- group commit for batched targets (alert ingest) ----
+
+interface Delivery {
+  webhook: WebhookRow;
+  invocation: Omit<Invocation, "finishedAt">;
+  work: unknown;
+}
+
+/** Batches running at once per target: PGlite runs one transaction at a time anyway. */
+const IN_FLIGHT = { pglite: 1, postgres: 4 } as const;
+const MAX_DELIVERIES_PER_BATCH = 64;
+
+const batchers = new WeakMap<Services, Map<BatchedTarget<unknown>, Batcher<Delivery, TargetResult>>>();
+
+function batcherFor(services: Services, target: BatchedTarget<unknown>, log: Logger) {
+  let byTarget = batchers.get(services);
+  if (!byTarget) {
+    byTarget = new Map();
+    batchers.set(services, byTarget);
+  }
+  let batcher = byTarget.get(target);
+  if (!batcher) {
+    batcher = createBatcher({
+      maxInFlight: IN_FLIGHT[services.database.engine],
+      maxItems: MAX_DELIVERIES_PER_BATCH,
+      run: (deliveries) => applyTogether(services, target, deliveries, log),
+    });
+    byTarget.set(target, batcher);
+  }
+  return batcher;
+}
+
+/**
+ * One transaction for the target's work and the invocation records of every delivery. If it fails,
+ * each delivery runs again alone, so one bad delivery cannot take the others down with it.
+ */
+async function applyTogether(
+  services: Services,
+  target: BatchedTarget<unknown>,
+  deliveries: Delivery[],
+  log: Logger,
+): Promise<PromiseSettledResult<TargetResult>[]> {
+  try {
+    const results = await retryOnConflict(() =>
+      services.database.db.transaction(async (tx) => {
+        const results = await target.apply(
+          tx,
+          deliveries.map((delivery) => delivery.work),
+          services,
+        );
+        const finishedAt = services.now();
+        await recordInvocations(
+          tx,
+          deliveries.map((delivery, n) => ({
+            webhook: delivery.webhook,
+            invocation: { ...delivery.invocation, finishedAt },
+            result: results[n] ?? { status: "error", message: "no result" },
+          })),
+        );
+        return results;
+      }),
+    );
+    return results.map((value) => ({ status: "fulfilled", value }));
+  } catch (err) {
+    if (deliveries.length === 1) {
+      const [delivery] = deliveries as [Delivery];
+      await failedInvocation(services, delivery.webhook, delivery.invocation, err, log);
+      return [{ status: "rejected", reason: err }];
+    }
+    const settled: PromiseSettledResult<TargetResult>[] = [];
+    for (const delivery of deliveries)
+      settled.push(...(await applyTogether(services, target, [delivery], log)));
+    return settled;
+  }
+}
+
+/** Vigil failed, not the sender: keep the payload so the delivery can be replayed. */
+async function failedInvocation(
+  services: Services,
+  webhook: WebhookRow,
+  invocation: Omit<Invocation, "finishedAt">,
+  err: unknown,
+  log: Logger,
+): Promise<void> {
+  log.error(
+    { err, webhook_id: webhook.id, invocation_id: invocation.id, target_type: webhook.targetType },
+    "webhook target failed",
+  );
+  await recordInvocations(services.database.db, [
+    {
+      webhook,
+      invocation: { ...invocation, finishedAt: services.now() },
+      result: { status: "error", message: "internal error while processing the webhook" },
+    },
+  ]);
 }
 
 export async function triggerWebhook({
@@ -156,36 +262,58 @@ export async function triggerWebhook({
     target_name: webhook.targetName,
   };
   let result: TargetResult;
-  try {
-    result = await retryOnConflict(() =>
-      services.database.db.transaction(async (tx) => {
-        const outcome = await target({
-          tx,
-          webhook,
-          invocationId: invocation.id,
-          body: request.body.toString("utf8"),
-          headers,
-          receivedAt: invocation.receivedAt,
-          services,
-          log,
-        });
-        await recordInvocation(tx, webhook, { ...invocation, finishedAt: services.now() }, outcome);
-        return outcome;
-      }),
-    );
-  } catch (err) {
-    // Vigil failed, not the sender: keep the payload so the delivery can be replayed.
-    log.error({ err, ...identity }, "webhook target failed");
-    await recordInvocation(
-      services.database.db,
-      webhook,
-      { ...invocation, finishedAt: services.now() },
-      {
-        status: "error",
-        message: "internal error while processing the webhook",
-      },
-    );
-    throw err;
+  if (target.batch) {
+    const prepared = await target.batch
+      .prepare({
+        db: services.database.db,
+        webhook,
+        invocationId: invocation.id,
+        body: request.body.toString("utf8"),
+        headers,
+        receivedAt: invocation.receivedAt,
+        services,
+        log,
+      })
+      .catch(async (err: unknown) => {
+        await failedInvocation(services, webhook, invocation, err, log);
+        throw err;
+      });
+    if (prepared.status === "rejected") {
+      result = prepared;
+      await recordInvocations(services.database.db, [
+        { webhook, invocation: { ...invocation, finishedAt: services.now() }, result },
+      ]);
+    } else {
+      result = await batcherFor(services, target.batch, log).submit({
+        webhook,
+        invocation,
+        work: prepared.work,
+      });
+    }
+  } else {
+    try {
+      result = await retryOnConflict(() =>
+        services.database.db.transaction(async (tx) => {
+          const outcome = await target({
+            tx,
+            webhook,
+            invocationId: invocation.id,
+            body: request.body.toString("utf8"),
+            headers,
+            receivedAt: invocation.receivedAt,
+            services,
+            log,
+          });
+          await recordInvocations(tx, [
+            { webhook, invocation: { ...invocation, finishedAt: services.now() }, result: outcome },
+          ]);
+          return outcome;
+        }),
+      );
+    } catch (err) {
+      await failedInvocation(services, webhook, invocation, err, log);
+      throw err;
+    }
   }
   if (result.status === "rejected") {
     throw new AppError(

@@ -14,14 +14,28 @@ export interface JobContext {
   now: () => Date;
   /** Sends a follow-up job, inside the handler's transaction when given one. */
   enqueue: Enqueue;
+  enqueueMany: EnqueueMany;
+}
+
+export interface SendOptions {
+  startAfterSeconds?: number;
+  singletonKey?: string;
+  singletonSeconds?: number;
 }
 
 export type Enqueue = <D extends JobDefinition>(
   executor: Executor,
   job: D,
   data: D extends JobDefinition<infer S> ? Static<S> : never,
-  options?: { startAfterSeconds?: number; singletonKey?: string; singletonSeconds?: number },
+  options?: SendOptions,
 ) => Promise<string | null>;
+
+/** Sends many jobs of one kind in one statement (no ids returned). */
+export type EnqueueMany = <D extends JobDefinition>(
+  executor: Executor,
+  job: D,
+  items: { data: D extends JobDefinition<infer S> ? Static<S> : never; options?: SendOptions }[],
+) => Promise<void>;
 
 export interface JobDefinition<S extends TSchema = TSchema> {
   name: string;

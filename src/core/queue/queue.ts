@@ -7,10 +7,11 @@ import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Database } from "../db/database.ts";
 import type { Secrets } from "../secrets.ts";
-import type { Enqueue, JobContext, JobDefinition, JobSchedule } from "./catalog.ts";
+import type { Enqueue, EnqueueMany, JobContext, JobDefinition, JobSchedule } from "./catalog.ts";
 
 export interface Queue {
   enqueue: Enqueue;
+  enqueueMany: EnqueueMany;
   /** Starts polling for the registered jobs (not done on api-only instances). */
   work(): Promise<void>;
   stop(): Promise<void>;
@@ -56,6 +57,25 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       singletonSeconds: sendOptions.singletonSeconds,
     });
   };
+  const enqueueMany: EnqueueMany = async (executor, job, items) => {
+    if (items.length === 0) return;
+    if (!byName.has(job.name)) throw new Error(`job ${job.name} is not in the catalog`);
+    for (const { data } of items) {
+      if (!Value.Check(job.schema, data))
+        throw new Error(`job ${job.name}: payload does not match its schema`);
+    }
+    // insert() takes the queue's retry settings like send(); startAfter in seconds, as in send().
+    await boss.insert(
+      job.name,
+      items.map(({ data, options = {} }) => ({
+        data: data as object,
+        startAfter: options.startAfterSeconds,
+        singletonKey: options.singletonKey,
+        singletonSeconds: options.singletonSeconds,
+      })),
+      { db: fromDrizzle(executor, sql) },
+    );
+  };
   const ctx: JobContext = {
     db: database.db,
     log,
@@ -63,11 +83,13 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     secrets: options.secrets,
     now: options.now ?? (() => new Date()),
     enqueue,
+    enqueueMany,
   };
 
   return {
     boss,
     enqueue,
+    enqueueMany,
     async work() {
       for (const job of jobs) {
         await boss.work(
