@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_ENVIRONMENT_CRITICALITY } from "./alerts/impact.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 
 describe("loadConfig", () => {
@@ -59,5 +60,66 @@ describe("loadConfig", () => {
   ])("rejects %j", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  describe("ENVIRONMENT_CRITICALITY", () => {
+    it("is the default map when unset or blank", () => {
+      expect(loadConfig({}).environmentCriticality).toEqual(DEFAULT_ENVIRONMENT_CRITICALITY);
+      expect(loadConfig({ ENVIRONMENT_CRITICALITY: "  " }).environmentCriticality).toEqual(
+        DEFAULT_ENVIRONMENT_CRITICALITY,
+      );
+      // The documented defaults (README "Impact"), spelled out so a change to the map shows here.
+      expect(DEFAULT_ENVIRONMENT_CRITICALITY).toEqual({
+        production: "high",
+        prod: "high",
+        prd: "high",
+        live: "high",
+        staging: "medium",
+        stage: "medium",
+        stg: "medium",
+        preprod: "medium",
+        "pre-prod": "medium",
+        uat: "medium",
+        dev: "low",
+        development: "low",
+        test: "low",
+        testing: "low",
+        qa: "low",
+        sandbox: "low",
+        local: "low",
+      });
+    });
+
+    it("adds entries in lower case and overrides a default entry", () => {
+      expect(
+        loadConfig({ ENVIRONMENT_CRITICALITY: "canary=high, perf=Medium" }).environmentCriticality,
+      ).toEqual({ ...DEFAULT_ENVIRONMENT_CRITICALITY, canary: "high", perf: "medium" });
+      const overridden = loadConfig({ ENVIRONMENT_CRITICALITY: "prod=low" }).environmentCriticality;
+      expect(overridden).toEqual({ ...DEFAULT_ENVIRONMENT_CRITICALITY, prod: "low" });
+      // Only the named entry changes: production is still high.
+      expect([overridden.prod, overridden.production]).toEqual(["low", "high"]);
+    });
+
+    it("leaves the default map itself unchanged", () => {
+      loadConfig({ ENVIRONMENT_CRITICALITY: "prod=low,canary=high" });
+      expect([DEFAULT_ENVIRONMENT_CRITICALITY.prod, DEFAULT_ENVIRONMENT_CRITICALITY.canary]).toEqual([
+        "high",
+        undefined,
+      ]);
+    });
+
+    it.each(["canary", "canary=urgent", "a=b=c", "=high"])("rejects %j", (value) => {
+      const env = { ENVIRONMENT_CRITICALITY: value };
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(
+        `ENVIRONMENT_CRITICALITY must be a comma-separated list of name=high|medium|low, got "${value}"`,
+      );
+    });
+
+    it("names the bad entry of a longer list", () => {
+      expect(() => loadConfig({ ENVIRONMENT_CRITICALITY: "canary=high, perf=urgent" })).toThrow(
+        'ENVIRONMENT_CRITICALITY must be a comma-separated list of name=high|medium|low, got "perf=urgent"',
+      );
+    });
   });
 });

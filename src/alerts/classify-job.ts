@@ -30,9 +30,13 @@ interface BucketOf {
 async function claim(ctx: JobContext, data: BucketOf, attempt: number): Promise<AlertRow[]> {
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
+  // Rows are locked in id order, as ingest locks them, so the two never deadlock.
   const { rows } = await ctx.db.execute(sql`
     update alerts set analysis_status = 'running'
-    where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ${states}
+    where id in (
+      select id from alerts
+      where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ${states}
+      order by id for update)
     returning ${sql.raw(ALERT_SELECT_LIST)}`);
   return rows.map(rowFromRecord);
 }
@@ -120,7 +124,10 @@ async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number):
 async function markFailed(ctx: JobContext, data: BucketOf, reason: string): Promise<void> {
   await ctx.db.execute(sql`
     update alerts set analysis_status = 'failed'
-    where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ('queued', 'running')`);
+    where id in (
+      select id from alerts
+      where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ('queued', 'running')
+      order by id for update)`);
   ctx.log.error({ bucket: data.bucket, reason }, "alert classification failed");
 }
 

@@ -11,7 +11,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
-import type { Executor, Tx } from "../core/db/database.ts";
+import { type Executor, executeNamed, type Tx } from "../core/db/database.ts";
 import type { EnqueueMany, SendOptions } from "../core/queue/catalog.ts";
 import type { BatchedTarget, TargetResult, WebhookTarget } from "../webhooks/index.ts";
 import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
@@ -96,24 +96,23 @@ function alertKey(scope: AlertScope, uid: string): string {
 // wait and then read the first one's result. Two deliveries that both create the same new alert
 // collide on the unique key instead; the trigger retries the loser, which then finds the alert.
 async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, AlertRow>> {
-  const org = new Map<string, object>();
-  const personal = new Map<string, object>();
+  // One branch per registration scope (usually one), each a lookup in its tenant's unique index.
+  const uidsByScope = new Map<string, { scope: AlertScope; uids: Set<string> }>();
   for (const { scope, events } of batches) {
-    for (const event of events) {
-      const key = { s: scope.sourceType, i: scope.integrationName, u: event.external_uid };
-      if (scope.orgId) org.set(alertKey(scope, event.external_uid), { o: scope.orgId, ...key });
-      else personal.set(alertKey(scope, event.external_uid), { o: scope.ownerId, ...key });
-    }
+    const key = alertKey(scope, "");
+    const entry = uidsByScope.get(key) ?? { scope, uids: new Set<string>() };
+    for (const event of events) entry.uids.add(event.external_uid);
+    uidsByScope.set(key, entry);
   }
-  // Org and personal namespaces apart, so each half is a lookup in its own unique index.
+  const branches = [...uidsByScope.values()].map(
+    ({ scope, uids }) => sql`select id from alerts where ${
+      scope.orgId ? sql`org_id = ${scope.orgId}` : sql`org_id is null and owner_id = ${scope.ownerId}`
+    } and source_type = ${scope.sourceType} and integration_name = ${scope.integrationName}
+      and external_uid = any(${textArray([...uids])}::text[])`,
+  );
   const { rows } = await tx.execute(sql`
-    select ${sql.raw(ALERT_SELECT_LIST)} from alerts where id = any(array(
-      select a.id from jsonb_to_recordset(${JSON.stringify([...org.values()])}::jsonb) as k(o uuid, s text, i text, u text)
-        join alerts a on a.org_id = k.o and a.source_type = k.s and a.integration_name = k.i and a.external_uid = k.u
-      union all
-      select a.id from jsonb_to_recordset(${JSON.stringify([...personal.values()])}::jsonb) as k(o uuid, s text, i text, u text)
-        join alerts a on a.org_id is null and a.owner_id = k.o and a.source_type = k.s and a.integration_name = k.i
-          and a.external_uid = k.u))
+    select ${sql.raw(ALERT_SELECT_LIST)} from alerts
+    where id = any(array(${sql.join(branches, sql` union all `)}))
     order by id for update`);
   const loaded = new Map<string, AlertRow>();
   for (const record of rows) {
@@ -121,6 +120,11 @@ async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, A
     loaded.set(alertKey(row, row.externalUid), row);
   }
   return loaded;
+}
+
+/** A text[] literal. Safe here: uids are path-safe (alert-sources.md 1.2), so no quote or backslash. */
+function textArray(values: string[]): string {
+  return `{${values.map((value) => `"${value}"`).join(",")}}`;
 }
 
 interface PayloadRecord {
@@ -149,7 +153,9 @@ async function writeAlerts(
   rows: AlertRow[],
   history: HistoryRecord[],
 ): Promise<void> {
-  await tx.execute(sql`
+  // Planning this statement costs more than running it for a few rows; for many rows a plan made
+  // for their number is worth it (a generic plan of a large write measured slower).
+  const query = sql`
     with payloads as (
       insert into alert_payloads (id, body, received_at)
       select id, body, received_at from jsonb_populate_recordset(null::alert_payloads, ${JSON.stringify(payloads)}::jsonb)
@@ -159,8 +165,12 @@ async function writeAlerts(
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
-    from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)`);
+    from jsonb_populate_recordset(null::alert_events, ${JSON.stringify(history)}::jsonb)`;
+  await (rows.length <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query));
 }
+
+/** Writes of at most this many alerts run as one named (planned once) statement. */
+const NAMED_WRITE_MAX_ROWS = 16;
 
 /**
  * Applies deliveries in order in one transaction: events of one alert, in one delivery or across

@@ -29,11 +29,17 @@ export interface StormChange {
   after: AlertRow;
 }
 
+/** Same labels, in any key order (jsonb gives them back in its own order). */
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
 function sameData(before: AlertRow, after: AlertRow): boolean {
   return (
     before.title === after.title &&
     before.triggeredAt.getTime() === after.triggeredAt.getTime() &&
-    JSON.stringify(before.labels) === JSON.stringify(after.labels)
+    sameLabels(before.labels, after.labels)
   );
 }
 
@@ -343,6 +349,11 @@ export function planScope(
 class StalePlan extends Error {}
 
 async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise<void> {
+  // Row locks in id order first, as ingest takes them: an update locks in join order, and two
+  // transactions locking the same rows in different orders deadlock (a second lost each time).
+  await db.execute(sql`
+    select 1 from alerts where id = any(${`{${writes.map((write) => write.id).join(",")}}`}::uuid[])
+    order by id for update`);
   const { rows } = await db.execute(sql`
     with u as (
       select * from jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) as u(id uuid, was uuid, set boolean,

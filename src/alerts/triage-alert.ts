@@ -40,10 +40,12 @@ export async function triageAlert({
         field: "status",
       });
     }
+    // An ignored alert leaves its storm, and one set active again may join one: the correlator looks.
     Object.assign(changes, {
       status: "ignored",
       ignoredBy: "operator",
       ignoreReason: patch.ignore_reason ?? null,
+      stormPending: true,
     });
   } else if (patch.status === "active") {
     if (current.status !== "ignored") {
@@ -51,7 +53,7 @@ export async function triageAlert({
         field: "status",
       });
     }
-    Object.assign(changes, { status: "active", ignoredBy: null, ignoreReason: null });
+    Object.assign(changes, { status: "active", ignoredBy: null, ignoreReason: null, stormPending: true });
   } else if (patch.ignore_reason !== undefined) {
     if (current.status !== "ignored") {
       throw new AppError("VALIDATION_FAILED", "ignore_reason: only an ignored alert has an ignore reason", {

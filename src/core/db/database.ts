@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { drizzle as drizzleNodePostgres } from "drizzle-orm/node-postgres";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
@@ -85,6 +85,34 @@ async function openPostgres(url: string): Promise<Database> {
       if (!pool.ended) await pool.end();
     },
   };
+}
+
+interface Preparing {
+  session: {
+    prepareQuery(
+      query: unknown,
+      fields: undefined,
+      name: string,
+      arrayMode: boolean,
+    ): { execute(): Promise<{ rows: Record<string, unknown>[] }> };
+  };
+  dialect: { sqlToQuery(query: SQL): unknown };
+}
+
+/**
+ * execute() under a statement name, for the hot paths: PostgreSQL parses and plans a named
+ * statement once per connection instead of for every call (planning a statement on `alerts`, with
+ * its many indexes, costs several times its execution). One name, one SQL text: a query whose text
+ * varies must put what varies into its name. PGlite ignores the name.
+ */
+export function executeNamed(
+  executor: Executor,
+  name: string,
+  query: SQL,
+): Promise<{ rows: Record<string, unknown>[] }> {
+  // Drizzle's raw execute() has no name option; its session's prepareQuery does.
+  const { session, dialect } = executor as unknown as Preparing;
+  return session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false).execute();
 }
 
 /** Runs fn in a transaction, or inside the caller's transaction when it already has one. */

@@ -1,0 +1,159 @@
+// createBatcher with a `run` the test controls: every batch it receives waits on a deferred the test
+// settles, so which items went together, and when, is decided by the test and not by timing.
+import { describe, expect, it } from "vitest";
+import { createBatcher } from "./batcher.ts";
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(reason: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => {};
+  let reject: (reason: unknown) => void = () => {};
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+type Results = PromiseSettledResult<string>[];
+
+/** A `run` that records each batch and returns a promise the test settles. */
+function controlledRun() {
+  const batches: { items: number[]; done: Deferred<Results> }[] = [];
+  const waiters: { count: number; started: Deferred<void> }[] = [];
+  return {
+    batches,
+    run(items: number[]): Promise<Results> {
+      const done = deferred<Results>();
+      batches.push({ items, done });
+      for (const waiter of waiters) if (batches.length >= waiter.count) waiter.started.resolve();
+      return done.promise;
+    },
+    /** Resolves once `run` has received `count` batches in all. */
+    started(count: number): Promise<void> {
+      const started = deferred<void>();
+      if (batches.length >= count) started.resolve();
+      else waiters.push({ count, started });
+      return started.promise;
+    },
+    /** Completes batch `n` with one fulfilled result per item: `item:<n>`. */
+    fulfil(n: number): void {
+      const batch = batches[n];
+      if (!batch) throw new Error(`no batch ${n}`);
+      batch.done.resolve(batch.items.map((item) => ({ status: "fulfilled", value: `item:${item}` })));
+    },
+  };
+}
+
+describe("createBatcher", () => {
+  it("holds items submitted while maxInFlight batches run and sends them together in the next batch", async () => {
+    const control = controlledRun();
+    const batcher = createBatcher({ maxInFlight: 2, maxItems: 10, run: control.run });
+    const first = batcher.submit(1);
+    const second = batcher.submit(2);
+    // Both slots are taken: these wait.
+    const third = batcher.submit(3);
+    const fourth = batcher.submit(4);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2]]);
+
+    control.fulfil(1);
+    await control.started(3);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2], [3, 4]]);
+    await expect(second).resolves.toBe("item:2");
+
+    control.fulfil(0);
+    control.fulfil(2);
+    await expect(Promise.all([first, third, fourth])).resolves.toEqual(["item:1", "item:3", "item:4"]);
+    expect(control.batches).toHaveLength(3);
+  });
+
+  it("runs an item at once and alone when a slot is free", async () => {
+    const control = controlledRun();
+    const batcher = createBatcher({ maxInFlight: 2, maxItems: 10, run: control.run });
+    const first = batcher.submit(1);
+    // Nothing awaited between submit and the check: the batch started without waiting for company.
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
+    const second = batcher.submit(2);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2]]);
+
+    control.fulfil(0);
+    control.fulfil(1);
+    await expect(Promise.all([first, second])).resolves.toEqual(["item:1", "item:2"]);
+    const third = batcher.submit(3);
+    await control.started(3);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2], [3]]);
+    control.fulfil(2);
+    await expect(third).resolves.toBe("item:3");
+  });
+
+  it("puts at most maxItems items in a batch", async () => {
+    const control = controlledRun();
+    const batcher = createBatcher({ maxInFlight: 1, maxItems: 2, run: control.run });
+    const submitted = [1, 2, 3, 4, 5, 6].map((item) => batcher.submit(item));
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
+
+    control.fulfil(0);
+    await control.started(2);
+    control.fulfil(1);
+    await control.started(3);
+    control.fulfil(2);
+    await control.started(4);
+    control.fulfil(3);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4, 5], [6]]);
+    await expect(Promise.all(submitted)).resolves.toEqual([1, 2, 3, 4, 5, 6].map((item) => `item:${item}`));
+  });
+
+  it("rejects only the item whose result is rejected", async () => {
+    const control = controlledRun();
+    const batcher = createBatcher({ maxInFlight: 1, maxItems: 10, run: control.run });
+    const first = batcher.submit(1);
+    const [a, b, c] = [2, 3, 4].map((item) => batcher.submit(item));
+    control.fulfil(0);
+    await control.started(2);
+    expect(control.batches[1]?.items).toEqual([2, 3, 4]);
+
+    const failure = new Error("delivery 3 is malformed");
+    control.batches[1]?.done.resolve([
+      { status: "fulfilled", value: "item:2" },
+      { status: "rejected", reason: failure },
+      { status: "fulfilled", value: "item:4" },
+    ]);
+    await expect(first).resolves.toBe("item:1");
+    await expect(a).resolves.toBe("item:2");
+    await expect(b).rejects.toBe(failure);
+    await expect(c).resolves.toBe("item:4");
+  });
+
+  it("rejects every item of a batch whose run throws, and still runs the next batches", async () => {
+    const control = controlledRun();
+    const batcher = createBatcher({ maxInFlight: 1, maxItems: 10, run: control.run });
+    const first = batcher.submit(1);
+    const [a, b] = [2, 3].map((item) => batcher.submit(item));
+    control.fulfil(0);
+    await control.started(2);
+    expect(control.batches[1]?.items).toEqual([2, 3]);
+    // Submitted while the failing batch runs: it must not be stranded behind it.
+    const later = batcher.submit(4);
+
+    const failure = new Error("connection reset");
+    control.batches[1]?.done.reject(failure);
+    await expect(a).rejects.toBe(failure);
+    await expect(b).rejects.toBe(failure);
+
+    await control.started(3);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4]]);
+    control.fulfil(2);
+    await expect(later).resolves.toBe("item:4");
+    await expect(first).resolves.toBe("item:1");
+    // The failed batch gave its slot back: the next item is not stranded either.
+    const after = batcher.submit(5);
+    await control.started(4);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4], [5]]);
+    control.fulfil(3);
+    await expect(after).resolves.toBe("item:5");
+  });
+});
