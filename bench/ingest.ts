@@ -160,6 +160,7 @@ async function pgliteTarget(): Promise<Target> {
         dataDir,
         databaseUrl: null,
         logLevel: "silent",
+        ...(process.env.BENCH_ROLE ? { role: process.env.BENCH_ROLE as "api" } : {}),
         secretKey: "bench-secret-key",
         bootstrapApiKey: BOOTSTRAP_KEY,
       },

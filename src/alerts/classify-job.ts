@@ -11,7 +11,7 @@ import { ALERT_SELECT_LIST, rowFromRecord } from "./alert-rows.ts";
 import { classifyAlert } from "./classify.ts";
 import { readEnvironment } from "./impact.ts";
 import type { AlertRow } from "./lifecycle.ts";
-import { correlatePendingStorms } from "./storm-correlator.ts";
+import { correlateScope } from "./storms.ts";
 import type { ClassifyJobData } from "./triage.ts";
 
 const RETRY_LIMIT = 3;
@@ -55,7 +55,31 @@ async function historyOf(ctx: JobContext, ids: string[]) {
   return byAlert;
 }
 
+/**
+ * Storm role is one of the classifier's signals: the scopes of the bucket's alerts that wait for
+ * the correlator are correlated first. If that fails, the alerts are still classified (the
+ * correlator loop places them later).
+ */
+async function correlateBucket(ctx: JobContext, data: BucketOf): Promise<void> {
+  try {
+    const { rows } = await ctx.db.execute(sql`
+      select distinct storm_scope from alerts
+      where ${tenantOf(data)} and triage_bucket = ${data.bucket} and storm_pending`);
+    for (const row of rows) {
+      const scope = row.storm_scope === null ? null : String(row.storm_scope);
+      await correlateScope(
+        ctx.db,
+        { orgId: data.orgId, ownerId: data.ownerId, scope },
+        { now: ctx.now(), impact: { environmentCriticality: ctx.config.environmentCriticality }, wait: true },
+      );
+    }
+  } catch (err) {
+    ctx.log.warn({ err, bucket: data.bucket }, "storm correlation before classification failed");
+  }
+}
+
 async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number): Promise<void> {
+  await correlateBucket(ctx, data);
   const claimed = await claim(ctx, data, attempt);
   if (claimed.length === 0) return;
   const history = await historyOf(
@@ -141,14 +165,6 @@ export const classifyAlertsJob = defineJob({
   retryLimit: RETRY_LIMIT,
   retryDelaySeconds: 5,
   handler: async ({ ctx, data, attempt }) => {
-    // Storm role is one of the classifier's signals: place the tenant's new alerts first. If that
-    // fails, the alerts are still classified (the correlator loop places them later).
-    await correlatePendingStorms(ctx.db, {
-      now: ctx.now,
-      impact: { environmentCriticality: ctx.config.environmentCriticality },
-      tenant: { orgId: data.orgId, ownerId: data.ownerId },
-      wait: true,
-    }).catch((err: unknown) => ctx.log.warn({ err }, "storm correlation before classification failed"));
     for (const bucket of data.buckets) {
       const one = { orgId: data.orgId, ownerId: data.ownerId, bucket };
       try {

@@ -19,6 +19,8 @@ export interface CorrelatePendingOptions {
   tenant?: Pick<AlertScope, "orgId" | "ownerId">;
   /** Wait for scopes another instance is correlating, so that none is left pending on return. */
   wait?: boolean;
+  /** Rounds at most (MAX_ROUNDS by default). */
+  rounds?: number;
 }
 
 /**
@@ -30,7 +32,7 @@ export async function correlatePendingStorms(
   options: CorrelatePendingOptions,
 ): Promise<number> {
   let total = 0;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  for (let round = 0; round < (options.rounds ?? MAX_ROUNDS); round++) {
     const scopes = await pendingScopes(db, options.tenant ?? null);
     let progress = 0;
     for (const key of scopes) {
@@ -48,7 +50,11 @@ export interface StormCorrelator {
   stop(): Promise<void>;
 }
 
-/** Runs correlatePendingStorms every CORRELATOR_INTERVAL_MS until stopped. */
+/**
+ * Runs one round of correlatePendingStorms every CORRELATOR_INTERVAL_MS until stopped. One round per
+ * tick, even under load: what arrives meanwhile is correlated together in the next one, which costs
+ * far less than a round per delivery and leaves the database to ingest.
+ */
 export function startStormCorrelator(
   db: Executor,
   options: Omit<CorrelatePendingOptions, "tenant"> & { log: Logger; intervalMs?: number },
@@ -57,7 +63,7 @@ export function startStormCorrelator(
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
   const tick = () => {
-    running = correlatePendingStorms(db, options)
+    running = correlatePendingStorms(db, { ...options, rounds: 1 })
       .then(
         () => {},
         (err: unknown) => options.log.error({ err }, "storm correlation failed"),

@@ -218,6 +218,63 @@ describeEachEngine("automatic triage", (harness) => {
   });
 });
 
+// With no correlator running (role api), the job itself places the bucket's alerts in their storm
+// before classifying: the latency alert is classified as the database outage's symptom.
+describeEachEngine(
+  "classification correlates its bucket first",
+  (harness) => {
+    it("classifies a symptom as a symptom even before the correlator loop ran", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const response = await h.vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", integration: "storm-first", classify_mode: "immediate" },
+      });
+      const url = `/platform${response.json().platform_webhook_url}`;
+      const cluster = { cluster: "eu-2", env: "staging" };
+      const delivered = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        payload: amBody([
+          { name: "PostgresDown", severity: "critical", labels: cluster },
+          { name: "HighRequestLatency", severity: "warning", labels: cluster },
+        ]),
+      });
+      const [, latencyId] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
+      const before = (
+        await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${latencyId}`, headers: auth })
+      ).json();
+      expect([before.storm_id, before.analysis_status]).toEqual([null, "queued"]);
+      const data = {
+        orgId: null,
+        ownerId: (await ownerOf(h, latencyId)) as string,
+        buckets: [`alert:${latencyId}`],
+      };
+      const ctx = {
+        ...h.vigil.services,
+        db: h.vigil.services.database.db,
+        log: h.vigil.log,
+        enqueue: h.vigil.services.queue.enqueue,
+        enqueueMany: h.vigil.services.queue.enqueueMany,
+      };
+      await classifyAlertsJob.handler({ ctx, data, attempt: 1 });
+      const after = (
+        await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${latencyId}`, headers: auth })
+      ).json();
+      expect(after.storm_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect([after.alert_role, after.likely_upstream, after.analysis_status]).toEqual([
+        "symptom",
+        "PostgresDown",
+        "completed",
+      ]);
+      expect(after.attention_reason).toBe('symptom of a storm: look at "PostgresDown" first');
+    });
+  },
+  { role: "api" },
+);
+
 async function ownerOf(h: Harness, id: string) {
   const { rows } = await h.vigil.services.database.db.execute(
     sql`select owner_id from alerts where id = ${id}`,
