@@ -474,6 +474,28 @@ describeEachEngine(
       );
       expect(await isPending(h, latencyId as string)).toBe(false);
     });
+
+    it("correlates every pending scope in one pass, whatever characters the scope holds", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const path = await register(h, auth, "many-scopes");
+      const clusters = ['k8s-"quoted"', "back\\slash,{comma}", "plain-1"];
+      const ids = await Promise.all(
+        clusters.flatMap((cluster, n) =>
+          ["KubeNodeNotReady", "KubeApiErrorsHigh"].map((alertname, k) =>
+            deliverOne(h, path, firing(`e0000000000000${n}${k}`, `09:2${k}:00`, { alertname, cluster })),
+          ),
+        ),
+      );
+      expect(await settle(h)).toBe(6);
+      const storms = await Promise.all(ids.map(async (id) => (await readAlert(h, auth, id)).storm_id));
+      for (let n = 0; n < clusters.length; n++) {
+        expect(storms[2 * n]).toMatch(/^[0-9a-f-]{36}$/);
+        expect(storms[2 * n + 1]).toBe(storms[2 * n]);
+      }
+      expect(new Set(storms).size).toBe(3);
+      for (const id of ids) expect(await isPending(h, id)).toBe(false);
+    });
   },
   { role: "api" },
   { now: () => new Date(clock.getTime()) },

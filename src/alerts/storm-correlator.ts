@@ -5,12 +5,14 @@ import type { Logger } from "pino";
 import type { Executor } from "../core/db/database.ts";
 import type { ImpactOptions } from "./impact.ts";
 import type { AlertScope } from "./lifecycle.ts";
-import { correlateScope, pendingScopes } from "./storms.ts";
+import { correlateScopes, pendingScopes, SCOPES_PER_ROUND } from "./storms.ts";
 
 /** How often an idle correlator looks for pending alerts. */
 export const CORRELATOR_INTERVAL_MS = 500;
 /** Rounds per call: a scope that keeps receiving alerts does not hold the correlator forever. */
 const MAX_ROUNDS = 20;
+/** Scopes looked up per round. */
+const PENDING_SCOPES_PER_ROUND = 500;
 
 export interface CorrelatePendingOptions {
   now: () => Date;
@@ -33,12 +35,26 @@ export async function correlatePendingStorms(
 ): Promise<number> {
   let total = 0;
   for (let round = 0; round < (options.rounds ?? MAX_ROUNDS); round++) {
-    const scopes = await pendingScopes(db, options.tenant ?? null);
+    const scopes = await pendingScopes(db, options.tenant ?? null, PENDING_SCOPES_PER_ROUND);
+    const byTenant = new Map<
+      string,
+      { tenant: Pick<AlertScope, "orgId" | "ownerId">; scopes: (string | null)[] }
+    >();
+    for (const { orgId, ownerId, scope } of scopes) {
+      const id = `${orgId ?? ""}|${ownerId}`;
+      const entry = byTenant.get(id) ?? { tenant: { orgId, ownerId }, scopes: [] };
+      entry.scopes.push(scope);
+      byTenant.set(id, entry);
+    }
     let progress = 0;
-    for (const key of scopes) {
-      progress +=
-        (await correlateScope(db, key, { now: options.now(), impact: options.impact, wait: options.wait })) ??
-        0;
+    for (const { tenant, scopes: tenantScopes } of byTenant.values()) {
+      for (let first = 0; first < tenantScopes.length; first += SCOPES_PER_ROUND) {
+        progress += await correlateScopes(db, tenant, tenantScopes.slice(first, first + SCOPES_PER_ROUND), {
+          now: options.now(),
+          impact: options.impact,
+          wait: options.wait,
+        });
+      }
     }
     total += progress;
     if (progress === 0) break;

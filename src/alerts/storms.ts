@@ -125,10 +125,17 @@ function stormAlertOf(row: Record<string, unknown>): StormAlert {
   };
 }
 
-async function readPending(db: Executor, key: ScopeKey): Promise<PendingAlert[]> {
+/** The pending alerts of the given scopes of one tenant (null: alerts without a scope). */
+async function readPending(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  scopes: (string | null)[],
+): Promise<PendingAlert[]> {
+  const named = scopes.filter((scope): scope is string => scope !== null);
   const { rows } = await db.execute(sql`
     select ${COLUMNS}, a.status, a.is_test, a.event_seq from alerts a
-    where ${inTenant(key)} and a.storm_pending and a.storm_scope is not distinct from ${key.scope}
+    where ${inTenant(tenant)} and a.storm_pending
+      and (a.storm_scope = any(${toTextArray(named)}::text[])${scopes.includes(null) ? sql` or a.storm_scope is null` : sql``})
     order by a.triggered_at, a.id limit ${PENDING_BATCH}`);
   return rows.map((row) => ({
     ...stormAlertOf(row),
@@ -139,13 +146,22 @@ async function readPending(db: Executor, key: ScopeKey): Promise<PendingAlert[]>
   }));
 }
 
-/** Disjoint trigger-time ranges within a window of any of `times`. */
-function rangesAround(times: number[]): { lo: number; hi: number }[] {
-  const ranges: { lo: number; hi: number }[] = [];
-  for (const t of [...times].sort((a, b) => a - b)) {
+/** A text[] literal of arbitrary strings (scopes come from labels: quotes and backslashes escaped). */
+function toTextArray(values: string[]): string {
+  return `{${values.map((value) => `"${value.replace(/["\\]/g, (char) => `\\${char}`)}"`).join(",")}}`;
+}
+
+/** Per scope, disjoint trigger-time ranges within a window of any of its pending alerts. */
+function rangesAround(alerts: { stormScope: string; triggeredAt: Date }[]) {
+  const ranges: { scope: string; lo: number; hi: number }[] = [];
+  const sorted = [...alerts].sort(
+    (a, b) => a.stormScope.localeCompare(b.stormScope) || a.triggeredAt.getTime() - b.triggeredAt.getTime(),
+  );
+  for (const { stormScope: scope, triggeredAt } of sorted) {
+    const t = triggeredAt.getTime();
     const last = ranges.at(-1);
-    if (last && t - STORM_WINDOW_MS <= last.hi) last.hi = t + STORM_WINDOW_MS;
-    else ranges.push({ lo: t - STORM_WINDOW_MS, hi: t + STORM_WINDOW_MS });
+    if (last && last.scope === scope && t - STORM_WINDOW_MS <= last.hi) last.hi = t + STORM_WINDOW_MS;
+    else ranges.push({ scope, lo: t - STORM_WINDOW_MS, hi: t + STORM_WINDOW_MS });
   }
   return ranges;
 }
@@ -158,41 +174,42 @@ function rangesAround(times: number[]): { lo: number; hi: number }[] {
  */
 async function readNeighbourhood(
   db: Executor,
-  key: ScopeKey,
-  ranges: { lo: number; hi: number }[],
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  ranges: { scope: string; lo: number; hi: number }[],
   touched: string[],
 ): Promise<StormAlert[]> {
   const live = sql`a.status = 'active' and not a.is_test`;
   const rangeJson = JSON.stringify(
     ranges.map((range, n) => ({
       n,
+      scope: range.scope,
       lo: new Date(range.lo).toISOString(),
       hi: new Date(range.hi).toISOString(),
     })),
   );
   const { rows } = await db.execute(sql`
     with ranges as (
-      select * from jsonb_to_recordset(${rangeJson}::jsonb) as r(n int, lo timestamptz, hi timestamptz)
+      select * from jsonb_to_recordset(${rangeJson}::jsonb) as r(n int, scope text, lo timestamptz, hi timestamptz)
     ), near as (
       select r.n, stormed.storm_id from ranges r cross join lateral (
         select distinct a.storm_id from alerts a
-        where a.storm_scope = ${key.scope} and ${inTenant(key)} and ${live} and a.storm_id is not null
+        where a.storm_scope = r.scope and ${inTenant(tenant)} and ${live} and a.storm_id is not null
           and a.triggered_at between r.lo and r.hi
       ) stormed
     ), sizes as (
       select a.storm_id, count(*) as n from alerts a
-      where ${inTenant(key)} and ${live} and a.storm_id = any(array(select storm_id from near))
+      where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(select storm_id from near))
       group by a.storm_id
     ), members as (
       select ${COLUMNS} from alerts a
-      where ${inTenant(key)} and ${live} and a.storm_id = any(array(
+      where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(
         select storm_id from near union select unnest(${`{${touched.join(",")}}`}::uuid[])))
     ), found as (
       select * from members
       union all
       select loose.* from ranges r cross join lateral (
         select ${COLUMNS} from alerts a
-        where ${inTenant(key)} and ${live} and a.storm_scope = ${key.scope} and a.storm_id is null
+        where ${inTenant(tenant)} and ${live} and a.storm_scope = r.scope and a.storm_id is null
           and a.triggered_at between r.lo and r.hi
         order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
       ) loose
@@ -391,38 +408,49 @@ export interface CorrelateOptions {
   wait?: boolean;
 }
 
+/** Scopes correlated in one transaction at most. */
+export const SCOPES_PER_ROUND = 50;
+
 /**
- * One round for one scope of one tenant, in its own transaction. Returns how many pending alerts
- * it looked at, or null when another correlator holds the scope right now (and `wait` is not set).
+ * One round for some scopes of one tenant, in one transaction. Returns how many pending alerts it
+ * looked at; scopes another correlator holds right now are skipped (unless `wait`).
  */
-export async function correlateScope(
+export async function correlateScopes(
   db: Executor,
-  key: ScopeKey,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  scopes: (string | null)[],
   options: CorrelateOptions,
-): Promise<number | null> {
+): Promise<number> {
+  // Locks in key order, so correlators waiting for several scopes never deadlock.
+  const keys = scopes
+    .slice(0, SCOPES_PER_ROUND)
+    .map((scope) => ({ scope, key: lockKey({ ...tenant, scope }) }))
+    .sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : BigInt(a.key) > BigInt(b.key) ? 1 : 0));
+  if (keys.length === 0) return 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
-        const lock = sql`${lockKey(key)}::bigint`;
-        const { rows } = await tx.execute(
-          options.wait
-            ? sql`select pg_advisory_xact_lock(${lock})::text = '' as held`
-            : sql`select pg_try_advisory_xact_lock(${lock}) as held`,
+        const lock = options.wait
+          ? sql`pg_advisory_xact_lock(k)::text = ''`
+          : sql`pg_try_advisory_xact_lock(k)`;
+        const { rows } = await tx.execute(sql`
+          select n, ${lock} as held
+          from unnest(${`{${keys.map((key) => key.key).join(",")}}`}::bigint[]) with ordinality as l(k, n)
+          order by n`);
+        const held = keys.filter((_, n) => rows.find((row) => Number(row.n) === n + 1)?.held === true);
+        if (held.length === 0) return 0;
+        const pending = await readPending(
+          tx,
+          tenant,
+          held.map((key) => key.scope),
         );
-        if (rows[0]?.held !== true) return null;
-        const pending = await readPending(tx, key);
         if (pending.length === 0) return 0;
         const eligible = pending.filter((alert) => alert.eligible);
         const touched = [...new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : [])))];
         const neighbourhood =
-          key.scope === null && touched.length === 0
+          eligible.length === 0 && touched.length === 0
             ? []
-            : await readNeighbourhood(
-                tx,
-                key,
-                rangesAround(eligible.map((alert) => alert.triggeredAt.getTime())),
-                touched,
-              );
+            : await readNeighbourhood(tx, tenant, rangesAround(eligible), touched);
         await writePlan(tx, planScope(pending, neighbourhood, options.impact), options.now);
         return pending.length;
       });
@@ -430,6 +458,11 @@ export async function correlateScope(
       if (!(err instanceof StalePlan) || attempt >= 3) throw err;
     }
   }
+}
+
+/** One round for one scope of one tenant (see correlateScopes). */
+export function correlateScope(db: Executor, key: ScopeKey, options: CorrelateOptions): Promise<number> {
+  return correlateScopes(db, key, [key.scope], options);
 }
 
 /** The scopes with pending alerts, oldest tenants first (bounded per call). */
