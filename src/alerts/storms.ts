@@ -292,40 +292,28 @@ export function planScope(
     input.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
   }
   const changes: StormFields[] = planStorms({ alerts: [...input.values()], impact });
-  // planStorms compares with the fields it was given: a mover's storm id was blanked in its input.
+  // planStorms compares with the fields it was given: a mover's storm id was blanked in its input,
+  // and a leaver that is no longer eligible was not given at all.
   const planned = new Map(changes.map((change) => [change.id, change]));
-  for (const alert of pending) {
-    const original = originals.get(alert.id);
-    const fromInput = input.get(alert.id);
-    if (!planned.has(alert.id) && fromInput && original && fromInput.stormId !== original.stormId) {
-      const computed = computeImpact(
-        { labels: alert.labels, sourceType: alert.sourceType, stormSize: 0 },
-        impact,
-      );
-      planned.set(alert.id, {
-        id: alert.id,
-        stormId: null,
-        alertRole: "unknown",
-        likelyUpstream: null,
-        impactScore: computed.score,
-        impactExplanation: computed.explanation,
-      });
-    }
-  }
-  for (const alert of leavers) {
+  const leave = (alert: StormAlert): StormFields => {
     const computed = computeImpact(
       { labels: alert.labels, sourceType: alert.sourceType, stormSize: 0 },
       impact,
     );
-    planned.set(alert.id, {
+    return {
       id: alert.id,
       stormId: null,
       alertRole: "unknown",
       likelyUpstream: null,
       impactScore: computed.score,
       impactExplanation: computed.explanation,
-    });
+    };
+  };
+  for (const alert of pending) {
+    const movedOut = input.get(alert.id)?.stormId !== originals.get(alert.id)?.stormId;
+    if (!planned.has(alert.id) && input.has(alert.id) && movedOut) planned.set(alert.id, leave(alert));
   }
+  for (const alert of leavers) planned.set(alert.id, leave(alert));
   const seen = new Map(pending.map((alert) => [alert.id, alert.eventSeq]));
   const writes: StormWrite[] = [];
   for (const [id, change] of planned) {

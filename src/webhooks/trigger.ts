@@ -261,19 +261,19 @@ export async function triggerWebhook({
     target_type: webhook.targetType,
     target_name: webhook.targetName,
   };
+  const input = {
+    webhook,
+    invocationId: invocation.id,
+    body: request.body.toString("utf8"),
+    headers,
+    receivedAt: invocation.receivedAt,
+    services,
+    log,
+  };
   let result: TargetResult;
   if (target.batch) {
     const prepared = await target.batch
-      .prepare({
-        db: services.database.db,
-        webhook,
-        invocationId: invocation.id,
-        body: request.body.toString("utf8"),
-        headers,
-        receivedAt: invocation.receivedAt,
-        services,
-        log,
-      })
+      .prepare({ ...input, db: services.database.db })
       .catch(async (err: unknown) => {
         await failedInvocation(services, webhook, invocation, err, log);
         throw err;
@@ -294,16 +294,7 @@ export async function triggerWebhook({
     try {
       result = await retryOnConflict(() =>
         services.database.db.transaction(async (tx) => {
-          const outcome = await target({
-            tx,
-            webhook,
-            invocationId: invocation.id,
-            body: request.body.toString("utf8"),
-            headers,
-            receivedAt: invocation.receivedAt,
-            services,
-            log,
-          });
+          const outcome = await target({ ...input, tx });
           await recordInvocations(tx, [
             { webhook, invocation: { ...invocation, finishedAt: services.now() }, result: outcome },
           ]);
