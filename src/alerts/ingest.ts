@@ -8,10 +8,11 @@
 //   5. write the bodies, all alerts and their history in one statement; queue triage in one more
 // Storm membership and roles are not decided here: the correlator does it right after the commit,
 // off the sender's clock (storm-correlator.ts).
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import { type Executor, executeNamed, type Tx } from "../core/db/database.ts";
+import { uuidv7 } from "../core/ids.ts";
 import type { EnqueueMany, SendOptions } from "../core/queue/catalog.ts";
 import type { BatchedTarget, TargetResult, WebhookTarget } from "../webhooks/index.ts";
 import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
@@ -196,7 +197,7 @@ export async function applyAlertBatches(
     const payload =
       batch.rawPayload === null
         ? null
-        : { id: randomUUID(), body: storable(batch.rawPayload), received_at: batch.receivedAt };
+        : { id: uuidv7(), body: storable(batch.rawPayload), received_at: batch.receivedAt };
     for (const event of batch.events.map(storableEvent)) {
       const key = alertKey(batch.scope, event.external_uid);
       const existing = current.get(key) ?? null;

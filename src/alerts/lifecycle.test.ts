@@ -76,7 +76,7 @@ describe("planAlertChange: a new uid", () => {
     const plan = planAlertChange(null, event(), ctx);
     expect(plan.outcome).toBe("created");
     expect(plan.next).toEqual({
-      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
       orgId: null,
       ownerId: SCOPE.ownerId,
       webhookId: SCOPE.webhookId,

@@ -1,7 +1,7 @@
 // How one normalized event changes a stored alert (alert-sources.md 1.10, and the spec's alert
 // state table). A pure function: it returns the alert's next state and the history entry, and the
 // ingest writes them. Keeping it pure makes every transition testable on its own.
-import { randomUUID } from "node:crypto";
+import { uuidv7 } from "../core/ids.ts";
 import type { AlertEvent, AlertLink } from "./sources/types.ts";
 import type { alerts } from "./tables.ts";
 
@@ -90,7 +90,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
   const triggeredAt = toDate(event.triggered_at) ?? receivedAt;
   const resolvedAt = status === "resolved" ? (toDate(event.resolved_at) ?? receivedAt) : null;
   const next: AlertRow = {
-    id: randomUUID(),
+    id: uuidv7(),
     orgId: scope.orgId,
     ownerId: scope.ownerId,
     webhookId: scope.webhookId,

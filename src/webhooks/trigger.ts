@@ -1,12 +1,12 @@
 // POST /platform/api/v1/webhooks/trigger: resolve the token, hand the body to the target, and record
 // the invocation with the payload in the same transaction as the target's writes. A body the target
 // refuses is still recorded (status failed); if Vigil itself fails, the payload is kept as `error`.
-import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { type Batcher, createBatcher } from "../core/batcher.ts";
 import type { Services } from "../core/context.ts";
 import type { Executor } from "../core/db/database.ts";
 import { AppError } from "../core/errors.ts";
+import { uuidv7 } from "../core/ids.ts";
 import { webhookInvocations } from "./tables.ts";
 import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
 import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
@@ -30,28 +30,8 @@ export interface TriggerAccepted {
   [key: string]: unknown;
 }
 
-// Invocation ids are time-ordered (UUIDv7 with a 12-bit sequence): deliveries that share a
-// millisecond of received_at are still listed newest first, because the list breaks ties by id.
-let lastIdMs = 0;
-let idSequence = 0;
-
-function invocationId(): string {
-  const nowMs = Date.now();
-  if (nowMs > lastIdMs) {
-    lastIdMs = nowMs;
-    idSequence = 0;
-  } else if (++idSequence > 0xfff) {
-    lastIdMs += 1;
-    idSequence = 0;
-  }
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(lastIdMs, 0, 6);
-  bytes.writeUInt16BE(0x7000 | idSequence, 6);
-  bytes.writeUInt8(0x80 | (bytes.readUInt8(8) & 0x3f), 8);
-  const hex = bytes.toString("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
+// Invocation ids are time-ordered (UUIDv7): deliveries that share a millisecond of received_at are
+// still listed newest first, because the list breaks ties by id.
 // Unique violation and deadlock: two deliveries raced for the same new row. The loser runs again.
 const RETRYABLE = new Set(["23505", "40P01"]);
 const ATTEMPTS = 3;
@@ -254,7 +234,7 @@ export async function triggerWebhook({
   const target = targets[webhook.targetType];
   if (!target) throw new AppError("NOT_FOUND", `webhook target ${webhook.targetType} is not available`);
   const headers = flattenHeaders(request.headers);
-  const invocation = { id: invocationId(), receivedAt: services.now(), body: request.body, headers };
+  const invocation = { id: uuidv7(), receivedAt: services.now(), body: request.body, headers };
   const identity = {
     webhook_id: webhook.id,
     invocation_id: invocation.id,

@@ -1,0 +1,24 @@
+// Time-ordered ids (UUIDv7, RFC 9562) for rows written at ingest rates: a new id lands at the end of
+// its primary key index instead of on a random page, which keeps inserts in cached pages and writes
+// far fewer full-page images to the WAL. A 12-bit sequence orders ids made in the same millisecond.
+import { randomBytes } from "node:crypto";
+
+let lastMs = 0;
+let sequence = 0;
+
+export function uuidv7(): string {
+  const nowMs = Date.now();
+  if (nowMs > lastMs) {
+    lastMs = nowMs;
+    sequence = 0;
+  } else if (++sequence > 0xfff) {
+    lastMs += 1;
+    sequence = 0;
+  }
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(lastMs, 0, 6);
+  bytes.writeUInt16BE(0x7000 | sequence, 6);
+  bytes.writeUInt8(0x80 | (bytes.readUInt8(8) & 0x3f), 8);
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
