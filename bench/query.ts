@@ -4,8 +4,9 @@
 // HTTP app (app.inject: routing, auth, validation, serialization), one request at a time.
 // PostgreSQL from BENCH_DATABASE_URL or TEST_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/postgres): the bench creates its own database and drops it
-// (BENCH_KEEP=1 keeps it, for EXPLAIN). BENCH_ALERTS changes the row count, BENCH_REQUESTS the
-// requests per case.
+// (BENCH_KEEP=1 keeps it, for EXPLAIN; BENCH_REUSE=<database> measures a kept one again without
+// loading or dropping it). BENCH_ALERTS changes the row count, BENCH_REQUESTS the requests per case,
+// BENCH_CASES=a,b measures only the cases whose name contains a or b.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -218,8 +219,9 @@ export async function runQueryBench(): Promise<void> {
   }
   const { rows: versionRows } = await admin.query("select current_setting('server_version') as v");
   const version = (versionRows[0] as { v: string }).v;
-  const name = `vigil_bench_${randomBytes(6).toString("hex")}`;
-  await admin.query(`create database ${name}`);
+  const reused = process.env.BENCH_REUSE?.trim() || null;
+  const name = reused ?? `vigil_bench_${randomBytes(6).toString("hex")}`;
+  if (!reused) await admin.query(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const dataDir = mkdtempSync(join(tmpdir(), "vigil-bench-"));
@@ -246,15 +248,21 @@ export async function runQueryBench(): Promise<void> {
     const owner = (userRows[0] as { user_id: string }).user_id;
     const orgs = [1, 2, 3, 4].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
 
-    console.log(`query bench: loading ${ALERTS.toLocaleString("en")} alerts into PostgreSQL ${version}...`);
     const loadStarted = performance.now();
-    await loader.query(insertPayloads(Math.ceil(ALERTS / 50)));
-    const chunk = 250_000;
-    for (let first = 1; first <= ALERTS; first += chunk) {
-      await loader.query(insertAlerts(first, Math.min(ALERTS, first + chunk - 1), owner, orgs));
+    if (reused) {
+      console.log(`query bench: reusing database ${name} (PostgreSQL ${version}), no load`);
+    } else {
+      console.log(`query bench: loading ${ALERTS.toLocaleString("en")} alerts into PostgreSQL ${version}...`);
+      await loader.query(insertPayloads(Math.ceil(ALERTS / 50)));
+      const chunk = 250_000;
+      for (let first = 1; first <= ALERTS; first += chunk) {
+        await loader.query(insertAlerts(first, Math.min(ALERTS, first + chunk - 1), owner, orgs));
+      }
+      // A steady-state database has been vacuumed: planner statistics, and a visibility map that lets
+      // counts be index-only scans.
+      await loader.query("vacuum (analyze) alerts");
+      await loader.query("vacuum (analyze) alert_payloads");
     }
-    await loader.query("vacuum (analyze) alerts");
-    await loader.query("vacuum (analyze) alert_payloads");
     const { rows: mix } = await loader.query(
       `select status, count(*)::int as n, count(*) filter (where org_id is null and owner_id = $1)::int as bench
        from alerts group by status order by status`,
@@ -275,13 +283,16 @@ export async function runQueryBench(): Promise<void> {
         "page_size 20 unless said; matching = total (or total_active)\n",
     );
     const results: Result[] = [];
-    for (const spec of cases(storm.storm_id)) results.push(await measure(vigil, spec));
+    const only = process.env.BENCH_CASES?.split(",").map((part) => part.trim()) ?? null;
+    for (const spec of cases(storm.storm_id)) {
+      if (!only || only.some((part) => spec.name.includes(part))) results.push(await measure(vigil, spec));
+    }
     printTable(results);
   } finally {
     await vigil?.stop();
     await loader.end().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
-    if (process.env.BENCH_KEEP === "1") {
+    if (reused || process.env.BENCH_KEEP === "1") {
       console.log(`(kept database ${name})`);
     } else {
       await admin.query(`drop database if exists ${name} with (force)`);

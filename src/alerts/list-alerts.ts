@@ -4,17 +4,20 @@ import { and, asc, count, desc, eq, ilike, inArray, or, type SQL, sql } from "dr
 import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
-import { presentAlert } from "./present.ts";
+import { presentAlert, presentedAlertColumns } from "./present.ts";
+import { ANALYSIS_STATUSES, ATTENTIONS } from "./schemas.ts";
+import { DISPLAY_PRIORITY } from "./sources/normalize/severity.ts";
+import type { SeverityBucket } from "./sources/types.ts";
 import { alertPayloads, alerts } from "./tables.ts";
 
 export interface ListAlertsInput {
   status: "active" | "resolved" | "ignored";
-  attention?: string;
+  attention?: (typeof ATTENTIONS)[number];
   source_type?: string;
   integration_names?: string;
   storm_id?: string;
   q?: string;
-  signal_severity?: string;
+  signal_severity?: SeverityBucket;
   alert_role?: string;
   sort_by: "severity" | "impact";
   page: number;
@@ -52,37 +55,51 @@ function scopeConditions(ctx: Ctx, integrationNames: string[] | null): SQL[] {
 export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsInput }) {
   const integrationNames = parseIntegrationNames(input.integration_names);
   const scope = scopeConditions(ctx, integrationNames);
-  const filters: SQL[] = [...scope];
-  // A storm is an incident of active alerts: storm_id lists the active members.
-  filters.push(eq(alerts.status, input.storm_id ? "active" : input.status));
+  const filters: SQL[] = [];
   if (input.storm_id) filters.push(eq(alerts.stormId, input.storm_id));
   if (input.attention) filters.push(eq(alerts.attention, input.attention));
   if (input.source_type) filters.push(eq(alerts.sourceType, input.source_type));
-  if (input.signal_severity) filters.push(eq(alerts.severity, input.signal_severity as never));
+  // display_priority is the bucket's rank (check alerts_display_priority_of_severity): the same rows
+  // as severity = bucket, but a column of the sort and count indexes.
+  if (input.signal_severity) {
+    filters.push(eq(alerts.displayPriority, DISPLAY_PRIORITY[input.signal_severity]));
+  }
   if (input.alert_role) filters.push(eq(alerts.alertRole, input.alert_role));
   if (input.q) {
     const pattern = containsPattern(input.q);
     filters.push(or(ilike(alerts.title, pattern), ilike(alerts.description, pattern)) as SQL);
   }
-  const where = and(...filters);
+  // A storm is an incident of active alerts: storm_id lists the active members.
+  const status = input.storm_id ? "active" : input.status;
+  const where = and(...scope, eq(alerts.status, status), ...filters);
+  const countedBySummary = status === "active" && filters.length === (input.attention ? 1 : 0);
   // Ties always end on id, so pages never overlap or skip.
   const order =
     input.sort_by === "impact"
       ? [desc(alerts.impactScore), asc(alerts.displayPriority), desc(alerts.triggeredAt), asc(alerts.id)]
       : [asc(alerts.displayPriority), desc(alerts.triggeredAt), asc(alerts.id)];
-  const [rows, [total], summary] = await Promise.all([
+  // Deferred join: the page's ids first, from the sort index (alone, unless a filter needs another
+  // column), so a deep page skips index entries rather than rows and payloads; then only its rows.
+  const pageIds = ctx.db
+    .select({ id: alerts.id })
+    .from(alerts)
+    .where(where)
+    .orderBy(...order)
+    .limit(input.page_size)
+    .offset((input.page - 1) * input.page_size)
+    .as("page_ids");
+  const [rows, total, summary] = await Promise.all([
     ctx.db
-      .select({ alert: alerts, rawPayload: alertPayloads.body })
-      .from(alerts)
+      .select({ alert: presentedAlertColumns, rawPayload: alertPayloads.body })
+      .from(pageIds)
+      .innerJoin(alerts, eq(alerts.id, pageIds.id))
       .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
-      .where(where)
-      .orderBy(...order)
-      .limit(input.page_size)
-      .offset((input.page - 1) * input.page_size),
-    ctx.db.select({ n: count() }).from(alerts).where(where),
+      .orderBy(...order),
+    // The summary counts the active list, whole or by attention, already: not twice.
+    countedBySummary ? null : countAlerts(ctx, where),
     attentionSummary(ctx, scope),
   ]);
-  const totalCount = total?.n ?? 0;
+  const totalCount = total ?? (input.attention ? summary[input.attention] : summary.total_active);
   return {
     alerts: rows.map((row) => presentAlert(row.alert, row.rawPayload)),
     page: input.page,
@@ -93,23 +110,40 @@ export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsIn
   };
 }
 
+async function countAlerts(ctx: Ctx, where: SQL | undefined): Promise<number> {
+  const [row] = await ctx.db.select({ n: count() }).from(alerts).where(where);
+  return row?.n ?? 0;
+}
+
+/**
+ * The number of active alerts in `scope` with each value of `column`: one count per value, each an
+ * index-only scan of a count index (tables.ts), which costs less than grouping every row. The values
+ * are the column's closed list (a check constraint on alerts), so the counts add up to every active
+ * alert.
+ */
+async function countActiveBy<Value extends string>(
+  ctx: Ctx,
+  scope: SQL[],
+  column: typeof alerts.attention | typeof alerts.analysisStatus,
+  values: readonly Value[],
+): Promise<Record<Value, number>> {
+  const counts = values.map((value) => {
+    const where = and(...scope, eq(alerts.status, "active"), eq(column, value));
+    return sql`(select count(*)::int from ${alerts} where ${where}) as ${sql.identifier(value)}`;
+  });
+  const { rows } = await ctx.db.execute(sql`select ${sql.join(counts, sql`, `)}`);
+  const row = (rows[0] ?? {}) as Partial<Record<Value, number>>;
+  return Object.fromEntries(values.map((value) => [value, row[value] ?? 0])) as Record<Value, number>;
+}
+
 async function attentionSummary(ctx: Ctx, scope: SQL[]) {
-  const [row] = await ctx.db
-    .select({
-      total: count(),
-      needs_attention: count(sql`case when ${alerts.attention} = 'needs_attention' then 1 end`),
-      needs_review: count(sql`case when ${alerts.attention} = 'needs_review' then 1 end`),
-      false_positive: count(sql`case when ${alerts.attention} = 'false_positive' then 1 end`),
-      others: count(sql`case when ${alerts.attention} = 'others' then 1 end`),
-    })
-    .from(alerts)
-    .where(and(...scope, eq(alerts.status, "active")));
+  const counts = await countActiveBy(ctx, scope, alerts.attention, ATTENTIONS);
   return {
-    total_active: row?.total ?? 0,
-    needs_attention: row?.needs_attention ?? 0,
-    others: row?.others ?? 0,
-    needs_review: row?.needs_review ?? 0,
-    false_positive: row?.false_positive ?? 0,
+    total_active: ATTENTIONS.reduce((sum, attention) => sum + counts[attention], 0),
+    needs_attention: counts.needs_attention,
+    others: counts.others,
+    needs_review: counts.needs_review,
+    false_positive: counts.false_positive,
   };
 }
 
@@ -121,23 +155,14 @@ export async function categorizationSummary({
   input: { integration_names?: string };
 }) {
   const scope = scopeConditions(ctx, parseIntegrationNames(input.integration_names));
-  const [row] = await ctx.db
-    .select({
-      total: count(),
-      not_started: count(sql`case when ${alerts.analysisStatus} = 'none' then 1 end`),
-      in_progress: count(sql`case when ${alerts.analysisStatus} in ('queued', 'running') then 1 end`),
-      completed: count(sql`case when ${alerts.analysisStatus} = 'completed' then 1 end`),
-      failed: count(sql`case when ${alerts.analysisStatus} = 'failed' then 1 end`),
-    })
-    .from(alerts)
-    .where(and(...scope, eq(alerts.status, "active")));
-  const inProgress = row?.in_progress ?? 0;
+  const counts = await countActiveBy(ctx, scope, alerts.analysisStatus, ANALYSIS_STATUSES);
+  const inProgress = counts.queued + counts.running;
   return {
-    total_active: row?.total ?? 0,
-    not_started: row?.not_started ?? 0,
+    total_active: ANALYSIS_STATUSES.reduce((sum, status) => sum + counts[status], 0),
+    not_started: counts.none,
     in_progress: inProgress,
-    completed: row?.completed ?? 0,
-    failed: row?.failed ?? 0,
+    completed: counts.completed,
+    failed: counts.failed,
     is_running: inProgress > 0,
   };
 }

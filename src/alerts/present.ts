@@ -1,7 +1,40 @@
 import type { AlertHistoryEvent, AlertV1 } from "./schemas.ts";
-import type { alertEvents, alerts } from "./tables.ts";
+import { type alertEvents, alerts } from "./tables.ts";
 
-type AlertRow = typeof alerts.$inferSelect;
+/** The columns an AlertV1 shows: a list of many alerts reads and maps no others. */
+export const presentedAlertColumns = {
+  id: alerts.id,
+  externalUid: alerts.externalUid,
+  sourceType: alerts.sourceType,
+  integrationName: alerts.integrationName,
+  title: alerts.title,
+  description: alerts.description,
+  sourceSeverity: alerts.sourceSeverity,
+  severity: alerts.severity,
+  displayPriority: alerts.displayPriority,
+  impactScore: alerts.impactScore,
+  impactExplanation: alerts.impactExplanation,
+  status: alerts.status,
+  analysisStatus: alerts.analysisStatus,
+  attention: alerts.attention,
+  attentionReason: alerts.attentionReason,
+  ignoreReason: alerts.ignoreReason,
+  shortSummary: alerts.shortSummary,
+  initialInvestigation: alerts.initialInvestigation,
+  triggeredAt: alerts.triggeredAt,
+  createdAt: alerts.createdAt,
+  resolvedAt: alerts.resolvedAt,
+  refireCount: alerts.refireCount,
+  lastResolvedAt: alerts.lastResolvedAt,
+  labels: alerts.labels,
+  links: alerts.links,
+  alertRole: alerts.alertRole,
+  stormId: alerts.stormId,
+  likelyUpstream: alerts.likelyUpstream,
+  ingestedVia: alerts.ingestedVia,
+};
+
+type AlertRow = Pick<typeof alerts.$inferSelect, keyof typeof presentedAlertColumns>;
 
 /** `rawPayload` is the body of the delivery the alert points at (alert_payloads). */
 export function presentAlert(row: AlertRow, rawPayload: string | null): AlertV1 {

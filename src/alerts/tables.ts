@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigserial,
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -11,7 +12,14 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
+import { ANALYSIS_STATUSES, ATTENTIONS } from "./schemas.ts";
+import { DISPLAY_PRIORITY } from "./sources/normalize/severity.ts";
 import type { AlertLink, SeverityBucket } from "./sources/types.ts";
+
+/** `'a', 'b'`: a closed list as SQL literals, for a check constraint (which takes no parameters). */
+function valuesOf(values: readonly string[]) {
+  return sql.raw(values.map((value) => `'${value}'`).join(", "));
+}
 
 /** An alert-ingest registration of the SRE app; its id is the id of the platform webhook it owns. */
 export const alertWebhooks = pgTable(
@@ -130,13 +138,52 @@ export const alerts = pgTable(
         table.id,
       )
       .where(sql`${table.orgId} is null`),
-    // The summaries count a tenant's active alerts by attention and analysis status: from the index.
-    index("alerts_org_active")
-      .on(table.orgId, table.integrationName, table.attention, table.analysisStatus)
-      .where(sql`${table.status} = 'active' and ${table.orgId} is not null`),
-    index("alerts_personal_active")
-      .on(table.ownerId, table.integrationName, table.attention, table.analysisStatus)
-      .where(sql`${table.status} = 'active' and ${table.orgId} is null`),
+    // Counts (list-alerts.ts): the `total` of a list and the summaries, read from an index alone.
+    // Only low-cardinality columns, so each run of equal keys is a posting list in heap order and a
+    // count reads the visibility map in order (the sort indexes, in trigger-time order, jump across
+    // it at every row). An index-only scan decodes every column of every row it counts, so the
+    // largest counts (the lists by status alone, the summaries) have a narrow index, and the other
+    // filters a wider one.
+    index("alerts_org_status_count")
+      .on(table.orgId, table.status, table.integrationName, table.attention, table.analysisStatus)
+      .where(sql`${table.orgId} is not null`),
+    index("alerts_personal_status_count")
+      .on(table.ownerId, table.status, table.integrationName, table.attention, table.analysisStatus)
+      .where(sql`${table.orgId} is null`),
+    index("alerts_org_filter_count")
+      .on(
+        table.orgId,
+        table.status,
+        table.displayPriority,
+        table.alertRole,
+        table.sourceType,
+        table.attention,
+        table.integrationName,
+      )
+      .where(sql`${table.orgId} is not null`),
+    index("alerts_personal_filter_count")
+      .on(
+        table.ownerId,
+        table.status,
+        table.displayPriority,
+        table.alertRole,
+        table.sourceType,
+        table.attention,
+        table.integrationName,
+      )
+      .where(sql`${table.orgId} is null`),
+    // The summaries count each value of these closed lists and add the counts up.
+    check("alerts_attention_known", sql`${table.attention} in (${valuesOf(ATTENTIONS)})`),
+    check("alerts_analysis_status_known", sql`${table.analysisStatus} in (${valuesOf(ANALYSIS_STATUSES)})`),
+    // The list filters signal_severity on display_priority, a column of the sort and count indexes.
+    check(
+      "alerts_display_priority_of_severity",
+      sql`(${table.severity}, ${table.displayPriority}) in (${sql.raw(
+        Object.entries(DISPLAY_PRIORITY)
+          .map(([bucket, priority]) => `('${bucket}', ${priority})`)
+          .join(", "),
+      )})`,
+    ),
     // `q`: case-insensitive substring search (ILIKE '%...%') over title and description. pg_trgm is
     // created by the 0000_extensions migration, before the tables.
     index("alerts_title_trgm").using("gin", table.title.op("gin_trgm_ops")),
