@@ -30,8 +30,6 @@ export interface TriggerAccepted {
   [key: string]: unknown;
 }
 
-// Invocation ids are time-ordered (UUIDv7): deliveries that share a millisecond of received_at are
-// still listed newest first, because the list breaks ties by id.
 // Unique violation and deadlock: two deliveries raced for the same new row. The loser runs again.
 const RETRYABLE = new Set(["23505", "40P01"]);
 const ATTEMPTS = 3;
@@ -128,6 +126,8 @@ interface Delivery {
   webhook: WebhookRow;
   invocation: Omit<Invocation, "finishedAt">;
   work: unknown;
+  /** The delivery's own request logger (its request id). */
+  log: Logger;
 }
 
 /** Batches running at once per target: PGlite runs one transaction at a time anyway. */
@@ -136,7 +136,7 @@ const MAX_DELIVERIES_PER_BATCH = 64;
 
 const batchers = new WeakMap<Services, Map<BatchedTarget<unknown>, Batcher<Delivery, TargetResult>>>();
 
-function batcherFor(services: Services, target: BatchedTarget<unknown>, log: Logger) {
+function batcherFor(services: Services, target: BatchedTarget<unknown>) {
   let byTarget = batchers.get(services);
   if (!byTarget) {
     byTarget = new Map();
@@ -147,7 +147,7 @@ function batcherFor(services: Services, target: BatchedTarget<unknown>, log: Log
     batcher = createBatcher({
       maxInFlight: IN_FLIGHT[services.database.engine],
       maxItems: MAX_DELIVERIES_PER_BATCH,
-      run: (deliveries) => applyTogether(services, target, deliveries, log),
+      run: (deliveries) => applyTogether(services, target, deliveries),
     });
     byTarget.set(target, batcher);
   }
@@ -162,7 +162,6 @@ async function applyTogether(
   services: Services,
   target: BatchedTarget<unknown>,
   deliveries: Delivery[],
-  log: Logger,
 ): Promise<PromiseSettledResult<TargetResult>[]> {
   try {
     const results = await retryOnConflict(() =>
@@ -188,12 +187,11 @@ async function applyTogether(
   } catch (err) {
     if (deliveries.length === 1) {
       const [delivery] = deliveries as [Delivery];
-      await failedInvocation(services, delivery.webhook, delivery.invocation, err, log);
+      await failedInvocation(services, delivery.webhook, delivery.invocation, err, delivery.log);
       return [{ status: "rejected", reason: err }];
     }
     const settled: PromiseSettledResult<TargetResult>[] = [];
-    for (const delivery of deliveries)
-      settled.push(...(await applyTogether(services, target, [delivery], log)));
+    for (const delivery of deliveries) settled.push(...(await applyTogether(services, target, [delivery])));
     return settled;
   }
 }
@@ -234,6 +232,8 @@ export async function triggerWebhook({
   const target = targets[webhook.targetType];
   if (!target) throw new AppError("NOT_FOUND", `webhook target ${webhook.targetType} is not available`);
   const headers = flattenHeaders(request.headers);
+  // Time-ordered (UUIDv7): deliveries that share a millisecond of received_at are still listed
+  // newest first, because the list breaks ties by id.
   const invocation = { id: uuidv7(), receivedAt: services.now(), body: request.body, headers };
   const identity = {
     webhook_id: webhook.id,
@@ -264,10 +264,11 @@ export async function triggerWebhook({
         { webhook, invocation: { ...invocation, finishedAt: services.now() }, result },
       ]);
     } else {
-      result = await batcherFor(services, target.batch, log).submit({
+      result = await batcherFor(services, target.batch).submit({
         webhook,
         invocation,
         work: prepared.work,
+        log,
       });
     }
   } else {

@@ -1,0 +1,99 @@
+// Group commit through the real trigger and database: deliveries that arrive while earlier ones are
+// being written share a transaction, and a group whose transaction fails is run again one delivery
+// at a time, so one bad delivery cannot take the others down with it.
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { describeEachEngine, waitFor } from "../../test/harness.ts";
+import type { WebhookTarget } from "./targets.ts";
+import { triggerWebhook } from "./trigger.ts";
+import { createWebhook } from "./webhooks.ts";
+
+describeEachEngine(
+  "group commit of a batched webhook target",
+  (harness) => {
+    it("lands the other deliveries of a failed group, and records the bad one as an error", async () => {
+      const h = harness();
+      const { services, log } = h.vigil;
+      const webhook = await createWebhook(services.database.db, services.secrets, {
+        tenant: { orgId: null, ownerId: randomUUID() },
+        name: "group-commit",
+        targetType: "test-batch",
+        targetName: "echo",
+        now: new Date(),
+      });
+      const token = services.secrets.decrypt(webhook.tokenSealed);
+      let open: () => void = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const groups: string[][] = [];
+      const target: WebhookTarget = Object.assign(
+        async () => {
+          throw new Error("the trigger must use the batched path");
+        },
+        {
+          batch: {
+            prepare: async ({ body }: { body: string }) => ({ status: "prepared" as const, work: body }),
+            apply: async (
+              tx: Parameters<NonNullable<WebhookTarget["batch"]>["apply"]>[0],
+              works: unknown[],
+            ) => {
+              const bodies = works as string[];
+              groups.push(bodies);
+              await tx.execute(sql`select 1`);
+              // Hold every running group until all deliveries are submitted, so the last ones queue.
+              if (bodies.some((body) => body.startsWith("block"))) await gate;
+              if (bodies.includes("poison")) throw new Error("poisoned");
+              return bodies.map((body) => ({ status: "accepted" as const, response: { echoed: body } }));
+            },
+          },
+        },
+      );
+      const send = (body: string) =>
+        triggerWebhook({
+          services,
+          targets: { "test-batch": target },
+          request: { token, orgId: null, body: Buffer.from(body), headers: {} },
+          log,
+        });
+      const blockers = ["block-1", "block-2", "block-3", "block-4"].map(send);
+      // Once the blockers hold every slot (one on PGlite, four on PostgreSQL), these three queue.
+      const slots = services.database.engine === "pglite" ? 1 : 4;
+      await waitFor(async () => groups.flat().length >= slots || undefined);
+      const queued = ["poison", "good-1", "good-2"].map(send);
+      open();
+      const results = await Promise.allSettled([...blockers, ...queued]);
+
+      expect(results.map((result) => result.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "fulfilled",
+      ]);
+      expect((results[4] as PromiseRejectedResult).reason.message).toBe("poisoned");
+      expect((results[5] as PromiseFulfilledResult<{ echoed?: unknown }>).value.echoed).toBe("good-1");
+      // The queued three went together, failed, and each ran again alone.
+      const together = groups.find((group) => group.includes("poison") && group.includes("good-1"));
+      expect(together).toEqual(expect.arrayContaining(["poison", "good-1", "good-2"]));
+      expect(groups.slice(-3)).toEqual([["poison"], ["good-1"], ["good-2"]]);
+
+      const { rows } = await services.database.db.execute(sql`
+        select convert_from(payload, 'UTF8') as body, status from webhook_invocations
+        where webhook_id = ${webhook.id} order by body`);
+      expect(rows.map((row) => [row.body, row.status])).toEqual([
+        ["block-1", "accepted"],
+        ["block-2", "accepted"],
+        ["block-3", "accepted"],
+        ["block-4", "accepted"],
+        ["good-1", "accepted"],
+        ["good-2", "accepted"],
+        ["poison", "error"],
+      ]);
+    });
+  },
+  { role: "api" },
+);
