@@ -4,6 +4,7 @@
 // are worked out by hand from README.md ("Impact", "Storms").
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { type AmAlert, amBody } from "../../test/alertmanager-body.ts";
 import { describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { DEFAULT_ENVIRONMENT_CRITICALITY } from "./impact.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
@@ -83,37 +84,6 @@ async function isPending(h: Harness, id: string): Promise<boolean> {
 
 async function settle(h: Harness): Promise<number> {
   return correlatePendingStorms(h.vigil.services.database.db, { now: h.vigil.services.now, wait: true });
-}
-
-interface AmAlert {
-  status: "firing" | "resolved";
-  fingerprint: string;
-  startsAt: string;
-  labels: Record<string, string>;
-  summary?: string;
-}
-
-function amBody(alerts: AmAlert[]): string {
-  return JSON.stringify({
-    version: "4",
-    groupKey: "{}:{}",
-    truncatedAlerts: 0,
-    status: alerts.some((alert) => alert.status === "firing") ? "firing" : "resolved",
-    receiver: "vigil",
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    alerts: alerts.map((alert) => ({
-      status: alert.status,
-      labels: alert.labels,
-      annotations: { summary: alert.summary ?? `${alert.labels.alertname} fired` },
-      startsAt: alert.startsAt,
-      endsAt: "0001-01-01T00:00:00Z",
-      generatorURL: "http://prometheus.example:9090/graph",
-      fingerprint: alert.fingerprint,
-    })),
-  });
 }
 
 function firing(fingerprint: string, startsAt: string, labels: Record<string, string>): AmAlert {

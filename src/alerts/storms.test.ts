@@ -2,6 +2,7 @@
 // hand-built bodies of two sources, read back with getAlertV1. Expected groupings, roles and impact
 // scores are worked out by hand from the rules of README.md ("Impact", "Storms").
 import { expect, it } from "vitest";
+import { type AmAlert, amBody } from "../../test/alertmanager-body.ts";
 import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
@@ -42,37 +43,6 @@ async function readAlert(h: Harness, auth: Auth, id: string) {
   const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth });
   expect(response.statusCode).toBe(200);
   return response.json();
-}
-
-interface AmAlert {
-  status: "firing" | "resolved";
-  fingerprint: string;
-  startsAt: string;
-  endsAt?: string;
-  labels: Record<string, string>;
-}
-
-function amBody(alerts: AmAlert[]): string {
-  return JSON.stringify({
-    version: "4",
-    groupKey: "{}:{}",
-    truncatedAlerts: 0,
-    status: alerts.some((alert) => alert.status === "firing") ? "firing" : "resolved",
-    receiver: "vigil",
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    alerts: alerts.map((alert) => ({
-      status: alert.status,
-      labels: alert.labels,
-      annotations: { summary: `${alert.labels.alertname} fired` },
-      startsAt: alert.startsAt,
-      endsAt: alert.endsAt ?? "0001-01-01T00:00:00Z",
-      generatorURL: "http://prometheus.example:9090/graph",
-      fingerprint: alert.fingerprint,
-    })),
-  });
 }
 
 const PAYMENTS = { cluster: "prod-eu-west-1", env: "production", namespace: "payments" };
