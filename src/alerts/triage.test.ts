@@ -31,22 +31,34 @@ function amBody(alerts: { name: string; severity: string; labels?: Record<string
   });
 }
 
+async function register(h: Harness, auth: Auth, source: string, settings: object) {
+  const response = await h.vigil.app.inject({
+    method: "POST",
+    url: "/app/sre/api/v1/alerts/webhook",
+    headers: auth,
+    payload: { source, ...settings },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return `/platform${response.json().platform_webhook_url}`;
+}
+
+async function read(h: Harness, auth: Auth, id: string) {
+  return (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
+}
+
+/** The job context a worker hands the classification job, on the given database handle. */
+function jobContext(h: Harness, db: Db) {
+  const { services } = h.vigil;
+  return {
+    ...services,
+    db,
+    log: h.vigil.log,
+    enqueue: services.queue.enqueue,
+    enqueueMany: services.queue.enqueueMany,
+  };
+}
+
 describeEachEngine("automatic triage", (harness) => {
-  async function register(h: Harness, auth: Auth, source: string, settings: object) {
-    const response = await h.vigil.app.inject({
-      method: "POST",
-      url: "/app/sre/api/v1/alerts/webhook",
-      headers: auth,
-      payload: { source, ...settings },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return `/platform${response.json().platform_webhook_url}`;
-  }
-
-  async function read(h: Harness, auth: Auth, id: string) {
-    return (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
-  }
-
   const settled = (h: Harness, auth: Auth, id: string) =>
     waitFor(async () => {
       const alert = await read(h, auth, id);
@@ -202,13 +214,7 @@ describeEachEngine("automatic triage", (harness) => {
         };
       },
     });
-    const ctx = {
-      ...h.vigil.services,
-      db: failing as Db,
-      log: h.vigil.log,
-      enqueue: h.vigil.services.queue.enqueue,
-      enqueueMany: h.vigil.services.queue.enqueueMany,
-    };
+    const ctx = jobContext(h, failing as Db);
     const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, buckets: [bucket] };
     await expect(classifyAlertsJob.handler({ ctx, data, attempt: 1 })).rejects.toThrow("connection reset");
     expect((await read(h, auth, id)).analysis_status).toBe("queued");
@@ -226,13 +232,10 @@ describeEachEngine(
     it("classifies a symptom as a symptom even before the correlator loop ran", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const response = await h.vigil.app.inject({
-        method: "POST",
-        url: "/app/sre/api/v1/alerts/webhook",
-        headers: auth,
-        payload: { source: "alertmanager", integration: "storm-first", classify_mode: "immediate" },
+      const url = await register(h, auth, "alertmanager", {
+        integration: "storm-first",
+        classify_mode: "immediate",
       });
-      const url = `/platform${response.json().platform_webhook_url}`;
       const cluster = { cluster: "eu-2", env: "staging" };
       const delivered = await h.vigil.app.inject({
         method: "POST",
@@ -243,26 +246,15 @@ describeEachEngine(
         ]),
       });
       const [, latencyId] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
-      const before = (
-        await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${latencyId}`, headers: auth })
-      ).json();
+      const before = await read(h, auth, latencyId);
       expect([before.storm_id, before.analysis_status]).toEqual([null, "queued"]);
       const data = {
         orgId: null,
         ownerId: (await ownerOf(h, latencyId)) as string,
         buckets: [`alert:${latencyId}`],
       };
-      const ctx = {
-        ...h.vigil.services,
-        db: h.vigil.services.database.db,
-        log: h.vigil.log,
-        enqueue: h.vigil.services.queue.enqueue,
-        enqueueMany: h.vigil.services.queue.enqueueMany,
-      };
-      await classifyAlertsJob.handler({ ctx, data, attempt: 1 });
-      const after = (
-        await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${latencyId}`, headers: auth })
-      ).json();
+      await classifyAlertsJob.handler({ ctx: jobContext(h, h.vigil.services.database.db), data, attempt: 1 });
+      const after = await read(h, auth, latencyId);
       expect(after.storm_id).toMatch(/^[0-9a-f-]{36}$/);
       expect([after.alert_role, after.likely_upstream, after.analysis_status]).toEqual([
         "symptom",
