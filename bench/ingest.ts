@@ -3,16 +3,18 @@
 // on the embedded default (PGlite on a temporary DATA_DIR: durable files) and on PostgreSQL
 // (BENCH_DATABASE_URL or TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; the
 // bench creates its own database there and drops it). Scenarios: 1-alert and 50-alert bodies, new
-// alerts (unique fingerprints), then the same bodies again (re-notifications).
+// alerts (unique fingerprints), then the same bodies again (re-notifications). The sender runs in a
+// worker thread (ingest-client.ts), so the event loop measured is the server's alone.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { Agent, request as httpRequest } from "node:http";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { type Config, loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
+import { type DriveResult, post, startLoadGenerator } from "./ingest-client.ts";
 import { startProfile, stopProfile } from "./profiler.ts";
 import { installQueryCounter, queryStats, resetQueryStats } from "./query-counter.ts";
 
@@ -38,106 +40,14 @@ const SCENARIOS: Scenario[] = [
   { name: "50-alert, re-notify", alertsPerBody: 50, maxRequests: 600, replay: true },
 ];
 
-interface Result {
+interface Result extends DriveResult {
   engine: string;
   scenario: string;
-  deliveries: number;
-  alerts: number;
-  seconds: number;
-  p50: number;
-  p99: number;
-  failures: number;
-  firstFailure: string | null;
-  outcomes: Record<string, number>;
-  cpuPercent: number;
+  /** How busy the server's event loop was (the sender has its own thread). */
+  loopPercent: number;
   /** PostgreSQL only: WAL written during the scenario (cluster-wide), bytes. */
   walBytes: number | null;
   queries: [string, { count: number; ms: number }][];
-}
-
-// ---- Alertmanager webhook bodies (payload version 4, as Alertmanager 0.25 sends them) ----
-
-const STARTS_AT = new Date(Date.now() - 300_000).toISOString();
-
-function alertmanagerBody(prefix: string, first: number, size: number): string {
-  const alerts = [];
-  for (let k = 0; k < size; k += 1) {
-    const n = first + k;
-    const labels = {
-      alertname: "HighErrorRate",
-      service: `svc-${n % 97}`,
-      instance: `host-${n}:9100`,
-      job: "node",
-      severity: n % 3 === 0 ? "critical" : "warning",
-    };
-    alerts.push({
-      status: "firing",
-      labels,
-      annotations: {
-        summary: `error rate above 5% on host-${n}`,
-        description: `5xx ratio is 7.3% over 5m on host-${n}`,
-        runbook_url: "https://runbooks.example/high-error-rate",
-      },
-      startsAt: STARTS_AT,
-      endsAt: "0001-01-01T00:00:00Z",
-      generatorURL: "http://prometheus.example:9090/graph?g0.expr=rate",
-      // 16 hex digits, unique per alert across the whole run.
-      fingerprint: `${prefix}${n.toString(16).padStart(15, "0")}`,
-    });
-  }
-  return JSON.stringify({
-    receiver: "vigil",
-    status: "firing",
-    alerts,
-    groupLabels: { alertname: "HighErrorRate" },
-    commonLabels: { alertname: "HighErrorRate", job: "node" },
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    version: "4",
-    groupKey: `{}:{alertname="HighErrorRate",batch="${prefix}${first}"}`,
-    truncatedAlerts: 0,
-  });
-}
-
-// ---- HTTP ----
-
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function post(agent: Agent, port: number, path: string, body: string, headers = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        agent,
-        host: "127.0.0.1",
-        port,
-        path,
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-          ...headers,
-        },
-        timeout: 30_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on("error", reject);
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error("request timed out")));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] as number;
 }
 
 // ---- one engine ----
@@ -220,60 +130,10 @@ async function postgresTarget(): Promise<Target | null> {
   };
 }
 
-async function drive(
-  agent: Agent,
-  port: number,
-  path: string,
-  bodies: (i: number) => string | undefined,
-  maxRequests: number,
-  alertsPerBody: number,
-): Promise<Omit<Result, "engine" | "scenario" | "queries" | "cpuPercent" | "walBytes">> {
-  const latencies: number[] = [];
-  const outcomes: Record<string, number> = {};
-  let failures = 0;
-  let firstFailure: string | null = null;
-  let next = 0;
-  const started = performance.now();
-  const deadline = started + SCENARIO_MS;
-  async function worker() {
-    for (;;) {
-      if (next >= maxRequests || performance.now() > deadline) return;
-      const body = bodies(next);
-      next += 1;
-      if (body === undefined) return;
-      const sent = performance.now();
-      const reply = await post(agent, port, path, body).catch(
-        (err: Error): Reply => ({ status: 0, body: err.message }),
-      );
-      latencies.push(performance.now() - sent);
-      if (reply.status !== 202) {
-        failures += 1;
-        firstFailure ??= `${reply.status} ${reply.body.slice(0, 300)}`;
-        continue;
-      }
-      const accepted = JSON.parse(reply.body) as { alerts: { outcome: string }[] };
-      for (const alert of accepted.alerts) outcomes[alert.outcome] = (outcomes[alert.outcome] ?? 0) + 1;
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const deliveries = latencies.length - failures;
-  return {
-    deliveries,
-    alerts: deliveries * alertsPerBody,
-    seconds,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-    failures,
-    firstFailure,
-    outcomes,
-  };
-}
-
 async function benchEngine(target: Target): Promise<Result[]> {
   let vigil: Vigil | null = null;
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const sender = startLoadGenerator();
   const results: Result[] = [];
   try {
     vigil = await startVigil(target.config);
@@ -293,39 +153,36 @@ async function benchEngine(target: Target): Promise<Result[]> {
     const path = `/platform${(JSON.parse(registered.body) as { platform_webhook_url: string }).platform_webhook_url}`;
 
     // Warm-up (JIT, connection pool, plan caches): not measured.
-    await drive(agent, port, path, (i) => alertmanagerBody("f", i * 10, 10), 200, 10);
+    const drive = { port, path, concurrency: CONCURRENCY, durationMs: SCENARIO_MS };
+    await sender.run({ ...drive, alertsPerBody: 10, maxRequests: 200, replay: false, prefix: "f" });
 
-    let previous: string[] = [];
     for (const scenario of SCENARIOS) {
-      const sent: string[] = [];
-      const prefix = scenario.alertsPerBody === 1 ? "a" : "b";
-      const bodies = scenario.replay
-        ? (i: number) => previous[i]
-        : (i: number) => {
-            const body = alertmanagerBody(prefix, i * scenario.alertsPerBody, scenario.alertsPerBody);
-            sent.push(body);
-            return body;
-          };
       resetQueryStats();
       const walBefore = await target.walPosition?.();
       await startProfile();
-      const cpuBefore = process.cpuUsage();
-      const run = await drive(agent, port, path, bodies, scenario.maxRequests, scenario.alertsPerBody);
-      const cpu = process.cpuUsage(cpuBefore);
+      const loopBefore = performance.eventLoopUtilization();
+      const run = await sender.run({
+        ...drive,
+        alertsPerBody: scenario.alertsPerBody,
+        maxRequests: scenario.maxRequests,
+        replay: scenario.replay,
+        prefix: scenario.alertsPerBody === 1 ? "a" : "b",
+      });
+      const loop = performance.eventLoopUtilization(loopBefore);
       await stopProfile(`${target.engine} ${scenario.name}`);
       const walAfter = await target.walPosition?.();
       results.push({
         engine: target.engine,
         scenario: scenario.name,
         ...run,
-        cpuPercent: ((cpu.user + cpu.system) / 1e6 / run.seconds) * 100,
+        loopPercent: loop.utilization * 100,
         walBytes: walBefore !== undefined && walAfter !== undefined ? walAfter - walBefore : null,
         queries: queryStats(),
       });
-      if (!scenario.replay) previous = sent;
     }
   } finally {
     agent.destroy();
+    await sender.stop();
     await vigil?.stop();
     await target.cleanup();
   }
@@ -344,7 +201,7 @@ function printTable(results: Result[]): void {
     "deliveries/s",
     "p50 ms",
     "p99 ms",
-    "cpu%",
+    "loop%",
   ];
   const rows = results.map((r) => [
     r.engine,
@@ -355,7 +212,7 @@ function printTable(results: Result[]): void {
     (r.deliveries / r.seconds).toFixed(0),
     r.p50.toFixed(1),
     r.p99.toFixed(1),
-    r.cpuPercent.toFixed(0),
+    r.loopPercent.toFixed(0),
   ]);
   const widths = header.map((title, i) =>
     Math.max(title.length, ...rows.map((row) => (row[i] as string).length)),

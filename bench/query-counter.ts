@@ -21,7 +21,8 @@ function kindOf(args: unknown[]): string {
       : typeof first === "object" && first !== null && typeof (first as { text?: unknown }).text === "string"
         ? (first as { text: string }).text
         : "";
-  const sql = text.trim().toLowerCase().replace(/\s+/g, " ");
+  // The head names the statement; lower-casing a whole 50-alert write would cost more than it.
+  const sql = text.slice(0, 400).trim().toLowerCase().replace(/\s+/g, " ");
   const verb = /^(select|insert|update|delete|begin|commit|rollback|with)/.exec(sql)?.[1] ?? "other";
   if (sql.includes("pg_advisory_xact_lock")) return "select pg_advisory_xact_lock";
   const table = /(?:from|into|update) "?([a-z_.]+)"?/.exec(sql)?.[1];

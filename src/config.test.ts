@@ -19,6 +19,7 @@ describe("loadConfig", () => {
       webhookBodyLimitBytes: 5242880,
       role: "all",
       llm: null,
+      searchCountLimit: 1000,
     });
   });
 
@@ -33,6 +34,7 @@ describe("loadConfig", () => {
       PUBLIC_URL: "https://vigil.example.com/",
       LOG_LEVEL: "debug",
       WEBHOOK_BODY_LIMIT_BYTES: "1048576",
+      SEARCH_COUNT_LIMIT: "10000",
       LLM_BASE_URL: "http://127.0.0.1:11434/v1",
       LLM_MODEL: "llama3",
     });
@@ -44,6 +46,7 @@ describe("loadConfig", () => {
       publicUrl: "https://vigil.example.com",
       logLevel: "debug",
       webhookBodyLimitBytes: 1048576,
+      searchCountLimit: 10000,
       llm: { baseUrl: "http://127.0.0.1:11434/v1", model: "llama3", apiKey: null },
     });
   });
@@ -57,6 +60,7 @@ describe("loadConfig", () => {
     [{ PUBLIC_URL: "vigil.example.com" }, "PUBLIC_URL must be an http(s) URL"],
     [{ LLM_BASE_URL: "http://x" }, "LLM_BASE_URL and LLM_MODEL must be set together"],
     [{ VIGIL_ROLE: "both" }, "VIGIL_ROLE must be all, api or worker"],
+    [{ SEARCH_COUNT_LIMIT: "0" }, "SEARCH_COUNT_LIMIT must be an integer from 1 to 1000000"],
   ])("rejects %j", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -26,6 +26,8 @@ export interface Config {
   automationHttpAllowedHosts: string[];
   /** Environment name (lower case) -> criticality, for impact scores and triage. */
   environmentCriticality: Readonly<Record<string, EnvironmentLevel>>;
+  /** listAlerts with `q` counts its matches exactly up to this many, then says "at least". */
+  searchCountLimit: number;
 }
 
 export class ConfigError extends Error {}
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
     environmentCriticality: environmentCriticality(env),
+    searchCountLimit: integer(env, "SEARCH_COUNT_LIMIT", 1000, 1, 1_000_000),
     llm:
       llmBaseUrl && llmModel
         ? { baseUrl: llmBaseUrl, model: llmModel, apiKey: text(env, "LLM_API_KEY") }

@@ -751,11 +751,18 @@ function itHandlesBadInput(harness: () => Harness) {
     const h = harness();
     const { auth } = await h.createKey();
     const registration = await register(h, auth, "alertmanager", "nul-bytes");
-    await expectRejected(
-      await deliver(h, registration, garbage(4096, 7, { withNul: true })),
-      "binary garbage with NUL bytes",
-    );
+    const body = garbage(4096, 7, { withNul: true });
+    const response = await deliver(h, registration, body);
+    await expectRejected(response, "binary garbage with NUL bytes");
     expect((await h.vigil.app.inject({ url: "/healthz" })).statusCode).toBe(200);
+    // The invocation keeps the body byte for byte.
+    const [identity] = response.json().extras as { invocation_id: string }[];
+    const { rows } = await h.vigil.services.database.db.execute(
+      sql`select payload, payload_bytes, status from webhook_invocations where id = ${identity?.invocation_id}`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(Buffer.from(rows[0]?.payload as Uint8Array).equals(body)).toBe(true);
+    expect(rows[0]).toMatchObject({ payload_bytes: body.length, status: "failed" });
   });
 
   it("handles every fixture posted to every other source's webhook: refused, or read as that source reads it", async () => {

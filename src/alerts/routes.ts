@@ -248,8 +248,17 @@ export async function alertsRoutes(instance: FastifyInstance) {
               alerts: Type.Array(Type.Ref("AlertV1")),
               page: Type.Integer(),
               page_size: Type.Integer(),
-              total: Type.Integer({ description: "Alerts matching the filters" }),
-              total_pages: Type.Integer(),
+              total: Type.Integer({
+                description:
+                  "Alerts matching the filters: exact, except with q, whose count stops at SEARCH_COUNT_LIMIT (default 1,000; then total_exact is false and total is a lower bound)",
+              }),
+              total_exact: Type.Boolean({
+                description:
+                  "false when total is a lower bound (a q search matching more than SEARCH_COUNT_LIMIT alerts)",
+              }),
+              total_pages: Type.Integer({
+                description: "ceil(total / page_size): a lower bound too when total_exact is false",
+              }),
               summary: Type.Object(
                 {
                   total_active: Type.Integer(),

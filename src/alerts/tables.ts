@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import {
+  type AnyPgColumn,
   bigserial,
   boolean,
   check,
@@ -184,10 +185,16 @@ export const alerts = pgTable(
           .join(", "),
       )})`,
     ),
-    // `q`: case-insensitive substring search (ILIKE '%...%') over title and description. pg_trgm is
-    // created by the 0000_extensions migration, before the tables.
-    index("alerts_title_trgm").using("gin", table.title.op("gin_trgm_ops")),
-    index("alerts_description_trgm").using("gin", table.description.op("gin_trgm_ops")),
+    // `q`: case-insensitive substring search (ILIKE '%...%') over title and description, in one
+    // trigram index over both (searchText), split by status: the console searches active alerts, a fifth of the table, and
+    // a common word's candidates there are read in a fifth of the time. Each row is in one of the two.
+    // pg_trgm is created by the 0000_extensions migration, before the tables.
+    index("alerts_active_search")
+      .using("gin", sql`(${searchText(table)}) gin_trgm_ops`)
+      .where(sql`${table.status} = 'active'`),
+    index("alerts_inactive_search")
+      .using("gin", sql`(${searchText(table)}) gin_trgm_ops`)
+      .where(sql`${table.status} <> 'active'`),
     index("alerts_external_uid").on(table.externalUid),
     index("alerts_triage_bucket")
       .on(table.triageBucket)
@@ -204,6 +211,16 @@ export const alerts = pgTable(
       .where(sql`${table.stormPending}`),
   ],
 );
+
+export const SEARCH_SEPARATOR = "\u001f";
+
+/**
+ * What `q` searches, as the trigram indexes hold it: a query must spell it the same to use them.
+ * U+001F (unit separator) between the two: a q without it cannot match across them.
+ */
+export function searchText(table: { title: AnyPgColumn; description: AnyPgColumn }): SQL {
+  return sql`${table.title} || E'\\x1f' || ${table.description}`;
+}
 
 /** Delivery bodies (`raw_payload`): one row per delivery that changed alerts, shared by its alerts. */
 export const alertPayloads = pgTable("alert_payloads", {

@@ -4,10 +4,9 @@
 import type { Logger } from "pino";
 import { type Batcher, createBatcher } from "../core/batcher.ts";
 import type { Services } from "../core/context.ts";
-import type { Executor } from "../core/db/database.ts";
+import { type Executor, executeNamed, sql } from "../core/db/database.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
-import { webhookInvocations } from "./tables.ts";
 import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
 import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
 
@@ -111,13 +110,32 @@ function invocationRow(webhook: WebhookRow, invocation: Invocation, result: Outc
   };
 }
 
+/**
+ * One statement for any number of invocations: the rows travel as one JSON parameter (bodies in hex,
+ * as JSON holds no bytes), so the statement's text is fixed and is planned once per connection.
+ */
 async function recordInvocations(
   db: Executor,
   records: { webhook: WebhookRow; invocation: Invocation; result: Outcome }[],
 ): Promise<void> {
-  await db
-    .insert(webhookInvocations)
-    .values(records.map(({ webhook, invocation, result }) => invocationRow(webhook, invocation, result)));
+  const rows = records.map(({ webhook, invocation, result }) => {
+    const row = invocationRow(webhook, invocation, result);
+    return { ...row, payload: row.payload.toString("hex") };
+  });
+  await executeNamed(
+    db,
+    "webhook_invocations.insert",
+    sql`insert into webhook_invocations (id, webhook_id, org_id, owner_id, received_at, finished_at,
+        status, content_type, headers, payload, payload_bytes, error, note, outcome, session_id,
+        trace_id, run_id)
+      select id, "webhookId", "orgId", "ownerId", "receivedAt", "finishedAt", status, "contentType",
+        headers, decode(payload, 'hex'), "payloadBytes", error, note, outcome, "sessionId", "traceId",
+        "runId"
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, "webhookId" uuid,
+        "orgId" uuid, "ownerId" uuid, "receivedAt" timestamptz, "finishedAt" timestamptz,
+        status text, "contentType" text, headers jsonb, payload text, "payloadBytes" int,
+        error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text)`,
+  );
 }
 
 // ---- group commit for batched targets (alert ingest) ----
@@ -131,7 +149,7 @@ interface Delivery {
 }
 
 /** Batches running at once per target: PGlite runs one transaction at a time anyway. */
-const IN_FLIGHT = { pglite: 1, postgres: 4 } as const;
+const IN_FLIGHT = { pglite: 1, postgres: 2 } as const;
 const MAX_DELIVERIES_PER_BATCH = 64;
 
 const batchers = new WeakMap<Services, Map<BatchedTarget<unknown>, Batcher<Delivery, TargetResult>>>();
