@@ -216,7 +216,8 @@ export const SEARCH_SEPARATOR = "\u001f";
 
 /**
  * What `q` searches, as the trigram indexes hold it: a query must spell it the same to use them.
- * U+001F (unit separator) between the two: a q without it cannot match across them.
+ * U+001F (unit separator) between the two: a q without it cannot match across them. Migration 0003
+ * also keeps planner statistics on it (CREATE STATISTICS alerts_search_text, not in this schema).
  */
 export function searchText(table: { title: AnyPgColumn; description: AnyPgColumn }): SQL {
   return sql`${table.title} || E'\\x1f' || ${table.description}`;
