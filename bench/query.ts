@@ -282,7 +282,8 @@ export async function runQueryBench(): Promise<void> {
     );
     console.log(
       `${REQUESTS} requests per case after ${WARMUP} warm-up, one at a time (app.inject), ` +
-        "page_size 20 unless said; matching = total (or total_active; "+": a lower bound)\n",
+        "page_size 20 unless said; matching = total (or total_active; " +
+        ": a lower bound)\n",
     );
     const results: Result[] = [];
     const only = process.env.BENCH_CASES?.split(",").map((part) => part.trim()) ?? null;

@@ -174,8 +174,8 @@ describeEachEngine(
       expect(titles(await list(`?q=${encodeURIComponent("\\")}`))).toEqual([]);
       // Title and description are searched apart: a match may not run from one into the other.
       expect(titles(await list(`?q=${encodeURIComponent("DiskFull disk")}`))).toEqual([]);
-    expect(titles(await list(`?q=${encodeURIComponent("DiskFull\u001fdisk")}`))).toEqual([]);
-    expect(titles(await list(`?q=${encodeURIComponent("\u001f")}`))).toEqual([]);
+      expect(titles(await list(`?q=${encodeURIComponent("DiskFull\u001fdisk")}`))).toEqual([]);
+      expect(titles(await list(`?q=${encodeURIComponent("\u001f")}`))).toEqual([]);
       expect(titles(await list(`?q=${encodeURIComponent("disk /var")}`))).toEqual(["DiskFull"]);
     });
 
