@@ -58,8 +58,8 @@ describeEachEngine(
           log,
         });
       const blockers = ["block-1", "block-2", "block-3", "block-4"].map(send);
-      // Once the blockers hold every slot (one on PGlite, four on PostgreSQL), these three queue.
-      const slots = services.database.engine === "pglite" ? 1 : 4;
+      // Once the blockers hold every slot (one on PGlite, two on PostgreSQL), these three queue.
+      const slots = services.database.engine === "pglite" ? 1 : 2;
       await waitFor(async () => groups.flat().length >= slots || undefined);
       const queued = ["poison", "good-1", "good-2"].map(send);
       open();
