@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { fixtureFiles, readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
-import { HISTORY_LIMIT } from "./ingest.ts";
+import { HISTORY_LIMIT, lockAlertsStatement } from "./ingest.ts";
 import { type AlertEvent, PARSERS, SOURCE_TYPES, type SourceType } from "./sources/index.ts";
 
 interface Fixture {
@@ -599,6 +599,70 @@ describeEachEngine(
       await deliver(h, east, amBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]));
       expect(await readAlert(h, auth, eastId)).toMatchObject({ status: "resolved" });
       expect(await readAlert(h, auth, westId)).toMatchObject({ status: "active" });
+    });
+
+    it("looks delivered alerts up by alerts_key, before and after the table is analyzed", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "alertmanager", "plan");
+      // Enough alerts of one tenant that reading all of them for two uids would be the wrong plan.
+      const uids = Array.from({ length: 1_000 }, () => fingerprint());
+      for (let start = 0; start < uids.length; start += 250) {
+        const chunk = uids.slice(start, start + 250);
+        tick();
+        const response = await deliver(
+          h,
+          registration,
+          amBody(chunk.map((uid) => ({ status: "firing", fingerprint: uid, startsAt: T0 }))),
+        );
+        expect(response.statusCode).toBe(202);
+      }
+      const { db } = h.vigil.services.database;
+      const owner = await db.execute(
+        sql`select org_id, owner_id from alert_webhooks where id = ${registration.id}`,
+      );
+      const tenant = owner.rows[0] as { org_id: string | null; owner_id: string };
+      const statement = lockAlertsStatement([
+        {
+          scope: {
+            orgId: tenant.org_id,
+            ownerId: tenant.owner_id,
+            sourceType: "alertmanager",
+            integrationName: "plan",
+            webhookId: registration.id,
+          },
+          events: [uids[7], uids[700]].map((uid) => ({ external_uid: uid }) as AlertEvent),
+        },
+      ]);
+      /** Every index scan of the plan: the index and what it is searched by. */
+      async function indexScans() {
+        const { rows } = await db.execute(sql`explain (format json) ${statement}`);
+        const scans: { index: string; cond: string }[] = [];
+        const visit = (node: Record<string, unknown>) => {
+          if (typeof node["Index Name"] === "string") {
+            scans.push({ index: node["Index Name"], cond: String(node["Index Cond"] ?? "") });
+          }
+          for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+        };
+        const [explained] = Object.values(rows[0] as object) as unknown[];
+        const plan = (typeof explained === "string" ? JSON.parse(explained) : explained) as {
+          Plan: Record<string, unknown>;
+        }[];
+        visit(plan[0]?.Plan ?? {});
+        return scans;
+      }
+      const lookupScans = async () => (await indexScans()).filter((scan) => scan.index !== "alerts_pkey");
+      expect(await lookupScans()).toEqual([
+        { index: "alerts_key", cond: expect.stringContaining("external_uid = ANY") },
+      ]);
+      await db.execute(sql`analyze alerts`);
+      expect(await lookupScans()).toEqual([
+        { index: "alerts_key", cond: expect.stringContaining("external_uid = ANY") },
+      ]);
+      const locked = await db.transaction(async (tx) => (await tx.execute(statement)).rows);
+      expect(locked.map((row) => (row as { external_uid: string }).external_uid).sort()).toEqual(
+        [uids[7], uids[700]].sort(),
+      );
     });
 
     it("counts an unmapped severity in vigil_ingest_unmapped_total", async () => {

@@ -9,7 +9,7 @@
 // Storm membership and roles are not decided here: the correlator does it right after the commit,
 // off the sender's clock (storm-correlator.ts).
 import { createHash } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
 import { type Executor, executeNamed, type Tx } from "../core/db/database.ts";
 import { uuidv7 } from "../core/ids.ts";
@@ -31,6 +31,7 @@ import { registrationOfWebhook } from "./registrations.ts";
 import { PARSERS, readSnsHandshake } from "./sources/index.ts";
 import type { AlertEvent, SourceType } from "./sources/types.ts";
 import { markStorms } from "./storms.ts";
+import { alerts, tenantKey } from "./tables.ts";
 import { type ClassifyJobData, queueForTriage, type TriageSettings, triageJobs } from "./triage.ts";
 
 export { HISTORY_LIMIT };
@@ -93,11 +94,15 @@ function alertKey(scope: AlertScope, uid: string): string {
   return JSON.stringify([scope.orgId, scope.ownerId, scope.sourceType, scope.integrationName, uid]);
 }
 
-// Concurrent deliveries of one alert: FOR UPDATE (in id order, so no deadlock) makes the second
-// wait and then read the first one's result. Two deliveries that both create the same new alert
-// collide on the unique key instead; the trigger retries the loser, which then finds the alert.
-async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, AlertRow>> {
-  // One branch per registration scope (usually one), each a lookup in its tenant's unique index.
+/**
+ * The stored alerts of these deliveries, locked. Concurrent deliveries of one alert: FOR UPDATE (in
+ * id order, so no deadlock) makes the second wait and then read the first one's result. Two
+ * deliveries that both create the same new alert collide on the unique key instead; the trigger
+ * retries the loser, which then finds the alert.
+ */
+export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events">[]): SQL {
+  // One branch per registration scope (usually one), each a lookup in alerts_key (tables.ts),
+  // written so that no other index can serve it, whatever the statistics.
   const uidsByScope = new Map<string, { scope: AlertScope; uids: Set<string> }>();
   for (const { scope, events } of batches) {
     const key = alertKey(scope, "");
@@ -106,15 +111,19 @@ async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, A
     uidsByScope.set(key, entry);
   }
   const branches = [...uidsByScope.values()].map(
-    ({ scope, uids }) => sql`select id from alerts where ${
-      scope.orgId ? sql`org_id = ${scope.orgId}` : sql`org_id is null and owner_id = ${scope.ownerId}`
-    } and source_type = ${scope.sourceType} and integration_name = ${scope.integrationName}
-      and external_uid = any(${textArray([...uids])}::text[])`,
+    ({ scope, uids }) => sql`select id from alerts
+      where external_uid = any(${textArray([...uids])}::text[])
+        and ${tenantKey(alerts)} = ${scope.orgId ?? scope.ownerId}
+        and source_type = ${scope.sourceType} and integration_name = ${scope.integrationName}`,
   );
-  const { rows } = await tx.execute(sql`
+  return sql`
     select ${sql.raw(ALERT_SELECT_LIST)} from alerts
     where id = any(array(${sql.join(branches, sql` union all `)}))
-    order by id for update`);
+    order by id for update`;
+}
+
+async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, AlertRow>> {
+  const { rows } = await tx.execute(lockAlertsStatement(batches));
   const loaded = new Map<string, AlertRow>();
   for (const record of rows) {
     const row = rowFromRecord(record);
