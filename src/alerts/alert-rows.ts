@@ -31,7 +31,7 @@ export function rowFromRecord(record: Record<string, unknown>): AlertRow {
   return row as AlertRow;
 }
 
-/** A typed row -> a JSON record for jsonb_populate_recordset(null::alerts, ...). */
+/** A typed row -> a JSON record for json_populate_recordset(null::alerts, ...). */
 export function recordFromRow(row: AlertRow): Record<string, unknown> {
   const record: Record<string, unknown> = {};
   for (const column of COLUMNS) record[column.name] = row[column.key];

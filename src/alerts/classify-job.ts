@@ -44,7 +44,7 @@ async function claim(ctx: JobContext, data: BucketOf, attempt: number): Promise<
 async function historyOf(ctx: JobContext, ids: string[]) {
   const { rows } = await ctx.db.execute(sql`
     select alert_id, kind, at from alert_events
-    where alert_id in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid) and actor = 'source'
+    where alert_id in (select json_array_elements_text(${JSON.stringify(ids)}::json)::uuid) and actor = 'source'
     order by alert_id, seq`);
   const byAlert = new Map<string, { kind: string; at: Date }[]>();
   for (const row of rows) {

@@ -271,7 +271,7 @@ async function disappearedAlerts(
         eq(alerts.integrationName, scope.integrationName),
         sql`${alerts.status} <> 'resolved'`,
         sql`${alerts.updatedAt} <= ${fetchStartedAt.toISOString()}::timestamptz`,
-        sql`${alerts.externalUid} not in (select jsonb_array_elements_text(${JSON.stringify(listedUids)}::jsonb))`,
+        sql`${alerts.externalUid} not in (select json_array_elements_text(${JSON.stringify(listedUids)}::json))`,
       ),
     )
     .orderBy(alerts.externalUid);
@@ -306,7 +306,7 @@ async function markSeen(tx: Tx, results: IngestResult[], runId: string, at: Date
   await tx.execute(sql`
     insert into alert_sync_seen (alert_id, last_seen_at, last_run_id)
     select id::uuid, ${at.toISOString()}::timestamptz, ${runId}::uuid
-    from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as listed(id)
+    from json_array_elements_text(${JSON.stringify(ids)}::json) as listed(id)
     on conflict (alert_id) do update set last_seen_at = excluded.last_seen_at, last_run_id = excluded.last_run_id`);
 }
 

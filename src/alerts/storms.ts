@@ -189,7 +189,7 @@ async function readNeighbourhood(
   );
   const { rows } = await db.execute(sql`
     with ranges as (
-      select * from jsonb_to_recordset(${rangeJson}::jsonb) as r(n int, scope text, lo timestamptz, hi timestamptz)
+      select * from json_to_recordset(${rangeJson}::json) as r(n int, scope text, lo timestamptz, hi timestamptz)
     ), near as (
       select r.n, stormed.storm_id from ranges r cross join lateral (
         select distinct a.storm_id from alerts a
@@ -361,7 +361,7 @@ async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise
     order by id for update`);
   const { rows } = await db.execute(sql`
     with u as (
-      select * from jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) as u(id uuid, was uuid, set boolean,
+      select * from json_to_recordset(${JSON.stringify(writes)}::json) as u(id uuid, was uuid, set boolean,
         storm_id uuid, alert_role text, likely_upstream text, impact_score int, impact_explanation text,
         seen int, event text, detail jsonb)
     ), done as (

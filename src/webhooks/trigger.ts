@@ -131,7 +131,7 @@ async function recordInvocations(
       select id, "webhookId", "orgId", "ownerId", "receivedAt", "finishedAt", status, "contentType",
         headers, decode(payload, 'hex'), "payloadBytes", error, note, outcome, "sessionId", "traceId",
         "runId"
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, "webhookId" uuid,
+      from json_to_recordset(${JSON.stringify(rows)}::json) as r(id uuid, "webhookId" uuid,
         "orgId" uuid, "ownerId" uuid, "receivedAt" timestamptz, "finishedAt" timestamptz,
         status text, "contentType" text, headers jsonb, payload text, "payloadBytes" int,
         error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text)`,
