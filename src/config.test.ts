@@ -20,6 +20,7 @@ describe("loadConfig", () => {
       role: "all",
       llm: null,
       searchCountLimit: 1000,
+      listCountLimit: 10000,
     });
   });
 
@@ -35,6 +36,7 @@ describe("loadConfig", () => {
       LOG_LEVEL: "debug",
       WEBHOOK_BODY_LIMIT_BYTES: "1048576",
       SEARCH_COUNT_LIMIT: "10000",
+      LIST_COUNT_LIMIT: "250000",
       LLM_BASE_URL: "http://127.0.0.1:11434/v1",
       LLM_MODEL: "llama3",
     });
@@ -47,6 +49,7 @@ describe("loadConfig", () => {
       logLevel: "debug",
       webhookBodyLimitBytes: 1048576,
       searchCountLimit: 10000,
+      listCountLimit: 250000,
       llm: { baseUrl: "http://127.0.0.1:11434/v1", model: "llama3", apiKey: null },
     });
   });
@@ -61,6 +64,7 @@ describe("loadConfig", () => {
     [{ LLM_BASE_URL: "http://x" }, "LLM_BASE_URL and LLM_MODEL must be set together"],
     [{ VIGIL_ROLE: "both" }, "VIGIL_ROLE must be all, api or worker"],
     [{ SEARCH_COUNT_LIMIT: "0" }, "SEARCH_COUNT_LIMIT must be an integer from 1 to 1000000"],
+    [{ LIST_COUNT_LIMIT: "many" }, "LIST_COUNT_LIMIT must be an integer from 1 to 1000000000"],
   ])("rejects %j", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -28,6 +28,8 @@ export interface Config {
   environmentCriticality: Readonly<Record<string, EnvironmentLevel>>;
   /** listAlerts with `q` counts its matches exactly up to this many, then says "at least". */
   searchCountLimit: number;
+  /** Any other listAlerts total is counted exactly up to this many, then says "at least". */
+  listCountLimit: number;
 }
 
 export class ConfigError extends Error {}
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       .filter(Boolean),
     environmentCriticality: environmentCriticality(env),
     searchCountLimit: integer(env, "SEARCH_COUNT_LIMIT", 1000, 1, 1_000_000),
+    listCountLimit: integer(env, "LIST_COUNT_LIMIT", 10_000, 1, 1_000_000_000),
     llm:
       llmBaseUrl && llmModel
         ? { baseUrl: llmBaseUrl, model: llmModel, apiKey: text(env, "LLM_API_KEY") }

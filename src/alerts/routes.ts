@@ -250,11 +250,11 @@ export async function alertsRoutes(instance: FastifyInstance) {
               page_size: Type.Integer(),
               total: Type.Integer({
                 description:
-                  "Alerts matching the filters: exact, except with q, whose count stops at SEARCH_COUNT_LIMIT (default 1,000; then total_exact is false and total is a lower bound)",
+                  "Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active)",
               }),
               total_exact: Type.Boolean({
                 description:
-                  "false when total is a lower bound (a q search matching more than SEARCH_COUNT_LIMIT alerts)",
+                  "false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q)",
               }),
               total_pages: Type.Integer({
                 description: "ceil(total / page_size): a lower bound too when total_exact is false",
