@@ -6,7 +6,7 @@
 // postgres://postgres@127.0.0.1:5432/postgres): the bench creates its own database and drops it
 // (BENCH_KEEP=1 keeps it, for EXPLAIN; BENCH_REUSE=<database> measures a kept one again without
 // loading or dropping it). BENCH_ALERTS changes the row count, BENCH_REQUESTS the requests per case,
-// BENCH_CASES=a,b measures only the cases whose name contains a or b.
+// BENCH_CASES=a,b measures only the cases whose name contains a or b; BENCH_PROFILE_DIR as in ingest.ts.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +16,7 @@ import pg from "pg";
 import { SOURCE_TYPES } from "../src/alerts/sources/types.ts";
 import { loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
+import { startProfile, stopProfile } from "./profiler.ts";
 
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -160,6 +161,7 @@ async function measure(vigil: Vigil, spec: Case): Promise<Result> {
   let total: string | null = null;
   const latencies: number[] = [];
   const started = performance.now();
+  await startProfile();
   for (let i = 0; i < WARMUP + REQUESTS; i += 1) {
     const sent = performance.now();
     const reply = await vigil.app.inject({ method: "GET", url: spec.path, headers });
@@ -175,6 +177,7 @@ async function measure(vigil: Vigil, spec: Case): Promise<Result> {
     if (i >= WARMUP) latencies.push(ms);
     if (i >= WARMUP && performance.now() - started > CASE_BUDGET_MS) break;
   }
+  await stopProfile(`query ${spec.name}`);
   latencies.sort((a, b) => a - b);
   return {
     name: spec.name,

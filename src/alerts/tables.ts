@@ -151,11 +151,14 @@ export const alerts = pgTable(
     // it at every row). An index-only scan decodes every column of every row it counts, so the
     // largest counts (the lists by status alone, the summaries) have a narrow index, and the other
     // filters a wider one.
-    index("alerts_org_status_count")
-      .on(table.orgId, table.status, table.integrationName, table.attention, table.analysisStatus)
+    // attention before integration_name: every list request counts the active alerts of each
+    // attention value (the summary), and each count then reads only its own entries (4 counts of
+    // 202k active alerts: 35 ms with attention after integration_name, 15 ms now).
+    index("alerts_org_status_by_attention")
+      .on(table.orgId, table.status, table.attention, table.integrationName, table.analysisStatus)
       .where(sql`${table.orgId} is not null`),
-    index("alerts_personal_status_count")
-      .on(table.ownerId, table.status, table.integrationName, table.attention, table.analysisStatus)
+    index("alerts_personal_status_by_attention")
+      .on(table.ownerId, table.status, table.attention, table.integrationName, table.analysisStatus)
       .where(sql`${table.orgId} is null`),
     index("alerts_org_filter_count")
       .on(
