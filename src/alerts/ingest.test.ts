@@ -259,6 +259,14 @@ describeEachEngine(
               id,
               ...expectedNewAlert(event, registration, fixture.body, receivedAt),
             });
+            // listAlerts builds its page in SQL (present.ts, ALERT_V1_JSON): the same AlertV1.
+            const listed = await h.vigil.app.inject({
+              url: `/app/sre/api/v1/alerts?status=${alert.status}&page_size=500`,
+              headers: auth,
+            });
+            expect(listed.headers["content-type"]).toBe("application/json; charset=utf-8");
+            const item = listed.json().alerts.find((candidate: { id: string }) => candidate.id === id);
+            expect({ fixture: fixture.name, ...item }).toEqual({ fixture: fixture.name, ...alert });
           }
           const { db } = h.vigil.services.database;
           const stored = await db.execute(

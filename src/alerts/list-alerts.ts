@@ -4,7 +4,7 @@ import { and, asc, count, desc, eq, ilike, inArray, or, type SQL, sql } from "dr
 import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
-import { presentAlert, presentedAlertColumns } from "./present.ts";
+import { ALERT_V1_JSON, withRawPayload } from "./present.ts";
 import { ANALYSIS_STATUSES, ATTENTIONS } from "./schemas.ts";
 import { DISPLAY_PRIORITY } from "./sources/normalize/severity.ts";
 import type { SeverityBucket } from "./sources/types.ts";
@@ -52,7 +52,8 @@ function scopeConditions(ctx: Ctx, integrationNames: string[] | null): SQL[] {
   return conditions;
 }
 
-export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsInput }) {
+/** The ListAlertsResponse, as JSON text. */
+export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsInput }): Promise<string> {
   const integrationNames = parseIntegrationNames(input.integration_names);
   const scope = scopeConditions(ctx, integrationNames);
   const filters: SQL[] = [];
@@ -101,9 +102,11 @@ export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsIn
     .limit(input.page_size)
     .offset((input.page - 1) * input.page_size)
     .as("page_ids");
+  // Each alert of the page comes back as JSON text (ALERT_V1_JSON, present.ts): a page of 500
+  // alerts mapped and serialized row by row in Node took longer than PostgreSQL took to read it.
   const [rows, total, summary] = await Promise.all([
     ctx.db
-      .select({ alert: presentedAlertColumns, rawPayload: alertPayloads.body })
+      .select({ alert: sql<string>`${ALERT_V1_JSON}::text`, rawPayload: alertPayloads.body })
       .from(pageIds)
       .innerJoin(alerts, eq(alerts.id, pageIds.id))
       .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
@@ -116,15 +119,16 @@ export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsIn
     n: input.attention ? summary[input.attention] : summary.total_active,
     exact: true,
   };
-  return {
-    alerts: rows.map((row) => presentAlert(row.alert, row.rawPayload)),
+  const rest = JSON.stringify({
     page: input.page,
     page_size: input.page_size,
     total: counted.n,
     total_exact: counted.exact,
     total_pages: Math.ceil(counted.n / input.page_size),
     summary,
-  };
+  });
+  const page = rows.map((row) => withRawPayload(row.alert, row.rawPayload)).join(",");
+  return `{"alerts":[${page}],${rest.slice(1)}`;
 }
 
 /**

@@ -275,7 +275,14 @@ export async function alertsRoutes(instance: FastifyInstance) {
         },
       },
     },
-    async (request) => listAlerts({ ctx: contextOf(request), input: request.query as ListAlertsInput }),
+    // Already JSON (list-alerts.ts): sent as it is, not through the response schema's serializer.
+    async (request, reply) =>
+      reply
+        .type("application/json; charset=utf-8")
+        // The typed reply expects the object; this is that object's JSON text.
+        .send(
+          (await listAlerts({ ctx: contextOf(request), input: request.query as ListAlertsInput })) as never,
+        ),
   );
 
   app.get(
