@@ -21,6 +21,8 @@ import { installQueryCounter, queryStats, resetQueryStats } from "./query-counte
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SCENARIO_MS = Number(process.env.BENCH_SCENARIO_MS ?? 10_000);
+/** Deliveries sent before the scenarios, unmeasured: the JIT's compiling (on the same 2 cores) is over by then. */
+const WARM_UP_REQUESTS = Number(process.env.BENCH_WARM_UP ?? 3_000);
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
 /** `pglite,postgres` by default; BENCH_ENGINES=postgres runs one (for profiling). */
 const ENGINES = (process.env.BENCH_ENGINES ?? "pglite,postgres").split(",").map((name) => name.trim());
@@ -157,9 +159,14 @@ async function benchEngine(target: Target): Promise<Result[]> {
       throw new Error(`registration failed: ${registered.status} ${registered.body}`);
     const path = `/platform${(JSON.parse(registered.body) as { platform_webhook_url: string }).platform_webhook_url}`;
 
-    // Warm-up (JIT, connection pool, plan caches): not measured.
+    // Warm-up (JIT, connection pool, plan caches) with both body sizes: not measured.
     const drive = { port, path, concurrency: CONCURRENCY, durationMs: SCENARIO_MS };
-    await sender.run({ ...drive, alertsPerBody: 10, maxRequests: 200, replay: false, prefix: "f" });
+    for (const [alertsPerBody, maxRequests, prefix] of [
+      [1, WARM_UP_REQUESTS, "e"],
+      [50, WARM_UP_REQUESTS / 20, "f"],
+    ] as const) {
+      await sender.run({ ...drive, alertsPerBody, maxRequests, replay: false, prefix });
+    }
 
     for (const scenario of SCENARIOS) {
       resetQueryStats();

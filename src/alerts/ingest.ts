@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
-import { type Executor, executeNamed, type Tx } from "../core/db/database.ts";
+import { deferWrite, type Executor, executeNamed, type Tx } from "../core/db/database.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { EnqueueMany, SendOptions } from "../core/queue/catalog.ts";
 import type { BatchedTarget, TargetResult, WebhookTarget } from "../webhooks/index.ts";
@@ -178,7 +178,10 @@ async function writeAlerts(
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
     from json_populate_recordset(null::alert_events, ${JSON.stringify(history)}::json)`;
-  await (rows.length <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query));
+  await deferWrite(
+    tx,
+    rows.length <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query),
+  );
 }
 
 /** Writes of at most this many alerts run as one named (planned once) statement. */
@@ -276,9 +279,12 @@ async function trimHistory(tx: Executor, rows: AlertRow[]): Promise<void> {
   const over = rows.filter((row) => row.eventSeq > HISTORY_LIMIT);
   if (over.length === 0) return;
   const bounds = JSON.stringify(over.map((row) => ({ alert_id: row.id, seq: row.eventSeq - HISTORY_LIMIT })));
-  await tx.execute(sql`
+  await deferWrite(
+    tx,
+    tx.execute(sql`
     delete from alert_events e using json_to_recordset(${bounds}::json) as b(alert_id uuid, seq int)
-    where e.alert_id = b.alert_id and e.seq <= b.seq`);
+    where e.alert_id = b.alert_id and e.seq <= b.seq`),
+  );
 }
 
 function countUnmapped(services: Services, sourceType: string, events: AlertEvent[]): void {

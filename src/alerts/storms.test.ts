@@ -170,9 +170,13 @@ describeEachEngine(
         headers: auth,
       });
       expect(history.statusCode).toBe(200);
+      // The critical database alert is classified at once (critical bypass) whenever the job worker
+      // polls; when that happens is not what this test is about.
       const events = history
         .json()
-        .events.filter((event: { kind: string }) => event.kind !== "storm_role_changed")
+        .events.filter(
+          (event: { kind: string }) => !["storm_role_changed", "classified"].includes(event.kind),
+        )
         .map((event: { kind: string; actor: string; detail: Record<string, unknown> }) => [
           event.kind,
           event.actor,

@@ -4,7 +4,7 @@
 import type { Logger } from "pino";
 import { type Batcher, createBatcher } from "../core/batcher.ts";
 import type { Services } from "../core/context.ts";
-import { type Executor, executeNamed, sql } from "../core/db/database.ts";
+import { deferWrite, type Executor, executeNamed, sql } from "../core/db/database.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
@@ -122,10 +122,12 @@ async function recordInvocations(
     const row = invocationRow(webhook, invocation, result);
     return { ...row, payload: row.payload.toString("hex") };
   });
-  await executeNamed(
+  await deferWrite(
     db,
-    "webhook_invocations.insert",
-    sql`insert into webhook_invocations (id, webhook_id, org_id, owner_id, received_at, finished_at,
+    executeNamed(
+      db,
+      "webhook_invocations.insert",
+      sql`insert into webhook_invocations (id, webhook_id, org_id, owner_id, received_at, finished_at,
         status, content_type, headers, payload, payload_bytes, error, note, outcome, session_id,
         trace_id, run_id)
       select id, "webhookId", "orgId", "ownerId", "receivedAt", "finishedAt", status, "contentType",
@@ -135,6 +137,7 @@ async function recordInvocations(
         "orgId" uuid, "ownerId" uuid, "receivedAt" timestamptz, "finishedAt" timestamptz,
         status text, "contentType" text, headers jsonb, payload text, "payloadBytes" int,
         error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text)`,
+    ),
   );
 }
 
@@ -183,7 +186,7 @@ async function applyTogether(
 ): Promise<PromiseSettledResult<TargetResult>[]> {
   try {
     const results = await retryOnConflict(() =>
-      services.database.db.transaction(async (tx) => {
+      services.database.transaction(async (tx) => {
         const results = await target.apply(
           tx,
           deliveries.map((delivery) => delivery.work),
@@ -292,7 +295,7 @@ export async function triggerWebhook({
   } else {
     try {
       result = await retryOnConflict(() =>
-        services.database.db.transaction(async (tx) => {
+        services.database.transaction(async (tx) => {
           const outcome = await target({ ...input, tx });
           await recordInvocations(tx, [
             { webhook, invocation: { ...invocation, finishedAt: services.now() }, result: outcome },

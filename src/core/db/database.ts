@@ -2,11 +2,12 @@
 // Both speak the same dialect, so the rest of Vigil never asks which one it has.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Writable } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { type SQL, sql } from "drizzle-orm";
-import { drizzle as drizzleNodePostgres } from "drizzle-orm/node-postgres";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzleNodePostgres, NodePgSession, NodePgTransaction } from "drizzle-orm/node-postgres";
+import { type PgDatabase, PgDialect, type PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
@@ -24,6 +25,12 @@ export type Executor = Db | Tx;
 export interface Database {
   engine: "pglite" | "postgres";
   db: Db;
+  /**
+   * Runs fn in a transaction. On PostgreSQL, BEGIN goes out with fn's first statement, and the writes
+   * fn hands to `deferWrite` go out at once, COMMIT right behind them: a read-then-write transaction
+   * costs two round trips however many statements it writes with.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** What pg-boss runs its own statements on, outside any transaction of ours. */
   jobStore: JobStore;
   /** pg-boss connection settings for PostgreSQL (it keeps its own pool there); null on PGlite. */
@@ -52,6 +59,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   return {
     engine: "pglite",
     db,
+    transaction: (fn) => db.transaction((tx) => fn(tx as Tx)),
     jobStore: fromPglite(client),
     jobConnectionString: null,
     ping: async () => {
@@ -65,8 +73,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 async function openPostgres(url: string): Promise<Database> {
-  // Sized for the ingest path: a delivery holds its connection for a few round trips.
-  const pool = new pg.Pool({ connectionString: url, max: 20, application_name: "vigil" });
+  // Sized for the ingest path: a delivery holds its connection for a few round trips. Pipeline mode
+  // sends a query without waiting for the one before it to be answered (see pipelinedTransaction);
+  // queries that are awaited one by one behave exactly as without it.
+  const pool = new pg.Pool({ connectionString: url, max: 20, application_name: "vigil", pipeline: true });
   // An idle client that loses its server emits here; without a listener it would crash the process.
   pool.on("error", () => {});
   const db = drizzleNodePostgres({ client: pool }) as unknown as Db;
@@ -74,6 +84,7 @@ async function openPostgres(url: string): Promise<Database> {
   return {
     engine: "postgres",
     db,
+    transaction: (fn) => pipelinedTransaction(pool, fn),
     jobStore: {
       executeSql: (text: string, values?: unknown[]) => pool.query(text, values),
     },
@@ -85,6 +96,101 @@ async function openPostgres(url: string): Promise<Database> {
       if (!pool.ended) await pool.end();
     },
   };
+}
+
+// ---- pipelined transactions (PostgreSQL) ----
+
+interface Pipeline {
+  /** The writes sent and not yet awaited. */
+  writes: Promise<void>[];
+  /** Holds back what is sent next, until COMMIT (or the end of this event-loop turn). */
+  holdWrites(): void;
+}
+
+const pipelines = new WeakMap<Executor, Pipeline>();
+const dialect = new PgDialect();
+
+/**
+ * A write whose answer the caller does not need. In a pipelined transaction (`Database.transaction`
+ * on PostgreSQL) it is already on its way and is awaited at COMMIT, so this returns at once.
+ * Anywhere else it is awaited here. The statement must start when the promise is made or when
+ * `then` is called on it (drizzle queries start on `then`), never later.
+ */
+export function deferWrite(executor: Executor, write: PromiseLike<unknown>): Promise<void> {
+  const pipeline = pipelines.get(executor);
+  pipeline?.holdWrites();
+  const sent = new Promise<void>((resolve, reject) => write.then(() => resolve(), reject));
+  if (!pipeline) return sent;
+  // Read at COMMIT; until then a failure must not count as unhandled.
+  sent.catch(() => {});
+  pipeline.writes.push(sent);
+  return Promise.resolve();
+}
+
+/** True inside a pipelined transaction, where `deferWrite` returns before the write is answered. */
+export function defersWrites(executor: Executor): boolean {
+  return pipelines.has(executor);
+}
+
+/**
+ * Holds back the messages written to the connection until the returned function runs, so that the
+ * statements sent meanwhile leave in one write and wake the server once. Never past the current
+ * event-loop turn: a statement someone awaits in between still goes out.
+ */
+function holdConnection(client: pg.PoolClient): () => void {
+  const stream = (client as unknown as { connection: { stream: Writable } }).connection.stream;
+  stream.cork();
+  let held = true;
+  const timer = setImmediate(release);
+  function release(): void {
+    if (!held) return;
+    held = false;
+    clearImmediate(timer);
+    stream.uncork();
+  }
+  return release;
+}
+
+async function pipelinedTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  const tx = new NodePgTransaction(
+    dialect,
+    new NodePgSession(client, dialect, undefined, {}),
+    undefined,
+  ) as unknown as Tx;
+  let releaseWrites: (() => void) | null = null;
+  const pipeline: Pipeline = {
+    writes: [],
+    holdWrites: () => {
+      releaseWrites ??= holdConnection(client);
+    },
+  };
+  pipelines.set(tx, pipeline);
+  // BEGIN leaves with what fn sends in this event-loop turn (its first read, a few promise jobs
+  // away: a drizzle query starts when `await` calls its `then`, one job later).
+  holdConnection(client);
+  const begin = client.query("begin");
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+  try {
+    outcome = { ok: true, value: await fn(tx) };
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  pipelines.delete(tx);
+  const end = client.query(outcome.ok ? "commit" : "rollback");
+  (releaseWrites as (() => void) | null)?.();
+  const [opened, ...written] = await Promise.allSettled([begin, ...pipeline.writes]);
+  const ended = await Promise.allSettled([end]).then(([result]) => result);
+  client.release(ended?.status === "rejected" ? (ended.reason as Error) : undefined);
+  // The first failure in the order the statements were sent is the cause; an error fn saw later
+  // (25P02, transaction aborted) or a COMMIT answered with ROLLBACK only follows from it.
+  for (const result of [opened, ...written]) {
+    if (result?.status === "rejected") throw result.reason;
+  }
+  if (!outcome.ok) throw outcome.error;
+  if (ended?.status === "rejected") throw ended.reason;
+  if (ended?.value.command !== "COMMIT") throw new Error(`transaction ended with ${ended?.value.command}`);
+  return outcome.value;
 }
 
 interface Preparing {

@@ -69,6 +69,24 @@ describeEachEngine(
       expect(await count("probe.record", marker)).toBe(0);
     });
 
+    it("sends enqueueMany's jobs inside a pipelined transaction, before its COMMIT or ROLLBACK", async () => {
+      const { database, queue } = harness().vigil.services;
+      const kept = `many-kept-${harness().engine}`;
+      const dropped = `many-dropped-${harness().engine}`;
+      await database.transaction(async (tx) => {
+        await queue.enqueueMany(tx, recordJob, [{ data: { marker: kept } }, { data: { marker: kept } }]);
+      });
+      await expect(
+        database.transaction(async (tx) => {
+          await queue.enqueueMany(tx, recordJob, [{ data: { marker: dropped } }]);
+          throw new Error("roll back");
+        }),
+      ).rejects.toThrow("roll back");
+      // Sent after the ROLLBACK, the insert would have committed on its own.
+      expect(await count("probe.record", kept)).toBe(2);
+      expect(await count("probe.record", dropped)).toBe(0);
+    });
+
     it("retries a failing job", async () => {
       const { database, queue } = harness().vigil.services;
       const marker = `flaky-${harness().engine}`;

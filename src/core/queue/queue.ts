@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { fromDrizzle, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
-import type { Database } from "../db/database.ts";
+import { type Database, defersWrites, deferWrite, type Executor } from "../db/database.ts";
 import type { Secrets } from "../secrets.ts";
 import type { Enqueue, EnqueueMany, JobContext, JobDefinition, JobSchedule } from "./catalog.ts";
 
@@ -73,7 +73,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
         singletonKey: options.singletonKey,
         singletonSeconds: options.singletonSeconds,
       })),
-      { db: fromDrizzle(executor, sql) },
+      { db: insertOnly(executor) },
     );
   };
   const ctx: JobContext = {
@@ -112,6 +112,21 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     },
     async stop() {
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+    },
+  };
+}
+
+/**
+ * pg-boss's statements on the caller's executor, for insert(): it reads no rows back (no returnId),
+ * so inside a pipelined transaction the insert is sent and its answer awaited at COMMIT.
+ */
+function insertOnly(executor: Executor) {
+  const db = fromDrizzle(executor, sql);
+  return {
+    async executeSql(text: string, values?: unknown[]) {
+      if (!defersWrites(executor)) return db.executeSql(text, values);
+      await deferWrite(executor, db.executeSql(text, values));
+      return { rows: [] };
     },
   };
 }
