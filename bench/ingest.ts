@@ -36,10 +36,10 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: "1-alert, new", alertsPerBody: 1, maxRequests: 6_000, replay: false },
-  { name: "1-alert, re-notify", alertsPerBody: 1, maxRequests: 6_000, replay: true },
-  { name: "50-alert, new", alertsPerBody: 50, maxRequests: 600, replay: false },
-  { name: "50-alert, re-notify", alertsPerBody: 50, maxRequests: 600, replay: true },
+  { name: "1-alert, new", alertsPerBody: 1, maxRequests: 15_000, replay: false },
+  { name: "1-alert, re-notify", alertsPerBody: 1, maxRequests: 15_000, replay: true },
+  { name: "50-alert, new", alertsPerBody: 50, maxRequests: 1_500, replay: false },
+  { name: "50-alert, re-notify", alertsPerBody: 50, maxRequests: 1_500, replay: true },
 ].filter(
   // BENCH_SCENARIOS=50-alert runs the scenarios whose name holds one of the words (for profiling).
   (scenario) =>

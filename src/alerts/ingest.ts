@@ -178,8 +178,7 @@ async function writeAlerts(
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
     from json_populate_recordset(null::alert_events, ${JSON.stringify(history)}::json)`;
-  await deferWrite(
-    tx,
+  await deferWrite(tx, () =>
     rows.length <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query),
   );
 }
@@ -279,8 +278,7 @@ async function trimHistory(tx: Executor, rows: AlertRow[]): Promise<void> {
   const over = rows.filter((row) => row.eventSeq > HISTORY_LIMIT);
   if (over.length === 0) return;
   const bounds = JSON.stringify(over.map((row) => ({ alert_id: row.id, seq: row.eventSeq - HISTORY_LIMIT })));
-  await deferWrite(
-    tx,
+  await deferWrite(tx, () =>
     tx.execute(sql`
     delete from alert_events e using json_to_recordset(${bounds}::json) as b(alert_id uuid, seq int)
     where e.alert_id = b.alert_id and e.seq <= b.seq`),

@@ -122,8 +122,7 @@ async function recordInvocations(
     const row = invocationRow(webhook, invocation, result);
     return { ...row, payload: row.payload.toString("hex") };
   });
-  await deferWrite(
-    db,
+  await deferWrite(db, () =>
     executeNamed(
       db,
       "webhook_invocations.insert",

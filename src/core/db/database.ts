@@ -111,14 +111,15 @@ const pipelines = new WeakMap<Executor, Pipeline>();
 const dialect = new PgDialect();
 
 /**
- * A write whose answer the caller does not need. In a pipelined transaction (`Database.transaction`
- * on PostgreSQL) it is already on its way and is awaited at COMMIT, so this returns at once.
- * Anywhere else it is awaited here. The statement must start when the promise is made or when
- * `then` is called on it (drizzle queries start on `then`), never later.
+ * Sends a write whose answer the caller does not need. In a pipelined transaction
+ * (`Database.transaction` on PostgreSQL) it is on its way when this returns, and is awaited at
+ * COMMIT. Anywhere else it is awaited here. `send` must start the statement at once, or when `then`
+ * is called on what it returns (drizzle queries start on `then`), never later.
  */
-export function deferWrite(executor: Executor, write: PromiseLike<unknown>): Promise<void> {
+export function deferWrite(executor: Executor, send: () => PromiseLike<unknown>): Promise<void> {
   const pipeline = pipelines.get(executor);
   pipeline?.holdWrites();
+  const write = send();
   const sent = new Promise<void>((resolve, reject) => write.then(() => resolve(), reject));
   if (!pipeline) return sent;
   // Read at COMMIT; until then a failure must not count as unhandled.

@@ -17,7 +17,7 @@ describe.each(ENGINES)("transaction with deferred writes (%s)", (engine) => {
   });
 
   const insert = (tx: Executor, id: number, note = "x") =>
-    deferWrite(tx, tx.execute(sql`insert into probe (id, note) values (${id}, ${note})`));
+    deferWrite(tx, () => tx.execute(sql`insert into probe (id, note) values (${id}, ${note})`));
   const ids = async (from: number, to: number) => {
     const { rows } = await test.database.db.execute(
       sql`select id from probe where id between ${from} and ${to} order by id`,
@@ -61,7 +61,7 @@ describe.each(ENGINES)("transaction with deferred writes (%s)", (engine) => {
   it("reports a deferred write's failure even when a later read failed because of it", async () => {
     const failure = await test.database
       .transaction(async (tx) => {
-        await deferWrite(tx, tx.execute(sql`insert into probe (id, note) values (30, null)`)); // not null
+        await deferWrite(tx, () => tx.execute(sql`insert into probe (id, note) values (30, null)`)); // not null
         await tx.execute(sql`select 1`);
         return "committed";
       })

@@ -125,7 +125,7 @@ function insertOnly(executor: Executor) {
   return {
     async executeSql(text: string, values?: unknown[]) {
       if (!defersWrites(executor)) return db.executeSql(text, values);
-      await deferWrite(executor, db.executeSql(text, values));
+      await deferWrite(executor, () => db.executeSql(text, values));
       return { rows: [] };
     },
   };
