@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../core/context.ts";
-import { deferWrite, type Executor, executeNamed, type Tx } from "../core/db/database.ts";
+import { deferWrite, type Executor, executeNamed, executeNow, type Tx } from "../core/db/database.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { EnqueueMany, SendOptions } from "../core/queue/catalog.ts";
 import type { BatchedTarget, TargetResult, WebhookTarget } from "../webhooks/index.ts";
@@ -123,7 +123,8 @@ export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events
 }
 
 async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, AlertRow>> {
-  const { rows } = await tx.execute(lockAlertsStatement(batches));
+  // Sent now, so that in a pipelined transaction it leaves with BEGIN.
+  const { rows } = await executeNow(tx, lockAlertsStatement(batches));
   const loaded = new Map<string, AlertRow>();
   for (const record of rows) {
     const row = rowFromRecord(record);

@@ -167,14 +167,17 @@ async function pipelinedTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>
     },
   };
   pipelines.set(tx, pipeline);
-  // BEGIN leaves with what fn sends in this event-loop turn (its first read, a few promise jobs
-  // away: a drizzle query starts when `await` calls its `then`, one job later).
-  holdConnection(client);
+  // BEGIN leaves with what fn sends before its first await (a first read sent with executeNow), or
+  // at the latest with what it sends in this event-loop turn.
+  const releaseBegin = holdConnection(client);
   const begin = client.query("begin");
   let outcome: { ok: true; value: T } | { ok: false; error: unknown };
   try {
-    outcome = { ok: true, value: await fn(tx) };
+    const running = fn(tx);
+    releaseBegin();
+    outcome = { ok: true, value: await running };
   } catch (error) {
+    releaseBegin();
     outcome = { ok: false, error };
   }
   pipelines.delete(tx);
@@ -199,7 +202,7 @@ interface Preparing {
     prepareQuery(
       query: unknown,
       fields: undefined,
-      name: string,
+      name: string | undefined,
       arrayMode: boolean,
     ): { execute(): Promise<{ rows: Record<string, unknown>[] }> };
   };
@@ -210,16 +213,28 @@ interface Preparing {
  * execute() under a statement name, for the hot paths: PostgreSQL parses and plans a named
  * statement once per connection instead of for every call (planning a statement on `alerts`, with
  * its many indexes, costs several times its execution). One name, one SQL text: a query whose text
- * varies must put what varies into its name. PGlite ignores the name.
+ * varies must put what varies into its name. PGlite ignores the name. Sent at once, like executeNow.
  */
 export function executeNamed(
   executor: Executor,
   name: string,
   query: SQL,
 ): Promise<{ rows: Record<string, unknown>[] }> {
+  return prepared(executor, query, name).execute();
+}
+
+/**
+ * execute() that sends the statement now: drizzle's execute() sends it only when awaited, a promise
+ * job later, so in a pipelined transaction a first read would miss BEGIN's round trip.
+ */
+export function executeNow(executor: Executor, query: SQL): Promise<{ rows: Record<string, unknown>[] }> {
+  return prepared(executor, query, undefined).execute();
+}
+
+function prepared(executor: Executor, query: SQL, name: string | undefined) {
   // Drizzle's raw execute() has no name option; its session's prepareQuery does.
   const { session, dialect } = executor as unknown as Preparing;
-  return session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false).execute();
+  return session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false);
 }
 
 /** Runs fn in a transaction, or inside the caller's transaction when it already has one. */
