@@ -21,6 +21,8 @@ describe("loadConfig", () => {
       llm: null,
       searchCountLimit: 1000,
       listCountLimit: 10000,
+      automationHttpAllowedHosts: ["127.0.0.1", "localhost"],
+      integrationAllowedHosts: [],
     });
   });
 
@@ -39,6 +41,8 @@ describe("loadConfig", () => {
       LIST_COUNT_LIMIT: "250000",
       LLM_BASE_URL: "http://127.0.0.1:11434/v1",
       LLM_MODEL: "llama3",
+      AUTOMATION_HTTP_ALLOWED_HOSTS: "hooks.example.com, Chat.Example.com:8443",
+      INTEGRATION_ALLOWED_HOSTS: " AM.internal:9093,,10.0.0.5 ",
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -50,6 +54,8 @@ describe("loadConfig", () => {
       webhookBodyLimitBytes: 1048576,
       searchCountLimit: 10000,
       listCountLimit: 250000,
+      automationHttpAllowedHosts: ["hooks.example.com", "chat.example.com:8443"],
+      integrationAllowedHosts: ["am.internal:9093", "10.0.0.5"],
       llm: { baseUrl: "http://127.0.0.1:11434/v1", model: "llama3", apiKey: null },
     });
   });

@@ -2,6 +2,7 @@
 // Nothing else reads process.env: the parsed Config is passed in.
 import { resolve } from "node:path";
 import { DEFAULT_ENVIRONMENT_CRITICALITY, type EnvironmentLevel } from "./alerts/impact.ts";
+import { parseHostList } from "./core/http/allowed-hosts.ts";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 export type Role = "all" | "api" | "worker";
@@ -24,6 +25,11 @@ export interface Config {
   llm: { baseUrl: string; model: string; apiKey: string | null } | null;
   /** Hosts (`name` or `name:port`, lower-case) the http_request action may call. */
   automationHttpAllowedHosts: string[];
+  /**
+   * Hosts an integration's url may name (`name` or `name:port`, lower-case); empty: any host. A
+   * shared deployment sets it, so that no tenant can make Vigil fetch from an internal address.
+   */
+  integrationAllowedHosts: string[];
   /** Environment name (lower case) -> criticality, for impact scores and triage. */
   environmentCriticality: Readonly<Record<string, EnvironmentLevel>>;
   /** listAlerts with `q` counts its matches exactly up to this many, then says "at least". */
@@ -107,10 +113,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookBodyLimitBytes: integer(env, "WEBHOOK_BODY_LIMIT_BYTES", 5 * 1024 * 1024, 1024, 1024 ** 3),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 25_000, 0, 600_000),
     role,
-    automationHttpAllowedHosts: (text(env, "AUTOMATION_HTTP_ALLOWED_HOSTS") ?? "127.0.0.1,localhost")
-      .split(",")
-      .map((host) => host.trim().toLowerCase())
-      .filter(Boolean),
+    automationHttpAllowedHosts: parseHostList(
+      text(env, "AUTOMATION_HTTP_ALLOWED_HOSTS") ?? "127.0.0.1,localhost",
+    ),
+    integrationAllowedHosts: parseHostList(text(env, "INTEGRATION_ALLOWED_HOSTS") ?? ""),
     environmentCriticality: environmentCriticality(env),
     searchCountLimit: integer(env, "SEARCH_COUNT_LIMIT", 1000, 1, 1_000_000),
     listCountLimit: integer(env, "LIST_COUNT_LIMIT", 10_000, 1, 1_000_000_000),

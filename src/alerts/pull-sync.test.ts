@@ -286,6 +286,32 @@ describeEachEngine(
       expect((await getAlert(auth, "00000000000000aa")).status).toBe("active");
     });
 
+    it("fails the run without fetching when the url's host is no longer on INTEGRATION_ALLOWED_HOSTS", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "am-listed", url: am.base });
+      const fingerprints = await fire(am, [alert("NotFetched")]);
+      // As after a restart with a narrower list: the integration was saved under the old one.
+      const config = h.vigil.services.config;
+      config.integrationAllowedHosts = ["alertmanager.internal"];
+      try {
+        const run = await sync(auth, "am-listed");
+        expect(run).toEqual({
+          ...completed({}, "am-listed"),
+          status: "failed",
+          error: `host ${new URL(am.base).host} is not on INTEGRATION_ALLOWED_HOSTS`,
+        });
+      } finally {
+        config.integrationAllowedHosts = [];
+      }
+      const stored = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${fingerprints.NotFetched}`,
+        headers: auth,
+      });
+      expect(stored.statusCode).toBe(404);
+    });
+
     it("records a failed run and resolves nothing when Alertmanager cannot be reached", async () => {
       const am = await alertmanager();
       const h = harness();

@@ -14,6 +14,7 @@ import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import type { Db, Tx } from "../core/db/database.ts";
 import { AppError, notFound } from "../core/errors.ts";
+import { hostAllowed } from "../core/http/allowed-hosts.ts";
 import type { EnqueueMany } from "../core/queue/catalog.ts";
 import { defineJob } from "../core/queue/catalog.ts";
 import type { Secrets } from "../core/secrets.ts";
@@ -51,7 +52,7 @@ export interface SyncContext {
   secrets: Secrets;
   /** Sends the classification jobs of pulled alerts. */
   enqueueMany: EnqueueMany;
-  config: Pick<Config, "environmentCriticality">;
+  config: Pick<Config, "environmentCriticality" | "integrationAllowedHosts">;
 }
 
 function syncContextOf(ctx: Ctx): SyncContext {
@@ -148,13 +149,20 @@ function describeFetchError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function fetchAlertList(connection: IntegrationConnection): Promise<FetchResult> {
+async function fetchAlertList(
+  connection: IntegrationConnection,
+  allowedHosts: readonly string[],
+): Promise<FetchResult> {
   if (connection.credentialsError) return { ok: false, error: connection.credentialsError };
   let target: ReturnType<typeof requestOf>;
   try {
     target = requestOf(connection);
   } catch {
     return { ok: false, error: `the integration's url is not a valid URL` };
+  }
+  // Checked again here: the list may have changed since the integration was saved.
+  if (allowedHosts.length > 0 && !hostAllowed(target.url, allowedHosts)) {
+    return { ok: false, error: `host ${target.url.host} is not on INTEGRATION_ALLOWED_HOSTS` };
   }
   const where = `GET ${target.url.origin}${target.url.pathname}`;
   try {
@@ -407,7 +415,7 @@ async function runSync(
 ): Promise<AlertSyncRun> {
   const fetchStartedAt = ctx.now();
   const run = await startRun(ctx.db, connection, trigger, fetchStartedAt);
-  const fetched = await fetchAlertList(connection);
+  const fetched = await fetchAlertList(connection, ctx.config.integrationAllowedHosts);
   if (!fetched.ok) {
     ctx.log.warn({ integration: connection.name, runId: run.id, error: fetched.error }, "alert sync failed");
     return present(await failRun(ctx.db, run, fetched.error, ctx.now()));

@@ -3,6 +3,7 @@
 // the next stages can read. They never throw anything but StepError.
 import jsonata from "jsonata";
 import type { Config } from "../config.ts";
+import { hostAllowed } from "../core/http/allowed-hosts.ts";
 import type { ActionType, StructuredOutput } from "./schemas.ts";
 import { asText, renderText, renderValue } from "./template.ts";
 
@@ -83,12 +84,6 @@ export async function runAction(
   return writeReport(rawSettings, env);
 }
 
-function allowedHost(url: URL, allowed: string[]): boolean {
-  const hostname = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  const host = url.host.toLowerCase();
-  return allowed.some((entry) => entry === hostname || entry === host || entry === `[${hostname}]`);
-}
-
 async function readLimited(
   response: Response,
   maxBytes: number,
@@ -133,7 +128,7 @@ async function httpRequest(rendered: unknown, env: ActionEnv): Promise<ActionOut
     throw invalid(action, `url ${rawUrl} is not a valid URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid(action, "url must be http(s)");
-  if (!allowedHost(url, env.config.automationHttpAllowedHosts)) {
+  if (!hostAllowed(url, env.config.automationHttpAllowedHosts)) {
     throw invalid(action, `host ${url.host} is not on AUTOMATION_HTTP_ALLOWED_HOSTS`);
   }
   const timeoutMs = settings.timeout_ms ?? HTTP_DEFAULT_TIMEOUT_MS;

@@ -157,3 +157,51 @@ describeEachEngine("integrations", (harness) => {
     body: { name: "x", type: "grafana" },
   });
 });
+
+describeEachEngine(
+  "integrations under INTEGRATION_ALLOWED_HOSTS",
+  (harness) => {
+    it("accepts a url whose host is on the list and refuses any other with 400 naming url", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      for (const url of ["http://alertmanager.internal:9093", "https://10.0.0.5:9443/am", undefined]) {
+        const name = `ok-${Math.random().toString(36).slice(2, 8)}`;
+        const response = await create(h, auth, { name, type: "alertmanager", ...(url ? { url } : {}) });
+        expect(response.statusCode, url).toBe(201);
+      }
+      for (const url of [
+        "http://alertmanager.internal:8080",
+        "http://169.254.169.254/latest/meta-data",
+        "http://alertmanager.internal.evil.example:9093",
+      ]) {
+        const response = await create(h, auth, { name: "refused", type: "alertmanager", url });
+        expect(response.statusCode, url).toBe(400);
+        expect(response.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "url" } });
+        expect(response.json().error).toBe(
+          `url: host ${new URL(url).host} is not on INTEGRATION_ALLOWED_HOSTS`,
+        );
+      }
+      expect(
+        (await h.vigil.app.inject({ url: "/api/v1/integrations/refused", headers: auth })).statusCode,
+      ).toBe(404);
+    });
+
+    it("refuses an update to a host off the list and keeps the stored url", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const url = "http://alertmanager.internal:9093";
+      expect((await create(h, auth, { name: "am", type: "alertmanager", url })).statusCode).toBe(201);
+      const moved = await h.vigil.app.inject({
+        method: "PUT",
+        url: "/api/v1/integrations/am",
+        headers: auth,
+        payload: { name: "am", type: "alertmanager", url: "http://metadata.google.internal/" },
+      });
+      expect(moved.statusCode).toBe(400);
+      expect(moved.json()).toMatchObject({ details: { field: "url" } });
+      const stored = await h.vigil.app.inject({ url: "/api/v1/integrations/am", headers: auth });
+      expect(stored.json()).toMatchObject({ url });
+    });
+  },
+  { integrationAllowedHosts: ["alertmanager.internal:9093", "10.0.0.5"] },
+);

@@ -3,7 +3,8 @@
 import { and, asc, eq } from "drizzle-orm";
 import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
-import { conflict, notFound } from "../core/errors.ts";
+import { badRequest, conflict, notFound } from "../core/errors.ts";
+import { hostAllowed } from "../core/http/allowed-hosts.ts";
 import type { Integration, IntegrationWrite } from "./schemas.ts";
 import { integrations } from "./tables.ts";
 
@@ -23,12 +24,23 @@ function present(row: Row): Integration {
   };
 }
 
+/** 400 when INTEGRATION_ALLOWED_HOSTS is set and the url's host is not on it. */
+function assertUrlAllowed(ctx: Ctx, url: string | null | undefined): void {
+  const allowed = ctx.services.config.integrationAllowedHosts;
+  if (!url || allowed.length === 0) return;
+  const parsed = URL.canParse(url) ? new URL(url) : null;
+  if (parsed && !hostAllowed(parsed, allowed)) {
+    throw badRequest("url", `host ${parsed.host} is not on INTEGRATION_ALLOWED_HOSTS`);
+  }
+}
+
 function isUniqueViolation(err: unknown): boolean {
   const cause = (err as { cause?: { code?: string }; code?: string }) ?? {};
   return cause.code === "23505" || cause.cause?.code === "23505";
 }
 
 export async function createIntegration({ ctx, input }: { ctx: Ctx; input: IntegrationWrite }) {
+  assertUrlAllowed(ctx, input.url);
   const tenant = tenantOf(ctx.actor);
   try {
     const [row] = await ctx.db
@@ -79,6 +91,7 @@ export async function updateIntegration({
   input: { name: string; changes: IntegrationWrite };
 }) {
   const { changes } = input;
+  assertUrlAllowed(ctx, changes.url);
   try {
     const [row] = await ctx.db
       .update(integrations)

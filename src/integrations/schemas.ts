@@ -13,7 +13,17 @@ export const IntegrationWrite = Type.Object(
       pattern: "^[a-z][a-z0-9-]{0,39}$",
       description: "Kind of system, for example alertmanager, grafana, prometheus, github",
     }),
-    url: Type.Optional(Nullable(Type.String({ format: "uri", pattern: "^https?://", maxLength: 2048 }))),
+    url: Type.Optional(
+      Nullable(
+        Type.String({
+          format: "uri",
+          pattern: "^https?://",
+          maxLength: 2048,
+          description:
+            "What Vigil reads from (an Alertmanager's base URL for pull sync). With INTEGRATION_ALLOWED_HOSTS set, its host must be on that list: 400 otherwise",
+        }),
+      ),
+    ),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     credentials: Type.Optional(
       Nullable(
