@@ -34,6 +34,8 @@ export interface ActionEnv {
   config: Pick<Config, "automationHttpAllowedHosts">;
   /** The run's context: { input, stages: { <id>: { output } }, execution, agent? }. */
   context: Record<string, unknown>;
+  /** Aborts when the run stops (cancelled): an http_request under way is dropped. */
+  signal?: AbortSignal;
 }
 
 /** Bodies kept from an http_request response; the rest is dropped and `truncated` set. */
@@ -162,7 +164,9 @@ async function httpRequest(rendered: unknown, env: ActionEnv): Promise<ActionOut
       headers,
       body,
       redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: env.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), env.signal])
+        : AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
     const reason =

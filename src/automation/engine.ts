@@ -134,7 +134,7 @@ async function executeStage(ctx: EngineCtx, execution: ExecutionRow, stage: Stag
         label: type,
       },
       attempt,
-      () => runAction(type, stageConfig, { config: ctx.config, context }),
+      (signal) => runAction(type, stageConfig, { config: ctx.config, context, signal }),
     );
   }
   const names = stage.agent_ref ? [stage.agent_ref] : (stage.parallel_agents ?? []);
@@ -212,8 +212,12 @@ async function runAgentStep(
         type: "tool",
         label: tool,
       };
-      return runStep(ctx, execution, toolSpec, attempt, () =>
-        runAction(tool as ActionType, settings, { config: ctx.config, context: { ...context, ...extra } }),
+      return runStep(ctx, execution, toolSpec, attempt, (signal) =>
+        runAction(tool as ActionType, settings, {
+          config: ctx.config,
+          context: { ...context, ...extra },
+          signal,
+        }),
       );
     };
     const result = await runAgent({
@@ -265,12 +269,38 @@ async function runContext(db: Db, execution: ExecutionRow): Promise<Record<strin
   };
 }
 
-async function ensureRunning(db: Db, traceId: string): Promise<void> {
+async function isRunning(db: Db, traceId: string): Promise<boolean> {
   const [row] = await db
     .select({ status: executions.status })
     .from(executions)
     .where(eq(executions.traceId, traceId));
-  if (row?.status !== "running") throw new RunStoppedError(traceId);
+  return row?.status === "running";
+}
+
+async function ensureRunning(db: Db, traceId: string): Promise<void> {
+  if (!(await isRunning(db, traceId))) throw new RunStoppedError(traceId);
+}
+
+/** How often a step under way checks that its run still runs (cancellation may come from any instance). */
+const STOP_CHECK_MS = 1_000;
+
+/**
+ * A signal that aborts when the run stops while a step is under way, so that a cancelled run's HTTP
+ * call is dropped at once rather than held to its timeout. `end` stops watching.
+ */
+function watchForStop(db: Db, traceId: string): { signal: AbortSignal; end(): void } {
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    isRunning(db, traceId).then(
+      (running) => {
+        if (!running) controller.abort(new RunStoppedError(traceId));
+      },
+      // A failed check is no reason to stop; the next one decides.
+      () => {},
+    );
+  }, STOP_CHECK_MS);
+  timer.unref();
+  return { signal: controller.signal, end: () => clearInterval(timer) };
 }
 
 /** One step (agent, action or tool call): reused when it already succeeded, else run and recorded. */
@@ -279,7 +309,7 @@ async function runStep(
   execution: ExecutionRow,
   spec: NodeSpec,
   attempt: number,
-  work: () => Promise<StepResult>,
+  work: (signal: AbortSignal) => Promise<StepResult>,
 ): Promise<unknown> {
   const traceId = execution.traceId;
   const [existing] = await ctx.db
@@ -300,9 +330,12 @@ async function runStep(
       setWhere: sql`${executionNodes.status} in ('pending', 'running', 'error') and ${executionNodes.attempt} <= ${attempt}`,
     });
   let result: StepResult;
+  const stop = watchForStop(ctx.db, traceId);
   try {
-    result = await work();
-  } catch (err) {
+    result = await work(stop.signal);
+  } catch (caught) {
+    // Whatever the aborted work threw, the cause is the stopped run (its nodes are already marked).
+    const err = stop.signal.aborted ? new RunStoppedError(traceId) : caught;
     if (!(err instanceof RunStoppedError)) {
       await ctx.db
         .update(executionNodes)
@@ -317,6 +350,8 @@ async function runStep(
         );
     }
     throw err;
+  } finally {
+    stop.end();
   }
   await completeStep(ctx, execution, spec.key, attempt, result);
   return result.output;

@@ -274,9 +274,8 @@ describeEachEngine(
       const cancelled = await settledTrace(h, me.auth, started.traceId);
       expect(cancelled.execution).toMatchObject({ status: "error", cancelled: true });
 
-      // The tool call gets its late answer; the agent stops instead of asking the model again.
-      loopback.release();
-      await loopback.answered;
+      // The tool call is dropped; the agent stops instead of asking the model again.
+      await loopback.dropped;
       const [stage] = await h.vigil.services.database.db
         .select({ jobId: executionNodes.jobId })
         .from(executionNodes)

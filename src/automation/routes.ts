@@ -357,7 +357,8 @@ export async function automationRoutes(instance: FastifyInstance) {
       config: write,
       schema: {
         operationId: "terminateSession",
-        description: "Cancels the session's running executions; idempotent (0 when nothing runs)",
+        description:
+          "Cancels the session's running executions; idempotent (0 when nothing runs). A step under way sees it within about a second and drops an http_request call still waiting",
         tags: sessionTags,
         params: SessionParams,
         querystring: TerminateQuery,
