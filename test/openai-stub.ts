@@ -29,6 +29,8 @@ export type StubReply =
   | ((request: StubRequest) => StubReply);
 
 export interface StubRequest {
+  /** True once the client closed the request before its reply was sent. */
+  dropped?: boolean;
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
@@ -83,6 +85,10 @@ export async function startOpenAiStub(): Promise<OpenAiStub> {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     const request: StubRequest = { method: req.method ?? "GET", path, headers: req.headers, body };
     requests.push(request);
+    // Closed before the reply was sent: the client gave the call up.
+    res.on("close", () => {
+      request.dropped = !res.writableFinished;
+    });
     const send = (status: number, payload: unknown) => {
       if (res.destroyed) return;
       res.writeHead(status, { "content-type": "application/json" });

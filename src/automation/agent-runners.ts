@@ -37,6 +37,8 @@ export interface AgentRunInput {
   ): Promise<unknown>;
   config: Config;
   log: Logger;
+  /** Aborts when the run stops (cancelled): a model call under way is dropped. */
+  signal?: AbortSignal;
 }
 
 export interface AgentRunResult {

@@ -177,7 +177,7 @@ async function runAgentStep(
     type: "agent",
     label: name,
   };
-  return runStep(ctx, execution, spec, attempt, async () => {
+  return runStep(ctx, execution, spec, attempt, async (signal) => {
     const agent = await findExecutionAgent(ctx.db, execution, name);
     if (!agent) throw new StepError(`agent ${name} not found`, false);
     // A rerun agent records its own tool calls; those of an earlier attempt go.
@@ -227,6 +227,7 @@ async function runAgentStep(
       callTool,
       config: ctx.config,
       log: ctx.log,
+      signal,
     });
     return { output: result.output, usage: result.usage ?? null };
   });

@@ -291,6 +291,28 @@ describeEachEngine(
       expect(nodeSummary(after)).toEqual(nodeSummary(cancelled));
     });
 
+    it("drops the model call under way when the run is cancelled", async () => {
+      const h = harness();
+      const me = await owner();
+      const agent = uniqueName("pondering");
+      await registerAgent(h, me.auth, { name: agent, kind: "llm", tools: [] });
+      // The model would answer only after the test's own time limit.
+      stub.script([{ content: "too late", delayMs: 60_000 }]);
+      const started = await startAs(h, me, { target: { type: "agent", name: agent } });
+      await waitFor(async () => (stub.requests.length > 0 ? true : undefined));
+      const terminate = await call(
+        h,
+        me.auth,
+        "POST",
+        `/platform/api/v1/sessions/${started.sessionId}/terminate`,
+      );
+      expect(terminate.json()).toEqual({ cancelled_workflows: 1 });
+      await waitFor(async () => (stub.requests[0]?.dropped ? true : undefined));
+      const cancelled = await settledTrace(h, me.auth, started.traceId);
+      expect(cancelled.execution).toMatchObject({ status: "error", cancelled: true });
+      expect(stub.requests).toHaveLength(1);
+    });
+
     it("stops at the token budget", async () => {
       const h = harness();
       const me = await owner();

@@ -163,7 +163,7 @@ export function createLlmRunner(overrides: Partial<LlmRunnerOptions> = {}): Agen
 export const runLlmAgent: AgentRunner = createLlmRunner();
 
 async function runToolLoop(
-  { agent, context, stageConfig, callTool, log }: AgentRunInput,
+  { agent, context, stageConfig, callTool, log, signal }: AgentRunInput,
   llm: LlmConfig,
   options: LlmRunnerOptions,
 ): Promise<AgentRunResult> {
@@ -222,7 +222,9 @@ async function runToolLoop(
       tools,
       maxOutputTokens: options.maxOutputTokens,
       maxRetries: 0,
-      abortSignal: AbortSignal.timeout(options.totalTimeoutMs),
+      abortSignal: signal
+        ? AbortSignal.any([AbortSignal.timeout(options.totalTimeoutMs), signal])
+        : AbortSignal.timeout(options.totalTimeoutMs),
       stopWhen: [stepCountIs(maxSteps), () => fatal !== null, overBudget],
       // The last allowed call may not call tools: the model has to answer with what it has.
       prepareStep: ({ stepNumber }) =>

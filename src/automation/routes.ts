@@ -358,7 +358,7 @@ export async function automationRoutes(instance: FastifyInstance) {
       schema: {
         operationId: "terminateSession",
         description:
-          "Cancels the session's running executions; idempotent (0 when nothing runs). A step under way sees it within about a second and drops an http_request call still waiting",
+          "Cancels the session's running executions; idempotent (0 when nothing runs). A step under way sees it within about a second and drops an http_request or model call still waiting",
         tags: sessionTags,
         params: SessionParams,
         querystring: TerminateQuery,
