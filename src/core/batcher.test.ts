@@ -156,4 +156,23 @@ describe("createBatcher", () => {
     control.fulfil(3);
     await expect(after).resolves.toBe("item:5");
   });
+
+  it("treats a run that throws before returning a promise like one that rejects", async () => {
+    const failure = new Error("bad input to run");
+    let calls = 0;
+    const batcher = createBatcher<number, string>({
+      maxInFlight: 1,
+      maxItems: 10,
+      run: (items) => {
+        calls += 1;
+        if (calls === 1) throw failure;
+        return Promise.resolve(
+          items.map((item) => ({ status: "fulfilled" as const, value: `item:${item}` })),
+        );
+      },
+    });
+    await expect(batcher.submit(1)).rejects.toBe(failure);
+    // The slot was given back.
+    await expect(batcher.submit(2)).resolves.toBe("item:2");
+  });
 });

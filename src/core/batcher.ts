@@ -28,8 +28,10 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): Batcher<I, R
     while (inFlight < options.maxInFlight && queue.length > 0) {
       const batch = queue.splice(0, options.maxItems);
       inFlight += 1;
-      options
-        .run(batch.map((waiting) => waiting.item))
+      // A run that throws before returning its promise fails its batch like one that rejects.
+      new Promise<PromiseSettledResult<R>[]>((resolve) =>
+        resolve(options.run(batch.map((waiting) => waiting.item))),
+      )
         .then(
           (results) =>
             batch.forEach((waiting, n) => {
