@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import { ALERT_INGEST_TARGET, alertIngestTarget, alertsRoutes } from "./alerts/index.ts";
-import { alertSyncRoutes } from "./alerts/sync-routes.ts";
+import { alertSyncRoutes } from "./alerts/sync/routes.ts";
 import { AUTOMATION_WEBHOOK_TARGETS, automationRoutes } from "./automation/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import type { Services } from "./core/context.ts";

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENVIRONMENT_CRITICALITY } from "./alerts/impact.ts";
+import { DEFAULT_ENVIRONMENT_CRITICALITY } from "./alerts/correlation/impact.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 
 describe("loadConfig", () => {

@@ -1,7 +1,7 @@
 // Every setting Vigil reads from the environment, parsed and validated once at start.
 // Nothing else reads process.env: the parsed Config is passed in.
 import { resolve } from "node:path";
-import { DEFAULT_ENVIRONMENT_CRITICALITY, type EnvironmentLevel } from "./alerts/impact.ts";
+import { DEFAULT_ENVIRONMENT_CRITICALITY, type EnvironmentLevel } from "./alerts/correlation/impact.ts";
 import { parseHostList } from "./core/http/allowed-hosts.ts";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";

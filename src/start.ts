@@ -2,10 +2,10 @@
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type Logger } from "pino";
-import { type StormCorrelator, startStormCorrelator } from "./alerts/storm-correlator.ts";
+import { type StormCorrelator, startStormCorrelator } from "./alerts/correlation/storm-correlator.ts";
 import { buildApp } from "./app.ts";
-import { registerAgentRunner } from "./automation/agent-runners.ts";
-import { runLlmAgent } from "./automation/llm-runner.ts";
+import { registerAgentRunner } from "./automation/agents/agent-runners.ts";
+import { runLlmAgent } from "./automation/agents/llm-runner.ts";
 import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";

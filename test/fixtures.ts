@@ -1,11 +1,11 @@
-// The shared alert payload fixtures, /work/shared/fixtures/alert-payloads/<source>/*.json: they live
-// outside the repository, beside /work/main. Also the tests every parser's suite repeats about them.
+// The alert payload fixtures, test/fixtures/alert-payloads/<source>/*.json (provenance in their README),
+// and the tests every parser's suite repeats about them.
 import { readdirSync, readFileSync } from "node:fs";
 import { expect, it } from "vitest";
 import { PARSERS } from "../src/alerts/sources/index.ts";
 import type { ParseResult, Parser, SourceType } from "../src/alerts/sources/types.ts";
 
-const ALERT_PAYLOADS = new URL("../../shared/fixtures/alert-payloads/", import.meta.url);
+const ALERT_PAYLOADS = new URL("./fixtures/alert-payloads/", import.meta.url);
 
 /** The URL of one fixture file of a source, or of the source's folder without a file. */
 export function fixtureUrl(source: string, file = ""): URL {

@@ -1,3 +1,3 @@
-export { alertIngestTarget, applyAlertEvents } from "./ingest.ts";
-export { ALERT_INGEST_TARGET } from "./registrations.ts";
+export { alertIngestTarget, applyAlertEvents } from "./ingest/ingest.ts";
+export { ALERT_INGEST_TARGET } from "./registrations/registrations.ts";
 export { alertsRoutes } from "./routes.ts";

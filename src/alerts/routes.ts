@@ -3,8 +3,8 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
 import { OrgQuery, Uuid } from "../core/http/schemas.ts";
-import { categorizationSummary, type ListAlertsInput, listAlerts } from "./list-alerts.ts";
-import { getAlert, getAlertHistory } from "./read-alerts.ts";
+import { categorizationSummary, type ListAlertsInput, listAlerts } from "./console/list-alerts.ts";
+import { getAlert, getAlertHistory } from "./console/read-alerts.ts";
 import {
   createAlertWebhook,
   deleteAlertWebhook,
@@ -12,7 +12,7 @@ import {
   listAlertWebhooks,
   rotateAlertWebhookToken,
   updateAlertWebhook,
-} from "./registrations.ts";
+} from "./registrations/registrations.ts";
 import {
   ALERT_ROLES,
   ALERT_STATUSES,
@@ -27,7 +27,7 @@ import {
   SEVERITY_BUCKETS,
   SourceName,
 } from "./schemas.ts";
-import { reclassifyAlert, triageAlert } from "./triage-alert.ts";
+import { reclassifyAlert, triageAlert } from "./triage/triage-alert.ts";
 
 const errorResponse = { $ref: "ErrorResponse#" };
 const Query = Type.Object(OrgQuery);

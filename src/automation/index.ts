@@ -1,5 +1,5 @@
-export { type AgentRunner, registerAgentRunner } from "./agent-runners.ts";
-export { findAgent } from "./agents.ts";
+export { type AgentRunner, registerAgentRunner } from "./agents/agent-runners.ts";
+export { findAgent } from "./agents/agents.ts";
 export {
   cancelExecution,
   type StartCtx,
@@ -7,10 +7,10 @@ export {
   type StartedExecution,
   startExecution,
   terminateSession,
-} from "./executions.ts";
-export { AUTOMATION_JOBS } from "./jobs.ts";
-export { agentReadiness, missingTarget, type NotReady, workflowReadiness } from "./readiness.ts";
+} from "./executions/executions.ts";
+export { AUTOMATION_JOBS } from "./executions/jobs.ts";
+export { sweepExecutions } from "./executions/sweeper.ts";
 export { automationRoutes } from "./routes.ts";
-export { sweepExecutions } from "./sweeper.ts";
-export { AUTOMATION_WEBHOOK_TARGETS } from "./webhook-target.ts";
-export { runnableVersion } from "./workflows.ts";
+export { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
+export { agentReadiness, missingTarget, type NotReady, workflowReadiness } from "./workflows/readiness.ts";
+export { runnableVersion } from "./workflows/workflows.ts";

@@ -3,9 +3,10 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
 import { OrgQuery } from "../core/http/schemas.ts";
-import { deleteAgent, getAgent, listAgents, registerAgent, updateAgent } from "./agents.ts";
-import { downloadSessionArtifact, listSessionArtifacts } from "./artifacts.ts";
-import { terminateSession } from "./executions.ts";
+import { deleteAgent, getAgent, listAgents, registerAgent, updateAgent } from "./agents/agents.ts";
+import { downloadSessionArtifact, listSessionArtifacts } from "./executions/artifacts.ts";
+import { terminateSession } from "./executions/executions.ts";
+import { getExecutionTrace, listExecutions, TRACE_NODE_LIMIT } from "./executions/traces.ts";
 import {
   AgentName,
   AgentStatus,
@@ -24,7 +25,6 @@ import {
   WorkflowVersion,
   WorkflowWrite,
 } from "./schemas.ts";
-import { getExecutionTrace, listExecutions, TRACE_NODE_LIMIT } from "./traces.ts";
 import {
   approveWorkflowVersion,
   createWorkflow,
@@ -34,7 +34,7 @@ import {
   listWorkflows,
   updateWorkflow,
   updateWorkflowVersion,
-} from "./workflows.ts";
+} from "./workflows/workflows.ts";
 
 const jsonError = { $ref: "JsonError#" };
 const Query = Type.Object(OrgQuery);

@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
+import { readFixture } from "../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../test/harness.ts";
 
-// The shared fixtures live outside the repository: /work/shared/fixtures, beside /work/main.
-const FIXTURES = new URL("../../../shared/fixtures/alert-payloads/", import.meta.url);
-const fixture = (name: string) => readFileSync(new URL(name, FIXTURES), "utf8");
+const fixture = (path: string) => readFixture(...(path.split("/") as [string, string]));
 
 const AM_FIRING = fixture("alertmanager/firing-single-critical.json");
 const AM_FIRING_UID = "5f3c1a2b9d8e7f60";

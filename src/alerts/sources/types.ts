@@ -1,4 +1,4 @@
-// The parser contract of ../shared/design/alert-sources.md, section 1.1: a pure function from a
+// The parser contract of docs/alert-sources.md, section 1.1: a pure function from a
 // webhook body to alert events. Parsers do no I/O and never throw.
 
 export const SOURCE_TYPES = [

@@ -1,0 +1,39 @@
+// Reading what arrived: one alert by id or external_uid, and its history.
+import { and, asc, desc, eq, or } from "drizzle-orm";
+import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
+import { notFound } from "../../core/errors.ts";
+import type { AlertV1 } from "../schemas.ts";
+import { alertEvents, alertPayloads, alerts } from "../tables.ts";
+import { presentAlert, presentHistoryEvent } from "./present.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function findAlertRow(ctx: Ctx, id: string) {
+  const byUid = eq(alerts.externalUid, id);
+  const [row] = await ctx.db
+    .select({ alert: alerts, rawPayload: alertPayloads.body })
+    .from(alerts)
+    .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
+    .where(and(inTenant(alerts, tenantOf(ctx.actor)), UUID.test(id) ? or(eq(alerts.id, id), byUid) : byUid))
+    // An external_uid shared by two sources resolves to the most recent trigger.
+    .orderBy(desc(alerts.triggeredAt))
+    .limit(1);
+  if (!row) throw notFound("alert", { id });
+  return row;
+}
+
+export async function getAlert({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<AlertV1> {
+  const row = await findAlertRow(ctx, input.id);
+  return presentAlert(row.alert, row.rawPayload);
+}
+
+export async function getAlertHistory({ ctx, input }: { ctx: Ctx; input: { id: string } }) {
+  const { alert } = await findAlertRow(ctx, input.id);
+  const events = await ctx.db
+    .select()
+    .from(alertEvents)
+    .where(eq(alertEvents.alertId, alert.id))
+    .orderBy(asc(alertEvents.seq));
+  return { alert_id: alert.id, events: events.map(presentHistoryEvent) };
+}

@@ -1,0 +1,317 @@
+// Storm rules (correlate.ts, README.md "Storms") as pure units: scopes of real fixtures, layers,
+// roles, and planStorms on hand-built sets whose outcome is worked out from the rules.
+import { describe, expect, it } from "vitest";
+import { parseSharedFixture } from "../../../test/fixtures.ts";
+import type { SourceType } from "../sources/index.ts";
+import {
+  alertLayer,
+  assignRoles,
+  isStormEligible,
+  planStorms,
+  type RoleInput,
+  type StormAlert,
+  stormScopeOf,
+} from "./correlate.ts";
+import { computeImpact } from "./impact.ts";
+
+function labelsOf(source: SourceType, name: string, index = 0): Record<string, string> {
+  const parsed = parseSharedFixture(source, name);
+  if (!parsed.ok || !parsed.events[index]) throw new Error(`${source}/${name}: no event ${index}`);
+  return parsed.events[index].labels;
+}
+
+describe("stormScopeOf", () => {
+  it("takes the broadest of cluster, namespace, service, host from real fixtures", () => {
+    expect({
+      alertmanager: stormScopeOf(labelsOf("alertmanager", "firing-group-3-alerts.json"), "alertmanager"),
+      datadog: stormScopeOf(labelsOf("datadog", "keep-template-triggered-k8s-cpu.json"), "datadog"),
+      dynatrace: stormScopeOf(labelsOf("dynatrace", "custom-payload-open-service-error.json"), "dynatrace"),
+      zabbix: stormScopeOf(labelsOf("zabbix", "keep-script-acknowledged-update.json"), "zabbix"),
+      checkmk: stormScopeOf(labelsOf("checkmk", "keep-script-service-problem-critical.json"), "checkmk"),
+      cloudwatch: stormScopeOf(labelsOf("cloudwatch", "sns-alarm-cwagent-disk-modern.json"), "cloudwatch"),
+      grafana: stormScopeOf(labelsOf("grafana", "legacy-alerting-evalmatches-tags.json"), "grafana"),
+      sentry: stormScopeOf(labelsOf("sentry", "legacy-webhook-plugin-keep-mock.json"), "sentry"),
+      pagerduty: stormScopeOf(labelsOf("pagerduty", "incident-triggered.json"), "pagerduty"),
+    }).toEqual({
+      alertmanager: "cluster:prod-us-east-1",
+      datadog: "cluster:prod-us1",
+      dynatrace: "cluster:prod-eu-west-1",
+      zabbix: "host:db-primary-01",
+      // Checkmk's service is a check of the host, not a service.
+      checkmk: "host:db-primary-01",
+      // CloudWatch's namespace (CWAgent) is a metric namespace: the instance is the scope.
+      cloudwatch: "host:i-007a83a108d6e2c6e",
+      // A service is qualified by its environment: staging's api is not production's.
+      grafana: "service:physical@staging",
+      sentry: null,
+      pagerduty: "service:pig208",
+    });
+  });
+
+  it("drops a Prometheus instance's port, and has no catch-all for alerts without scope labels", () => {
+    expect(stormScopeOf({ instance: "10.0.0.7:9100", job: "node" }, "alertmanager")).toBe("host:10.0.0.7");
+    expect(stormScopeOf({ alertname: "BatchJobLate", severity: "warning" }, "alertmanager")).toBeNull();
+    expect(stormScopeOf({ env: "production" }, "alertmanager")).toBeNull();
+    expect(stormScopeOf({ namespace: "AWS/RDS" }, "cloudwatch")).toBeNull();
+    expect(stormScopeOf({ namespace: "payments" }, "alertmanager")).toBe("namespace:payments");
+  });
+
+  it("lets only active, non-test alerts with a scope take part", () => {
+    const scoped = { status: "active", isTest: false, stormScope: "host:a" };
+    expect([
+      isStormEligible(scoped),
+      isStormEligible({ ...scoped, isTest: true }),
+      isStormEligible({ ...scoped, status: "resolved" }),
+      isStormEligible({ ...scoped, status: "ignored" }),
+      isStormEligible({ ...scoped, stormScope: null }),
+    ]).toEqual([true, false, false, false, false]);
+  });
+});
+
+describe("alertLayer", () => {
+  it("reads infrastructure, data and application from titles and label keys", () => {
+    expect({
+      node: alertLayer("NodeFilesystemSpaceFillingUp", {}),
+      postgres: alertLayer("PostgreSQLDown", {}),
+      diskOfDb: alertLayer("Postgres disk full", {}),
+      latency: alertLayer("HighRequestLatency", {}),
+      errors: alertLayer("checkout 5xx ratio", {}),
+      crashLoop: alertLayer("KubePodCrashLooping", {}),
+      rdsCpu: alertLayer("CORE - DB - USO CPU", {}),
+      byKey: alertLayer("Space low", { mountpoint: "/" }),
+      byAlertname: alertLayer("payments degraded", { alertname: "RedisReplicationBroken" }),
+      battery: alertLayer("Battery Voltage alert", {}),
+    }).toEqual({
+      node: "infrastructure",
+      postgres: "data",
+      diskOfDb: "infrastructure",
+      latency: "application",
+      errors: "application",
+      crashLoop: "application",
+      rdsCpu: "infrastructure",
+      byKey: "infrastructure",
+      byAlertname: "data",
+      battery: "unknown",
+    });
+  });
+});
+
+const T0 = Date.parse("2024-05-14T10:00:00.000Z");
+const minutes = (n: number) => new Date(T0 + n * 60_000);
+
+function member(id: string, title: string, at: number, labels: Record<string, string> = {}): RoleInput {
+  return { id, title, labels, triggeredAt: minutes(at) };
+}
+
+describe("assignRoles", () => {
+  it("a database alert is the cause of the application alerts, even when it fired later", () => {
+    const roles = assignRoles([
+      member("a", "HighRequestLatency", 0),
+      member("b", "PostgreSQLDown", 2),
+      member("c", "HighErrorRate", 1),
+    ]);
+    expect(Object.fromEntries(roles)).toEqual({
+      a: { role: "symptom", likelyUpstream: "PostgreSQLDown" },
+      b: { role: "cause", likelyUpstream: null },
+      c: { role: "symptom", likelyUpstream: "PostgreSQLDown" },
+    });
+  });
+
+  it("within one layer, the earliest is the cause", () => {
+    const roles = assignRoles([member("a", "HighErrorRate", 3), member("b", "HighRequestLatency", 1)]);
+    expect(Object.fromEntries(roles)).toEqual({
+      a: { role: "symptom", likelyUpstream: "HighRequestLatency" },
+      b: { role: "cause", likelyUpstream: null },
+    });
+  });
+
+  it("no evidence, no diagnosis: same layer and same time are all unknown", () => {
+    const roles = assignRoles([member("a", "HighErrorRate", 0), member("b", "HighErrorRate", 0)]);
+    expect(Object.fromEntries(roles)).toEqual({
+      a: { role: "unknown", likelyUpstream: null },
+      b: { role: "unknown", likelyUpstream: null },
+    });
+  });
+
+  it("a dependency label overrides time and layer", () => {
+    const roles = assignRoles([
+      member("web", "HighRequestLatency", 0, { service: "web", depends_on: "payments-api" }),
+      member("pay", "HighErrorRate", 4, { service: "payments-api" }),
+      member("cart", "HighErrorRate", 5, { service: "cart", upstream: "web" }),
+    ]);
+    expect(Object.fromEntries(roles)).toEqual({
+      web: { role: "symptom", likelyUpstream: "HighErrorRate" },
+      pay: { role: "cause", likelyUpstream: null },
+      // cart names web: web is its likely upstream.
+      cart: { role: "symptom", likelyUpstream: "HighRequestLatency" },
+    });
+  });
+});
+
+let ids = 0;
+function stormAlert(overrides: Partial<StormAlert> & { at: number }): StormAlert {
+  ids += 1;
+  const { at, ...rest } = overrides;
+  return {
+    id: `00000000-0000-4000-8000-${String(ids).padStart(12, "0")}`,
+    title: "HighErrorRate",
+    labels: { service: "checkout", env: "production" },
+    triggeredAt: minutes(at),
+    sourceType: "alertmanager",
+    stormScope: "service:checkout@production",
+    stormId: null,
+    alertRole: "unknown",
+    likelyUpstream: null,
+    impactScore: 70,
+    impactExplanation:
+      "production environment (env=production) +50; service-wide scope (service=checkout) +20; not in a storm +0.",
+    ...rest,
+  };
+}
+
+const STORM = "11111111-1111-4111-8111-111111111111";
+const NEW_STORM = "22222222-2222-4222-8222-222222222222";
+const newStormId = () => NEW_STORM;
+
+/** The impact of a checkout alert (production 50 + service 20) in a storm of `size`. */
+function checkoutImpact(size: number) {
+  const impact = computeImpact({
+    labels: { service: "checkout", env: "production" },
+    sourceType: "alertmanager",
+    stormSize: size,
+  });
+  return { impactScore: impact.score, impactExplanation: impact.explanation };
+}
+
+describe("planStorms", () => {
+  it("groups two loose alerts of one scope within the window, the earlier as cause", () => {
+    const first = stormAlert({ at: 0, title: "HighRequestLatency" });
+    const second = stormAlert({ at: 9 });
+    expect(planStorms({ alerts: [second, first], newStormId })).toEqual([
+      {
+        id: first.id,
+        stormId: NEW_STORM,
+        alertRole: "cause",
+        likelyUpstream: null,
+        impactScore: 75,
+        impactExplanation: checkoutImpact(2).impactExplanation,
+      },
+      {
+        id: second.id,
+        stormId: NEW_STORM,
+        alertRole: "symptom",
+        likelyUpstream: "HighRequestLatency",
+        impactScore: 75,
+        impactExplanation: checkoutImpact(2).impactExplanation,
+      },
+    ]);
+  });
+
+  it("leaves alerts more than 10 minutes apart, or of different scopes, alone", () => {
+    expect(planStorms({ alerts: [stormAlert({ at: 0 }), stormAlert({ at: 11 })], newStormId })).toEqual([]);
+    expect(
+      planStorms({
+        alerts: [stormAlert({ at: 0 }), stormAlert({ at: 1, stormScope: "service:cart@production" })],
+        newStormId,
+      }),
+    ).toEqual([]);
+  });
+
+  it("adds a joiner to the existing storm, keeping its id, and updates the fan-out of all", () => {
+    const cause = stormAlert({
+      at: 0,
+      title: "PostgreSQLDown",
+      stormId: STORM,
+      alertRole: "cause",
+      ...checkoutImpact(2),
+    });
+    const symptom = stormAlert({
+      at: 1,
+      stormId: STORM,
+      alertRole: "symptom",
+      likelyUpstream: "PostgreSQLDown",
+      ...checkoutImpact(2),
+    });
+    const joiner = stormAlert({ at: 5 });
+    expect(planStorms({ alerts: [cause, symptom, joiner], newStormId })).toEqual([
+      { id: cause.id, stormId: STORM, alertRole: "cause", likelyUpstream: null, ...checkoutImpact(3) },
+      {
+        id: symptom.id,
+        stormId: STORM,
+        alertRole: "symptom",
+        likelyUpstream: "PostgreSQLDown",
+        ...checkoutImpact(3),
+      },
+      {
+        id: joiner.id,
+        stormId: STORM,
+        alertRole: "symptom",
+        likelyUpstream: "PostgreSQLDown",
+        ...checkoutImpact(3),
+      },
+    ]);
+  });
+
+  it("keeps every member within 10 minutes of every other: a later alert stays out", () => {
+    const members = [0, 8].map((at) =>
+      stormAlert({ at, stormId: STORM, alertRole: at === 0 ? "cause" : "symptom", ...checkoutImpact(2) }),
+    );
+    for (const item of members.slice(1)) item.likelyUpstream = "HighErrorRate";
+    // 12 minutes after the first member: the storm would span 12 minutes.
+    expect(planStorms({ alerts: [...members, stormAlert({ at: 12 })], newStormId })).toEqual([]);
+  });
+
+  it("bounds a storm: beyond the last seat, alerts stay out", () => {
+    const alerts = [0, 1, 2, 3].map((at) => stormAlert({ at }));
+    const changes = planStorms({ alerts, newStormId, maxMembers: 3 });
+    expect(changes.map((change) => [change.id, change.stormId])).toEqual(
+      alerts.slice(0, 3).map((alert) => [alert.id, NEW_STORM]),
+    );
+  });
+
+  it("dissolves a storm left with one member", () => {
+    const last = stormAlert({
+      at: 0,
+      stormId: STORM,
+      alertRole: "symptom",
+      likelyUpstream: "PostgreSQLDown",
+      ...checkoutImpact(2),
+    });
+    expect(planStorms({ alerts: [last], newStormId })).toEqual([
+      { id: last.id, stormId: null, alertRole: "unknown", likelyUpstream: null, ...checkoutImpact(0) },
+    ]);
+  });
+
+  it("lets a joiner keep a storm alive whose other members just left", () => {
+    const last = stormAlert({ at: 0, title: "PostgreSQLDown", stormId: STORM, ...checkoutImpact(2) });
+    const joiner = stormAlert({ at: 3 });
+    expect(planStorms({ alerts: [last, joiner], newStormId })).toEqual([
+      { id: last.id, stormId: STORM, alertRole: "cause", likelyUpstream: null, ...checkoutImpact(2) },
+      {
+        id: joiner.id,
+        stormId: STORM,
+        alertRole: "symptom",
+        likelyUpstream: "PostgreSQLDown",
+        ...checkoutImpact(2),
+      },
+    ]);
+  });
+
+  it("changes nothing when the stored fields are already right", () => {
+    const cause = stormAlert({
+      at: 0,
+      title: "PostgreSQLDown",
+      stormId: STORM,
+      alertRole: "cause",
+      ...checkoutImpact(2),
+    });
+    const symptom = stormAlert({
+      at: 1,
+      stormId: STORM,
+      alertRole: "symptom",
+      likelyUpstream: "PostgreSQLDown",
+      ...checkoutImpact(2),
+    });
+    expect(planStorms({ alerts: [cause, symptom], newStormId })).toEqual([]);
+  });
+});

@@ -1,0 +1,471 @@
+// Storm correlation, outside the ingest transaction (README.md, "Storms"):
+//   at ingest (markStorms, in memory): each changed alert gets its storm scope, and its impact when
+//     it is outside a storm; one that storms must look at again (new, changed, resolved, moved) is
+//     marked storm_pending. The delivery takes no storm lock and reads no other alert.
+//   afterwards (correlateScope, run by storm-correlator.ts): per tenant and scope, under an
+//     advisory lock, read the pending alerts and the storms and loose alerts near them, plan
+//     (correlate.ts), and write storm, role, impact and history in one statement.
+// Storm fields are written only here, so ingest and correlation never overwrite each other: ingest
+// locks the alerts it changes (FOR UPDATE) and carries their storm fields through unchanged.
+import { createHash } from "node:crypto";
+import { sql } from "drizzle-orm";
+import type { Executor } from "../../core/db/database.ts";
+import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "../ingest/lifecycle.ts";
+import {
+  isStormEligible,
+  planStorms,
+  STORM_MAX_MEMBERS,
+  STORM_WINDOW_MS,
+  type StormAlert,
+  type StormFields,
+  stormScopeOf,
+} from "./correlate.ts";
+import { computeImpact, type ImpactOptions } from "./impact.ts";
+
+export interface StormChange {
+  /** The alert as stored before the delivery; null when the delivery creates it. */
+  before: AlertRow | null;
+  /** Its next state, about to be written; markStorms fills its scope, impact and pending flag. */
+  after: AlertRow;
+}
+
+/** Same labels, in any key order (jsonb gives them back in its own order). */
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
+function sameData(before: AlertRow, after: AlertRow): boolean {
+  return (
+    before.title === after.title &&
+    before.triggeredAt.getTime() === after.triggeredAt.getTime() &&
+    sameLabels(before.labels, after.labels)
+  );
+}
+
+/**
+ * At ingest, in memory. A re-notification that changes nothing storms care about (same title,
+ * trigger time and labels, still active) is not marked, so it costs the correlator nothing.
+ */
+export function markStorms(changes: StormChange[], impact: ImpactOptions = {}): void {
+  for (const { before, after } of changes) {
+    after.stormScope = stormScopeOf(after.labels, after.sourceType);
+    const eligible = isStormEligible(after);
+    const settled =
+      before !== null &&
+      sameData(before, after) &&
+      (before.stormId
+        ? eligible && before.stormScope === after.stormScope
+        : isStormEligible(before) === eligible);
+    if (!settled && (eligible || after.stormId !== null)) after.stormPending = true;
+    if (after.stormId === null) {
+      const computed = computeImpact(
+        { labels: after.labels, sourceType: after.sourceType, stormSize: 0 },
+        impact,
+      );
+      after.impactScore = computed.score;
+      after.impactExplanation = computed.explanation;
+    }
+  }
+}
+
+// ---- the correlator's side ----
+
+/** One unit of correlation: the pending alerts of one scope of one tenant (scope null: no scope). */
+export interface ScopeKey {
+  orgId: string | null;
+  ownerId: string;
+  scope: string | null;
+}
+
+/** A 64-bit advisory lock key for one scope of one tenant. */
+function lockKey(key: ScopeKey): string {
+  const digest = createHash("sha256")
+    .update(`storm|${key.orgId ?? ""}|${key.ownerId}|${key.scope ?? ""}`)
+    .digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
+function inTenant(tenant: Pick<AlertScope, "orgId" | "ownerId">) {
+  return tenant.orgId
+    ? sql`a.org_id = ${tenant.orgId}`
+    : sql`a.org_id is null and a.owner_id = ${tenant.ownerId}`;
+}
+
+const COLUMNS = sql.raw(
+  "a.id, a.title, a.labels, a.triggered_at, a.source_type, a.storm_scope, a.storm_id, a.alert_role, a.likely_upstream, a.impact_score, a.impact_explanation",
+);
+
+/** Pending alerts read per round; the rest wait for the next round. */
+const PENDING_BATCH = 500;
+
+interface PendingAlert extends StormAlert {
+  eligible: boolean;
+  status: string;
+  eventSeq: number;
+}
+
+function toDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+function stormAlertOf(row: Record<string, unknown>): StormAlert {
+  return {
+    id: String(row.id),
+    title: String(row.title),
+    labels: (typeof row.labels === "string" ? JSON.parse(row.labels) : row.labels) as Record<string, string>,
+    triggeredAt: toDate(row.triggered_at),
+    sourceType: String(row.source_type),
+    stormScope: String(row.storm_scope),
+    stormId: row.storm_id === null ? null : String(row.storm_id),
+    alertRole: String(row.alert_role),
+    likelyUpstream: row.likely_upstream === null ? null : String(row.likely_upstream),
+    impactScore: Number(row.impact_score),
+    impactExplanation: row.impact_explanation === null ? null : String(row.impact_explanation),
+  };
+}
+
+/** The pending alerts of the given scopes of one tenant (null: alerts without a scope). */
+async function readPending(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  scopes: (string | null)[],
+): Promise<PendingAlert[]> {
+  const named = scopes.filter((scope): scope is string => scope !== null);
+  const { rows } = await db.execute(sql`
+    select ${COLUMNS}, a.status, a.is_test, a.event_seq from alerts a
+    where ${inTenant(tenant)} and a.storm_pending
+      and (a.storm_scope = any(${toTextArray(named)}::text[])${scopes.includes(null) ? sql` or a.storm_scope is null` : sql``})
+    order by a.triggered_at, a.id limit ${PENDING_BATCH}`);
+  return rows.map((row) => ({
+    ...stormAlertOf(row),
+    stormScope: row.storm_scope === null ? "" : String(row.storm_scope),
+    eligible: row.status === "active" && row.is_test !== true && row.storm_scope !== null,
+    status: String(row.status),
+    eventSeq: Number(row.event_seq),
+  }));
+}
+
+/** A text[] literal of arbitrary strings (scopes come from labels: quotes and backslashes escaped). */
+function toTextArray(values: string[]): string {
+  return `{${values.map((value) => `"${value.replace(/["\\]/g, (char) => `\\${char}`)}"`).join(",")}}`;
+}
+
+/** Per scope, disjoint trigger-time ranges within a window of any of its pending alerts. */
+function rangesAround(alerts: { stormScope: string; triggeredAt: Date }[]) {
+  const ranges: { scope: string; lo: number; hi: number }[] = [];
+  const sorted = [...alerts].sort(
+    (a, b) => a.stormScope.localeCompare(b.stormScope) || a.triggeredAt.getTime() - b.triggeredAt.getTime(),
+  );
+  for (const { stormScope: scope, triggeredAt } of sorted) {
+    const t = triggeredAt.getTime();
+    const last = ranges.at(-1);
+    if (last && last.scope === scope && t - STORM_WINDOW_MS <= last.hi) last.hi = t + STORM_WINDOW_MS;
+    else ranges.push({ scope, lo: t - STORM_WINDOW_MS, hi: t + STORM_WINDOW_MS });
+  }
+  return ranges;
+}
+
+/**
+ * The alerts a plan needs, as one json value: every member of the touched storms (whatever their
+ * scope) and of the scope's storms near a range, and the loose alerts of the scope near a range (at
+ * most 2 x STORM_MAX_MEMBERS each). A full storm near a range keeps that range's loose alerts out
+ * of storms, so they are not read.
+ */
+async function readNeighbourhood(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  ranges: { scope: string; lo: number; hi: number }[],
+  touched: string[],
+): Promise<StormAlert[]> {
+  const live = sql`a.status = 'active' and not a.is_test`;
+  const rangeJson = JSON.stringify(
+    ranges.map((range, n) => ({
+      n,
+      scope: range.scope,
+      lo: new Date(range.lo).toISOString(),
+      hi: new Date(range.hi).toISOString(),
+    })),
+  );
+  const { rows } = await db.execute(sql`
+    with ranges as (
+      select * from json_to_recordset(${rangeJson}::json) as r(n int, scope text, lo timestamptz, hi timestamptz)
+    ), near as (
+      select r.n, stormed.storm_id from ranges r cross join lateral (
+        select distinct a.storm_id from alerts a
+        where a.storm_scope = r.scope and ${inTenant(tenant)} and ${live} and a.storm_id is not null
+          and a.triggered_at between r.lo and r.hi
+      ) stormed
+    ), sizes as (
+      select a.storm_id, count(*) as n from alerts a
+      where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(select storm_id from near))
+      group by a.storm_id
+    ), members as (
+      select ${COLUMNS} from alerts a
+      where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(
+        select storm_id from near union select unnest(${`{${touched.join(",")}}`}::uuid[])))
+    ), found as (
+      select * from members
+      union all
+      select loose.* from ranges r cross join lateral (
+        select ${COLUMNS} from alerts a
+        where ${inTenant(tenant)} and ${live} and a.storm_scope = r.scope and a.storm_id is null
+          and a.triggered_at between r.lo and r.hi
+        order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
+      ) loose
+      where not exists (
+        select 1 from near join sizes using (storm_id) where near.n = r.n and sizes.n >= ${STORM_MAX_MEMBERS})
+    )
+    select coalesce(json_agg(found), '[]') as alerts from found`);
+  const value = rows[0]?.alerts;
+  const records = (typeof value === "string" ? JSON.parse(value) : (value ?? [])) as Record<
+    string,
+    unknown
+  >[];
+  return records.map(stormAlertOf);
+}
+
+/** What a plan writes for one alert: storm fields (when `set`), and the pending flag cleared. */
+interface StormWrite {
+  id: string;
+  /** Its storm id as read: the update is guarded on it. */
+  was: string | null;
+  set: boolean;
+  storm_id: string | null;
+  alert_role: string;
+  likely_upstream: string | null;
+  impact_score: number;
+  impact_explanation: string | null;
+  /** The event_seq read for a pending alert; the flag is cleared only if no delivery came since. */
+  seen: number | null;
+  /** History kind when membership or role changes. */
+  event: "storm_joined" | "storm_left" | "storm_role_changed" | null;
+  detail: Record<string, unknown> | null;
+}
+
+function historyOf(
+  before: Pick<StormAlert, "stormId" | "alertRole" | "likelyUpstream">,
+  after: StormFields,
+): Pick<StormWrite, "event" | "detail"> {
+  const detail = {
+    storm_id: after.stormId,
+    alert_role: after.alertRole,
+    likely_upstream: after.likelyUpstream,
+    previous_storm_id: before.stormId,
+    previous_alert_role: before.alertRole,
+  };
+  if (after.stormId !== before.stormId) {
+    return { event: after.stormId ? "storm_joined" : "storm_left", detail };
+  }
+  if (
+    after.stormId &&
+    (after.alertRole !== before.alertRole || after.likelyUpstream !== before.likelyUpstream)
+  ) {
+    return { event: "storm_role_changed", detail };
+  }
+  return { event: null, detail: null };
+}
+
+/** The plan for one round: the writes, from the pending alerts and their neighbourhood. */
+export function planScope(
+  pending: PendingAlert[],
+  neighbourhood: StormAlert[],
+  impact: ImpactOptions = {},
+): StormWrite[] {
+  const input = new Map(neighbourhood.map((alert) => [alert.id, alert]));
+  const originals = new Map<string, Pick<StormAlert, "stormId" | "alertRole" | "likelyUpstream">>();
+  for (const alert of [...neighbourhood, ...pending]) originals.set(alert.id, alert);
+  const leavers: PendingAlert[] = [];
+  for (const alert of pending) {
+    if (!alert.eligible) {
+      input.delete(alert.id);
+      if (alert.stormId !== null) leavers.push(alert);
+      continue;
+    }
+    // A member whose scope changed leaves its storm: the other members say what the storm's scope is.
+    const movedOut =
+      alert.stormId !== null &&
+      neighbourhood.some(
+        (other) =>
+          other.id !== alert.id && other.stormId === alert.stormId && other.stormScope !== alert.stormScope,
+      );
+    input.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
+  }
+  const changes: StormFields[] = planStorms({ alerts: [...input.values()], impact });
+  // planStorms compares with the fields it was given: a mover's storm id was blanked in its input,
+  // and a leaver that is no longer eligible was not given at all.
+  const planned = new Map(changes.map((change) => [change.id, change]));
+  const leave = (alert: StormAlert): StormFields => {
+    const computed = computeImpact(
+      { labels: alert.labels, sourceType: alert.sourceType, stormSize: 0 },
+      impact,
+    );
+    return {
+      id: alert.id,
+      stormId: null,
+      alertRole: "unknown",
+      likelyUpstream: null,
+      impactScore: computed.score,
+      impactExplanation: computed.explanation,
+    };
+  };
+  for (const alert of pending) {
+    const movedOut = input.get(alert.id)?.stormId !== originals.get(alert.id)?.stormId;
+    if (!planned.has(alert.id) && input.has(alert.id) && movedOut) planned.set(alert.id, leave(alert));
+  }
+  for (const alert of leavers) planned.set(alert.id, leave(alert));
+  const seen = new Map(pending.map((alert) => [alert.id, alert.eventSeq]));
+  const writes: StormWrite[] = [];
+  for (const [id, change] of planned) {
+    const original = originals.get(id) ?? { stormId: null, alertRole: "unknown", likelyUpstream: null };
+    writes.push({
+      id,
+      was: original.stormId,
+      set: true,
+      storm_id: change.stormId,
+      alert_role: change.alertRole,
+      likely_upstream: change.likelyUpstream,
+      impact_score: change.impactScore,
+      impact_explanation: change.impactExplanation,
+      seen: seen.get(id) ?? null,
+      ...historyOf(original, change),
+    });
+  }
+  for (const alert of pending) {
+    if (planned.has(alert.id)) continue;
+    writes.push({
+      id: alert.id,
+      was: alert.stormId,
+      set: false,
+      storm_id: alert.stormId,
+      alert_role: alert.alertRole,
+      likely_upstream: alert.likelyUpstream,
+      impact_score: alert.impactScore,
+      impact_explanation: alert.impactExplanation,
+      seen: alert.eventSeq,
+      event: null,
+      detail: null,
+    });
+  }
+  return writes;
+}
+
+/** A storm field changed under the plan (another scope's correlation): the round is redone. */
+class StalePlan extends Error {}
+
+async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise<void> {
+  // Row locks in id order first, as ingest takes them: an update locks in join order, and two
+  // transactions locking the same rows in different orders deadlock (a second lost each time).
+  await db.execute(sql`
+    select 1 from alerts where id = any(${`{${writes.map((write) => write.id).join(",")}}`}::uuid[])
+    order by id for update`);
+  const { rows } = await db.execute(sql`
+    with u as (
+      select * from json_to_recordset(${JSON.stringify(writes)}::json) as u(id uuid, was uuid, set boolean,
+        storm_id uuid, alert_role text, likely_upstream text, impact_score int, impact_explanation text,
+        seen int, event text, detail jsonb)
+    ), done as (
+      update alerts a set
+        storm_id = case when u.set then u.storm_id else a.storm_id end,
+        alert_role = case when u.set then u.alert_role else a.alert_role end,
+        likely_upstream = case when u.set then u.likely_upstream else a.likely_upstream end,
+        impact_score = case when u.set then u.impact_score else a.impact_score end,
+        impact_explanation = case when u.set then u.impact_explanation else a.impact_explanation end,
+        storm_pending = case when a.event_seq = u.seen then false else a.storm_pending end,
+        event_seq = a.event_seq + (u.event is not null)::int
+      from u
+      where a.id = u.id and (not u.set or a.storm_id is not distinct from u.was)
+      returning a.id, a.event_seq, a.status, u.set, u.event, u.detail
+    ), history as (
+      insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+      select id, event_seq, ${now.toISOString()}::timestamptz, event, 'vigil', null, status, status, null, detail
+      from done where event is not null
+    ), trimmed as (
+      delete from alert_events e using done
+      where done.event is not null and done.event_seq > ${HISTORY_LIMIT}
+        and e.alert_id = done.id and e.seq <= done.event_seq - ${HISTORY_LIMIT}
+    )
+    select count(*) filter (where set)::int as n from done`);
+  if (Number(rows[0]?.n) !== writes.filter((write) => write.set).length) throw new StalePlan();
+}
+
+export interface CorrelateOptions {
+  now: Date;
+  impact?: ImpactOptions;
+  /** Wait for a scope another correlator holds, instead of leaving it to that one. */
+  wait?: boolean;
+}
+
+/** Scopes correlated in one transaction at most. */
+export const SCOPES_PER_ROUND = 50;
+
+/**
+ * One round for some scopes of one tenant, in one transaction. Returns how many pending alerts it
+ * looked at; scopes another correlator holds right now are skipped (unless `wait`).
+ */
+export async function correlateScopes(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  scopes: (string | null)[],
+  options: CorrelateOptions,
+): Promise<number> {
+  // Locks in key order, so correlators waiting for several scopes never deadlock.
+  const keys = scopes
+    .slice(0, SCOPES_PER_ROUND)
+    .map((scope) => ({ scope, key: lockKey({ ...tenant, scope }) }))
+    .sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : BigInt(a.key) > BigInt(b.key) ? 1 : 0));
+  if (keys.length === 0) return 0;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        const lock = options.wait
+          ? sql`pg_advisory_xact_lock(k)::text = ''`
+          : sql`pg_try_advisory_xact_lock(k)`;
+        const { rows } = await tx.execute(sql`
+          select n, ${lock} as held
+          from unnest(${`{${keys.map((key) => key.key).join(",")}}`}::bigint[]) with ordinality as l(k, n)
+          order by n`);
+        const held = keys.filter((_, n) => rows.find((row) => Number(row.n) === n + 1)?.held === true);
+        if (held.length === 0) return 0;
+        const pending = await readPending(
+          tx,
+          tenant,
+          held.map((key) => key.scope),
+        );
+        if (pending.length === 0) return 0;
+        const eligible = pending.filter((alert) => alert.eligible);
+        const touched = [...new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : [])))];
+        const neighbourhood =
+          eligible.length === 0 && touched.length === 0
+            ? []
+            : await readNeighbourhood(tx, tenant, rangesAround(eligible), touched);
+        await writePlan(tx, planScope(pending, neighbourhood, options.impact), options.now);
+        return pending.length;
+      });
+    } catch (err) {
+      if (!(err instanceof StalePlan) || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** One round for one scope of one tenant (see correlateScopes). */
+export function correlateScope(db: Executor, key: ScopeKey, options: CorrelateOptions): Promise<number> {
+  return correlateScopes(db, key, [key.scope], options);
+}
+
+/** The scopes with pending alerts, oldest tenants first (bounded per call). */
+export async function pendingScopes(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId"> | null,
+  limit = 100,
+): Promise<ScopeKey[]> {
+  const { rows } = await db.execute(sql`
+    select distinct a.org_id, a.owner_id, a.storm_scope from alerts a
+    where a.storm_pending ${tenant ? sql`and ${inTenant(tenant)}` : sql``}
+    limit ${limit}`);
+  return rows.map((row) => ({
+    orgId: row.org_id === null ? null : String(row.org_id),
+    ownerId: String(row.owner_id),
+    scope: row.storm_scope === null ? null : String(row.storm_scope),
+  }));
+}

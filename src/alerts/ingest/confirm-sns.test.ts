@@ -1,0 +1,128 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { sql } from "drizzle-orm";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { readFixture } from "../../../test/fixtures.ts";
+import { describeEachEngine, type Harness, testConfig } from "../../../test/harness.ts";
+import type { Db } from "../../core/db/database.ts";
+import { createSecrets } from "../../core/secrets.ts";
+import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
+
+const FIXTURE = readFixture("cloudwatch", "sns-subscription-confirmation.json");
+const SUBSCRIBE_URL = JSON.parse(FIXTURE).SubscribeURL as string;
+
+async function register(h: Harness, autoConfirm: boolean, integration: string) {
+  const { auth } = await h.createKey();
+  const response = await h.vigil.app.inject({
+    method: "POST",
+    url: "/app/sre/api/v1/alerts/webhook",
+    headers: auth,
+    payload: { source: "cloudwatch", integration, sns_auto_confirm: autoConfirm },
+  });
+  expect(response.statusCode).toBe(201);
+  return response.json() as { id: string; platform_webhook_url: string };
+}
+
+async function confirmJobs(h: Harness, webhookId: string) {
+  const { rows } = await h.vigil.services.database.db.execute(
+    sql`select data from pgboss.job where name = ${confirmSnsSubscriptionJob.name} and data->>'webhookId' = ${webhookId}`,
+  );
+  return rows.map((row) => row.data);
+}
+
+describeEachEngine("SNS subscription handshakes", (harness) => {
+  async function post(registration: { platform_webhook_url: string }, body: string) {
+    return harness().vigil.app.inject({
+      method: "POST",
+      url: `/platform${registration.platform_webhook_url}`,
+      headers: {
+        "content-type": "text/plain; charset=UTF-8",
+        "x-amz-sns-message-type": JSON.parse(body).Type,
+      },
+      payload: body,
+    });
+  }
+
+  it("queues the confirmation when the registration enables auto-confirm", async () => {
+    const registration = await register(harness(), true, "auto");
+    const response = await post(registration, FIXTURE);
+    expect(response.statusCode).toBe(202);
+    expect(response.json()).toMatchObject({ events: 0, alerts: [] });
+    const [job] = await confirmJobs(harness(), registration.id);
+    expect(job).toEqual({
+      subscribeUrl: SUBSCRIBE_URL,
+      topicArn: JSON.parse(FIXTURE).TopicArn,
+      webhookId: registration.id,
+      invocationId: response.json().invocation_id,
+    });
+  });
+
+  it("only records the handshake when auto-confirm is off", async () => {
+    const registration = await register(harness(), false, "manual");
+    const response = await post(registration, FIXTURE);
+    expect(response.statusCode).toBe(202);
+    expect(response.json().note).toEqual(expect.stringContaining("SubscriptionConfirmation"));
+    expect(await confirmJobs(harness(), registration.id)).toEqual([]);
+  });
+
+  it("never calls the URL of an UnsubscribeConfirmation", async () => {
+    const registration = await register(harness(), true, "unsubscribe");
+    const unsubscribe = FIXTURE.replace('"SubscriptionConfirmation"', '"UnsubscribeConfirmation"');
+    const response = await post(registration, unsubscribe);
+    expect(response.statusCode).toBe(202);
+    expect(await confirmJobs(harness(), registration.id)).toEqual([]);
+  });
+});
+
+describe("the confirmation job", () => {
+  async function withServer(status: number, run: (url: string, seen: string[]) => Promise<void>) {
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      response.statusCode = status;
+      response.end("<ConfirmSubscriptionResponse/>");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      await run(`http://127.0.0.1:${port}/?Action=ConfirmSubscription&Token=abc`, seen);
+    } finally {
+      server.close();
+    }
+  }
+  const ctx = {
+    db: {} as Db,
+    log: pino({ level: "silent" }),
+    config: testConfig(),
+    secrets: createSecrets("test"),
+    now: () => new Date(),
+    enqueue: async () => {
+      throw new Error("the confirmation job sends no follow-up jobs");
+    },
+    enqueueMany: async () => {
+      throw new Error("the confirmation job sends no follow-up jobs");
+    },
+  };
+  const data = (subscribeUrl: string) => ({
+    subscribeUrl,
+    topicArn: null,
+    webhookId: "w",
+    invocationId: "i",
+  });
+
+  it("GETs the SubscribeURL", async () => {
+    await withServer(200, async (url, seen) => {
+      await confirmSnsSubscriptionJob.handler({ ctx, data: data(url), attempt: 1 });
+      expect(seen).toEqual(["GET /?Action=ConfirmSubscription&Token=abc"]);
+    });
+  });
+
+  it("fails, so the queue retries, when SNS refuses", async () => {
+    await withServer(503, async (url) => {
+      await expect(confirmSnsSubscriptionJob.handler({ ctx, data: data(url), attempt: 1 })).rejects.toThrow(
+        "SNS answered 503",
+      );
+    });
+  });
+});

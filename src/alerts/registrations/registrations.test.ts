@@ -1,0 +1,509 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
+import { readFixture } from "../../../test/fixtures.ts";
+import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+
+const ALERTMANAGER_FIRING = readFixture("alertmanager", "firing-single-critical.json");
+
+const PUBLIC_URL = "https://vigil.example.com";
+const BASE = "/app/sre/api/v1/alerts/webhook";
+const TOKEN_URL = /^\/api\/v1\/webhooks\/trigger\?apiKey=whk_[A-Za-z0-9_-]+$/;
+
+type Auth = { authorization: string };
+
+async function create(h: Harness, auth: Auth, body: unknown, query = "") {
+  return h.vigil.app.inject({
+    method: "POST",
+    url: `${BASE}${query}`,
+    headers: auth,
+    payload: body as never,
+  });
+}
+
+async function createOk(h: Harness, auth: Auth, body: object, query = "") {
+  const response = await create(h, auth, body, query);
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json();
+}
+
+/** Posts the Alertmanager fixture to a registration's trigger URL, as a monitoring system would. */
+async function trigger(h: Harness, platformWebhookUrl: string) {
+  return h.vigil.app.inject({
+    method: "POST",
+    url: `/platform${platformWebhookUrl}`,
+    headers: { "content-type": "application/json" },
+    payload: ALERTMANAGER_FIRING,
+  });
+}
+
+const ownedUrl = async (h: Harness, owner: { auth: Auth }) => {
+  const body = await createOk(h, owner.auth, { source: "grafana", integration: randomUUID() });
+  return `${BASE}/${body.id}`;
+};
+
+describeEachEngine(
+  "alert webhook registrations",
+  (harness) => {
+    it("creates a registration with every default filled in and a working trigger URL", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const response = await create(h, auth, { source: "alertmanager" });
+      expect(response.statusCode).toBe(201);
+      const body = response.json();
+      expect(body).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        platform_webhook_id: body.id,
+        platform_webhook_url: expect.stringMatching(TOKEN_URL),
+        trigger_url: `${PUBLIC_URL}/platform${body.platform_webhook_url}`,
+        app_name: "sre",
+        source: "alertmanager",
+        integration: "",
+        auto_investigate: false,
+        classify_mode: "batch",
+        classify_batch_window_seconds: 60,
+        classify_bucket_by: "storm_scope",
+        classify_critical_bypass: true,
+        severity_overrides: {},
+        sns_auto_confirm: false,
+        enabled: true,
+        org_id: null,
+        created_at: expect.any(String),
+        updated_at: body.created_at,
+      });
+      expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
+
+      const triggered = await trigger(h, body.platform_webhook_url);
+      expect(triggered.statusCode, triggered.body).toBe(202);
+      expect(triggered.json()).toMatchObject({ webhook_id: body.id, target_name: "sre/alertmanager/" });
+    });
+
+    it("keeps every setting given at create", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const settings = {
+        source: "cloudwatch",
+        integration: "prod-eu.aws_1~x",
+        auto_investigate: true,
+        classify_mode: "immediate",
+        classify_batch_window_seconds: 300,
+        classify_bucket_by: "service",
+        classify_critical_bypass: false,
+        severity_overrides: { sev2: "High", "P5-low": "info" },
+        sns_auto_confirm: true,
+        enabled: false,
+      };
+      const body = await createOk(h, auth, settings);
+      expect(body).toEqual({
+        ...settings,
+        id: expect.any(String),
+        platform_webhook_id: body.id,
+        platform_webhook_url: expect.stringMatching(TOKEN_URL),
+        trigger_url: `${PUBLIC_URL}/platform${body.platform_webhook_url}`,
+        app_name: "sre",
+        org_id: null,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      });
+      // Created disabled: the trigger answers 404 until it is enabled.
+      expect((await trigger(h, body.platform_webhook_url)).statusCode).toBe(404);
+    });
+
+    it("reads a registration by id, and answers 404 for an unknown id", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await createOk(h, auth, { source: "datadog", integration: "main" });
+      const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+      expect(read.statusCode).toBe(200);
+      expect(read.json()).toEqual(created);
+
+      const unknownId = randomUUID();
+      const missing = await h.vigil.app.inject({ url: `${BASE}/${unknownId}`, headers: auth });
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json()).toEqual({
+        error: "alert webhook not found",
+        code: "NOT_FOUND",
+        details: { id: unknownId },
+      });
+
+      const notUuid = await h.vigil.app.inject({ url: `${BASE}/not-a-uuid`, headers: auth });
+      expect(notUuid.statusCode).toBe(400);
+      expect(notUuid.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "id" } });
+    });
+
+    it("lists registrations and resolves an import id {app_name}/{source}/{integration}", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const amDefault = await createOk(h, auth, { source: "alertmanager" });
+      const amProd = await createOk(h, auth, { source: "alertmanager", integration: "prod" });
+      const grafanaProd = await createOk(h, auth, { source: "grafana", integration: "prod" });
+      const list = async (query = "") => {
+        const response = await h.vigil.app.inject({ url: `${BASE}${query}`, headers: auth });
+        expect(response.statusCode, response.body).toBe(200);
+        return response.json();
+      };
+
+      // Ordered by source, then integration.
+      expect(await list()).toEqual([amDefault, amProd, grafanaProd]);
+      expect(await list("?source=alertmanager")).toEqual([amDefault, amProd]);
+      expect(await list("?integration=prod")).toEqual([amProd, grafanaProd]);
+      // Import id sre/alertmanager/prod
+      expect(await list("?source=alertmanager&integration=prod")).toEqual([amProd]);
+      // Import id sre/alertmanager (empty integration segment)
+      expect(await list("?source=alertmanager&integration=")).toEqual([amDefault]);
+      expect(await list("?source=grafana&integration=")).toEqual([]);
+      expect(await list("?source=zabbix")).toEqual([]);
+
+      const badSource = await h.vigil.app.inject({ url: `${BASE}?source=nagios`, headers: auth });
+      expect(badSource.statusCode).toBe(400);
+      expect(badSource.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "source" } });
+      const badIntegration = await h.vigil.app.inject({ url: `${BASE}?integration=a%2Fb`, headers: auth });
+      expect(badIntegration.statusCode).toBe(400);
+      expect(badIntegration.json()).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { field: "integration" },
+      });
+
+      // Another tenant sees none of them.
+      const stranger = await h.createKey();
+      const theirs = await h.vigil.app.inject({ url: BASE, headers: stranger.auth });
+      expect(theirs.json()).toEqual([]);
+    });
+
+    it("updates settings, and disabling makes the trigger answer 404 until enabled again", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await createOk(h, auth, { source: "alertmanager", integration: "upd" });
+      const update = (payload: object) =>
+        h.vigil.app.inject({ method: "PUT", url: `${BASE}/${created.id}`, headers: auth, payload });
+
+      const changed = await update({
+        classify_mode: "immediate",
+        classify_batch_window_seconds: 15,
+        auto_investigate: true,
+        severity_overrides: { critical: "High" },
+      });
+      expect(changed.statusCode, changed.body).toBe(200);
+      const changedBody = changed.json();
+      expect(changedBody).toEqual({
+        ...created,
+        classify_mode: "immediate",
+        classify_batch_window_seconds: 15,
+        auto_investigate: true,
+        severity_overrides: { critical: "High" },
+        updated_at: expect.any(String),
+      });
+      // Settings not named keep their value; the read sees the change.
+      const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+      expect(read.json()).toEqual(changedBody);
+
+      const disabled = await update({ enabled: false });
+      expect(disabled.statusCode).toBe(200);
+      expect(disabled.json()).toEqual({ ...changedBody, enabled: false, updated_at: expect.any(String) });
+      const refused = await trigger(h, created.platform_webhook_url);
+      expect(refused.statusCode).toBe(404);
+      expect(refused.json()).toEqual({
+        msg: "webhook not found or disabled",
+        errCode: "NOT_FOUND",
+        extras: [{ webhook_id: created.id }],
+      });
+
+      const enabled = await update({ enabled: true });
+      expect(enabled.json()).toMatchObject({ enabled: true });
+      const accepted = await trigger(h, created.platform_webhook_url);
+      expect(accepted.statusCode, accepted.body).toBe(202);
+
+      // The override set by the update is applied at ingest: critical -> High.
+      const alertId = accepted.json().alerts[0].id;
+      const alert = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${alertId}`, headers: auth });
+      expect(alert.json()).toMatchObject({ source_severity: "critical", signal_severity: "High" });
+
+      // source and integration identify the registration: they cannot change.
+      const moved = await update({ source: "grafana" });
+      expect(moved.statusCode).toBe(400);
+      expect(moved.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "source" } });
+
+      const unknown = await h.vigil.app.inject({
+        method: "PUT",
+        url: `${BASE}/${randomUUID()}`,
+        headers: auth,
+        payload: { enabled: true },
+      });
+      expect(unknown.statusCode).toBe(404);
+    });
+
+    it("rotates the token: the old trigger URL answers 401, the new one works", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await createOk(h, auth, { source: "alertmanager", integration: "rot" });
+      const rotated = await h.vigil.app.inject({
+        method: "POST",
+        url: `${BASE}/${created.id}/rotate-token`,
+        headers: auth,
+      });
+      expect(rotated.statusCode).toBe(200);
+      const body = rotated.json();
+      expect(body).toEqual({
+        ...created,
+        platform_webhook_url: expect.stringMatching(TOKEN_URL),
+        trigger_url: `${PUBLIC_URL}/platform${body.platform_webhook_url}`,
+      });
+      expect(body.platform_webhook_url).not.toBe(created.platform_webhook_url);
+
+      const old = await trigger(h, created.platform_webhook_url);
+      expect(old.statusCode).toBe(401);
+      expect(old.json()).toEqual({ msg: "invalid webhook token", errCode: "UNAUTHENTICATED", extras: [] });
+      expect((await trigger(h, body.platform_webhook_url)).statusCode).toBe(202);
+
+      const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+      expect(read.json().platform_webhook_url).toBe(body.platform_webhook_url);
+    });
+
+    it("deletes a registration: get is 404, the old trigger URL is 404 (not 401), and the key is free again", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await createOk(h, auth, { source: "alertmanager", integration: "del" });
+      const removed = await h.vigil.app.inject({
+        method: "DELETE",
+        url: `${BASE}/${created.id}`,
+        headers: auth,
+      });
+      expect(removed.statusCode).toBe(204);
+      expect(removed.body).toBe("");
+
+      const gone = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+      expect(gone.statusCode).toBe(404);
+      expect(gone.json()).toEqual({
+        error: "alert webhook not found",
+        code: "NOT_FOUND",
+        details: { id: created.id },
+      });
+      const again = await h.vigil.app.inject({
+        method: "DELETE",
+        url: `${BASE}/${created.id}`,
+        headers: auth,
+      });
+      expect(again.statusCode).toBe(404);
+      const rotate = await h.vigil.app.inject({
+        method: "POST",
+        url: `${BASE}/${created.id}/rotate-token`,
+        headers: auth,
+      });
+      expect(rotate.statusCode).toBe(404);
+
+      const triggered = await trigger(h, created.platform_webhook_url);
+      expect(triggered.statusCode).toBe(404);
+      expect(triggered.json()).toMatchObject({ errCode: "NOT_FOUND" });
+
+      const list = await h.vigil.app.inject({ url: `${BASE}?integration=del`, headers: auth });
+      expect(list.json()).toEqual([]);
+      const recreated = await createOk(h, auth, { source: "alertmanager", integration: "del" });
+      expect(recreated.id).not.toBe(created.id);
+    });
+
+    it("answers 409 for a second registration of the same (tenant, app, source, integration)", async () => {
+      const h = harness();
+      const orgId = await h.createOrg("payments");
+      const alice = await h.createKey({ orgIds: [orgId] });
+      const bob = await h.createKey({ orgIds: [orgId] });
+      await createOk(h, alice.auth, { source: "sentry", integration: "web" });
+
+      const second = await create(h, alice.auth, {
+        source: "sentry",
+        integration: "web",
+        auto_investigate: true,
+      });
+      expect(second.statusCode).toBe(409);
+      expect(second.json()).toEqual({
+        error: "an alert webhook for sre/sentry/web already exists",
+        code: "CONFLICT",
+        details: { app_name: "sre", source: "sentry", integration: "web" },
+      });
+      // No half-created webhook was left behind.
+      const list = await h.vigil.app.inject({ url: `${BASE}?source=sentry`, headers: alice.auth });
+      expect(list.json()).toHaveLength(1);
+
+      // Same source, other integration (including the default one): fine.
+      await createOk(h, alice.auth, { source: "sentry", integration: "mobile" });
+      await createOk(h, alice.auth, { source: "sentry" });
+      const defaultAgain = await create(h, alice.auth, { source: "sentry", integration: "" });
+      expect(defaultAgain.statusCode).toBe(409);
+
+      // Another tenant (bob's personal namespace, or an org) may use the same key.
+      await createOk(h, bob.auth, { source: "sentry", integration: "web" });
+      const inOrg = await createOk(
+        h,
+        alice.auth,
+        { source: "sentry", integration: "web" },
+        `?orgId=${orgId}`,
+      );
+      expect(inOrg.org_id).toBe(orgId);
+      // Inside the org the key belongs to the org, whoever asks.
+      const bobInOrg = await create(h, bob.auth, { source: "sentry", integration: "web" }, `?orgId=${orgId}`);
+      expect(bobInOrg.statusCode).toBe(409);
+      const bobList = await h.vigil.app.inject({ url: `${BASE}?orgId=${orgId}`, headers: bob.auth });
+      expect(bobList.json()).toEqual([inOrg]);
+    });
+
+    it("answers 404 for an app without alert ingest", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await createOk(h, auth, { source: "zabbix" });
+      const expected = { error: "app not found", code: "NOT_FOUND", details: { app_name: "billing" } };
+      const calls = [
+        { method: "POST" as const, url: "/app/billing/api/v1/alerts/webhook", payload: { source: "zabbix" } },
+        { method: "GET" as const, url: "/app/billing/api/v1/alerts/webhook" },
+        { method: "GET" as const, url: `/app/billing/api/v1/alerts/webhook/${created.id}` },
+        { method: "PUT" as const, url: `/app/billing/api/v1/alerts/webhook/${created.id}`, payload: {} },
+        { method: "POST" as const, url: `/app/billing/api/v1/alerts/webhook/${created.id}/rotate-token` },
+        { method: "DELETE" as const, url: `/app/billing/api/v1/alerts/webhook/${created.id}` },
+      ];
+      for (const call of calls) {
+        const response = await h.vigil.app.inject({ ...call, headers: auth });
+        expect(response.statusCode, `${call.method} ${call.url}`).toBe(404);
+        expect(response.json()).toEqual(expected);
+      }
+      // Nothing happened to the sre registration.
+      const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+      expect(read.json()).toEqual(created);
+    });
+
+    describe("invalid input", () => {
+      const createCases: [string, unknown, string][] = [
+        ["missing source", {}, "source"],
+        ["unknown source", { source: "nagios" }, "source"],
+        ["classify_mode", { source: "grafana", classify_mode: "later" }, "classify_mode"],
+        [
+          "window 14",
+          { source: "grafana", classify_batch_window_seconds: 14 },
+          "classify_batch_window_seconds",
+        ],
+        [
+          "window 301",
+          { source: "grafana", classify_batch_window_seconds: 301 },
+          "classify_batch_window_seconds",
+        ],
+        [
+          "window 30.5",
+          { source: "grafana", classify_batch_window_seconds: 30.5 },
+          "classify_batch_window_seconds",
+        ],
+        ["classify_bucket_by", { source: "grafana", classify_bucket_by: "host" }, "classify_bucket_by"],
+        [
+          "severity_overrides bucket",
+          { source: "grafana", severity_overrides: { sev1: "Urgent" } },
+          "severity_overrides.sev1",
+        ],
+        [
+          "severity_overrides lower-case bucket",
+          { source: "grafana", severity_overrides: { sev1: "critical" } },
+          "severity_overrides.sev1",
+        ],
+        ["unknown field", { source: "grafana", color: "red" }, "color"],
+        ['"true" for a boolean', { source: "grafana", auto_investigate: "true" }, "auto_investigate"],
+        ["1 for a boolean", { source: "grafana", enabled: 1 }, "enabled"],
+        [
+          '"60" for an integer',
+          { source: "grafana", classify_batch_window_seconds: "60" },
+          "classify_batch_window_seconds",
+        ],
+        ["integration with a slash", { source: "grafana", integration: "a/b" }, "integration"],
+        ["integration with a space", { source: "grafana", integration: "a b" }, "integration"],
+        ["integration not a string", { source: "grafana", integration: 7 }, "integration"],
+        ["integration too long", { source: "grafana", integration: "x".repeat(129) }, "integration"],
+        ["id is computed", { source: "grafana", id: randomUUID() }, "id"],
+        ["app_name in the body", { source: "grafana", app_name: "sre" }, "app_name"],
+      ];
+
+      it.each(createCases)("create: %s is 400 naming the field", async (_name, body, field) => {
+        const h = harness();
+        const { auth } = await h.createKey();
+        const response = await create(h, auth, body);
+        expect(response.statusCode, response.body).toBe(400);
+        expect(response.json()).toEqual({
+          error: expect.stringContaining(field),
+          code: "VALIDATION_FAILED",
+          details: { field, location: "body", rule: expect.any(String) },
+        });
+        const list = await h.vigil.app.inject({ url: BASE, headers: auth });
+        expect(list.json()).toEqual([]);
+      });
+
+      it("create: a body that is not JSON is 400", async () => {
+        const h = harness();
+        const { auth } = await h.createKey();
+        const response = await h.vigil.app.inject({
+          method: "POST",
+          url: BASE,
+          headers: { ...auth, "content-type": "application/json" },
+          payload: '{"source": "grafana"',
+        });
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toMatchObject({ code: "INVALID_JSON" });
+      });
+
+      const updateCases: [string, unknown, string][] = [
+        ["window 14", { classify_batch_window_seconds: 14 }, "classify_batch_window_seconds"],
+        ["window 301", { classify_batch_window_seconds: 301 }, "classify_batch_window_seconds"],
+        ["classify_mode", { classify_mode: "BATCH" }, "classify_mode"],
+        ["classify_bucket_by", { classify_bucket_by: "" }, "classify_bucket_by"],
+        ["severity_overrides bucket", { severity_overrides: { p1: "P1" } }, "severity_overrides.p1"],
+        ['"false" for a boolean', { enabled: "false" }, "enabled"],
+        ["integration cannot change", { integration: "other" }, "integration"],
+        ["unknown field", { paused: true }, "paused"],
+      ];
+
+      it.each(updateCases)(
+        "update: %s is 400 naming the field and changes nothing",
+        async (_name, body, field) => {
+          const h = harness();
+          const { auth } = await h.createKey();
+          const created = await createOk(h, auth, { source: "grafana" });
+          const response = await h.vigil.app.inject({
+            method: "PUT",
+            url: `${BASE}/${created.id}`,
+            headers: auth,
+            payload: body as never,
+          });
+          expect(response.statusCode, response.body).toBe(400);
+          expect(response.json()).toEqual({
+            error: expect.stringContaining(field),
+            code: "VALIDATION_FAILED",
+            details: { field, location: "body", rule: expect.any(String) },
+          });
+          const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+          expect(read.json()).toEqual(created);
+        },
+      );
+    });
+
+    itEnforcesAuth(harness, {
+      method: "POST",
+      scope: "sre_alerts_write",
+      url: BASE,
+      body: { source: "grafana", integration: "auth-matrix" },
+    });
+    itEnforcesAuth(harness, { method: "GET", scope: "sre_alerts_read", url: BASE });
+    itEnforcesAuth(harness, { method: "GET", scope: "sre_alerts_read", url: ownedUrl, ownedResource: true });
+    itEnforcesAuth(harness, {
+      method: "PUT",
+      scope: "sre_alerts_write",
+      url: ownedUrl,
+      body: { auto_investigate: true },
+      ownedResource: true,
+    });
+    itEnforcesAuth(harness, {
+      method: "POST",
+      scope: "sre_alerts_write",
+      url: async (h, owner) => `${await ownedUrl(h, owner)}/rotate-token`,
+      ownedResource: true,
+    });
+    itEnforcesAuth(harness, {
+      method: "DELETE",
+      scope: "sre_alerts_write",
+      url: ownedUrl,
+      ownedResource: true,
+    });
+  },
+  { publicUrl: PUBLIC_URL },
+);

@@ -1,0 +1,240 @@
+// Alert-ingest registrations (svc_sre_alert_webhook): one per (tenant, app, source, integration),
+// each owning the platform webhook that monitoring systems post to.
+import { and, asc, eq, type SQL } from "drizzle-orm";
+import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
+import { withTransaction } from "../../core/db/database.ts";
+import { conflict, notFound } from "../../core/errors.ts";
+import { createTtlCache } from "../../core/ttl-cache.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  rotateWebhookToken,
+  setWebhookEnabled,
+  triggerPathOf,
+  type WebhookRow,
+} from "../../webhooks/index.ts";
+import {
+  type AlertWebhook,
+  type AlertWebhookCreate,
+  type AlertWebhookUpdate,
+  REGISTRATION_DEFAULTS,
+} from "../schemas.ts";
+import type { SeverityBucket, SourceType } from "../sources/types.ts";
+import { alertWebhooks } from "../tables.ts";
+
+/** Catalog apps that ingest alerts. */
+const ALERT_APPS = new Set(["sre"]);
+export const ALERT_INGEST_TARGET = "alert_ingest";
+
+export type RegistrationRow = typeof alertWebhooks.$inferSelect;
+
+function assertAlertApp(appName: string): void {
+  if (!ALERT_APPS.has(appName)) throw notFound("app", { app_name: appName });
+}
+
+function present(ctx: Ctx, row: RegistrationRow, webhook: WebhookRow): AlertWebhook {
+  const path = triggerPathOf(webhook, ctx.services.secrets);
+  return {
+    id: row.id,
+    platform_webhook_id: row.id,
+    platform_webhook_url: path,
+    trigger_url: `${ctx.services.config.publicUrl}/platform${path}`,
+    app_name: row.appName,
+    source: row.source as SourceType,
+    integration: row.integration,
+    auto_investigate: row.autoInvestigate,
+    classify_mode: row.classifyMode as AlertWebhook["classify_mode"],
+    classify_batch_window_seconds: row.classifyBatchWindowSeconds,
+    classify_bucket_by: row.classifyBucketBy as AlertWebhook["classify_bucket_by"],
+    classify_critical_bypass: row.classifyCriticalBypass,
+    severity_overrides: row.severityOverrides,
+    sns_auto_confirm: row.snsAutoConfirm,
+    enabled: webhook.enabled,
+    org_id: row.orgId,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const error = err as { code?: string; cause?: { code?: string } };
+  return error?.code === "23505" || error?.cause?.code === "23505";
+}
+
+export async function createAlertWebhook({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { appName: string; body: AlertWebhookCreate };
+}): Promise<AlertWebhook> {
+  assertAlertApp(input.appName);
+  const settings = { ...REGISTRATION_DEFAULTS, ...input.body };
+  const tenant = tenantOf(ctx.actor);
+  const now = ctx.now();
+  const key = `${input.appName}/${settings.source}/${settings.integration}`;
+  try {
+    return await withTransaction(ctx.db, async (tx) => {
+      const webhook = await createWebhook(tx, ctx.services.secrets, {
+        tenant,
+        name: key,
+        targetType: ALERT_INGEST_TARGET,
+        targetName: key,
+        enabled: settings.enabled,
+        now,
+      });
+      const [row] = await tx
+        .insert(alertWebhooks)
+        .values({
+          id: webhook.id,
+          orgId: tenant.orgId,
+          ownerId: tenant.ownerId,
+          appName: input.appName,
+          source: settings.source,
+          integration: settings.integration,
+          autoInvestigate: settings.auto_investigate,
+          classifyMode: settings.classify_mode,
+          classifyBatchWindowSeconds: settings.classify_batch_window_seconds,
+          classifyBucketBy: settings.classify_bucket_by,
+          classifyCriticalBypass: settings.classify_critical_bypass,
+          severityOverrides: settings.severity_overrides as Record<string, SeverityBucket>,
+          snsAutoConfirm: settings.sns_auto_confirm,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      return present(ctx, row as RegistrationRow, webhook);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw conflict(`an alert webhook for ${key} already exists`, {
+        app_name: input.appName,
+        source: settings.source,
+        integration: settings.integration,
+      });
+    }
+    throw err;
+  }
+}
+
+async function findOwn(ctx: Ctx, appName: string, id: string) {
+  assertAlertApp(appName);
+  const tenant = tenantOf(ctx.actor);
+  const [row] = await ctx.db
+    .select()
+    .from(alertWebhooks)
+    .where(
+      and(inTenant(alertWebhooks, tenant), eq(alertWebhooks.appName, appName), eq(alertWebhooks.id, id)),
+    );
+  const webhook = row ? await findWebhook(ctx.db, tenant, row.id) : null;
+  if (!row || !webhook) throw notFound("alert webhook", { id });
+  return { row, webhook };
+}
+
+export async function getAlertWebhook({ ctx, input }: { ctx: Ctx; input: { appName: string; id: string } }) {
+  const { row, webhook } = await findOwn(ctx, input.appName, input.id);
+  return present(ctx, row, webhook);
+}
+
+export async function listAlertWebhooks({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { appName: string; source?: string; integration?: string };
+}): Promise<AlertWebhook[]> {
+  assertAlertApp(input.appName);
+  const tenant = tenantOf(ctx.actor);
+  const conditions: SQL[] = [inTenant(alertWebhooks, tenant), eq(alertWebhooks.appName, input.appName)];
+  if (input.source !== undefined) conditions.push(eq(alertWebhooks.source, input.source));
+  if (input.integration !== undefined) conditions.push(eq(alertWebhooks.integration, input.integration));
+  const rows = await ctx.db
+    .select()
+    .from(alertWebhooks)
+    .where(and(...conditions))
+    .orderBy(asc(alertWebhooks.source), asc(alertWebhooks.integration));
+  const result: AlertWebhook[] = [];
+  for (const row of rows) {
+    const webhook = await findWebhook(ctx.db, tenant, row.id);
+    if (webhook) result.push(present(ctx, row, webhook));
+  }
+  return result;
+}
+
+export async function updateAlertWebhook({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { appName: string; id: string; changes: AlertWebhookUpdate };
+}): Promise<AlertWebhook> {
+  const { row } = await findOwn(ctx, input.appName, input.id);
+  const { changes } = input;
+  const now = ctx.now();
+  return withTransaction(ctx.db, async (tx) => {
+    const [updated] = await tx
+      .update(alertWebhooks)
+      .set({
+        autoInvestigate: changes.auto_investigate,
+        classifyMode: changes.classify_mode,
+        classifyBatchWindowSeconds: changes.classify_batch_window_seconds,
+        classifyBucketBy: changes.classify_bucket_by,
+        classifyCriticalBypass: changes.classify_critical_bypass,
+        severityOverrides: changes.severity_overrides as Record<string, SeverityBucket> | undefined,
+        snsAutoConfirm: changes.sns_auto_confirm,
+        updatedAt: now,
+      })
+      .where(eq(alertWebhooks.id, row.id))
+      .returning();
+    if (changes.enabled !== undefined) await setWebhookEnabled(tx, row.id, changes.enabled, now);
+    byWebhookId.deleteWhere((cached) => cached.id === row.id);
+    const webhook = await findWebhook(tx, tenantOf(ctx.actor), row.id);
+    if (!updated || !webhook) throw notFound("alert webhook", { id: input.id });
+    return present(ctx, updated, webhook);
+  });
+}
+
+export async function rotateAlertWebhookToken({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { appName: string; id: string };
+}) {
+  const { row } = await findOwn(ctx, input.appName, input.id);
+  const webhook = await rotateWebhookToken(ctx.db, ctx.services.secrets, row.id, ctx.now());
+  if (!webhook) throw notFound("alert webhook", { id: input.id });
+  return present(ctx, row, webhook);
+}
+
+export async function deleteAlertWebhook({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { appName: string; id: string };
+}) {
+  const { row } = await findOwn(ctx, input.appName, input.id);
+  await withTransaction(ctx.db, async (tx) => {
+    await tx.delete(alertWebhooks).where(eq(alertWebhooks.id, row.id));
+    byWebhookId.deleteWhere((cached) => cached.id === row.id);
+    await deleteWebhook(tx, row.id, ctx.now());
+  });
+}
+
+// Read on every delivery, changed rarely: cached for a few seconds, dropped here on every change.
+const byWebhookId = createTtlCache<string, RegistrationRow>(5_000, 10_000);
+
+/** The registration a trigger belongs to; null once it was deleted. */
+export async function registrationOfWebhook(
+  db: Ctx["db"],
+  webhookId: string,
+): Promise<RegistrationRow | null> {
+  const cached = byWebhookId.get(webhookId);
+  if (cached) return cached;
+  const [row] = await db.select().from(alertWebhooks).where(eq(alertWebhooks.id, webhookId));
+  if (row) byWebhookId.set(webhookId, row);
+  return row ?? null;
+}

@@ -1,0 +1,570 @@
+// Pull sync against a real Prometheus Alertmanager on loopback (one per test, so each starts empty):
+// what its /api/v2/alerts lists is ingested with ingested_via=pull under Alertmanager's fingerprints,
+// silences and inhibitions become ignored, alerts that disappear are resolved, and a failed fetch
+// changes nothing. The cron schedule is off here (schedules: []) so only the test starts syncs.
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, expect, it } from "vitest";
+import {
+  type AlertmanagerProcess,
+  freePort,
+  type PostableAlert,
+  requireAlertmanager,
+  startAlertmanager,
+} from "../../../test/alertmanager-process.ts";
+import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
+import { describeEachEngine, type Harness, startHarness } from "../../../test/harness.ts";
+import type { AlertV1 } from "../schemas.ts";
+import { syncDueIntegrations } from "./pull-sync.ts";
+import type { AlertSyncRun } from "./schemas.ts";
+
+type Auth = { authorization: string };
+
+const SCHEDULED_JOB = "alerts.sync_integrations";
+const startsAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 120_000).toISOString();
+
+function alert(name: string, labels: Record<string, string> = {}): PostableAlert {
+  return {
+    labels: { alertname: name, severity: "warning", service: name.toLowerCase(), ...labels },
+    annotations: { summary: `${name} is firing` },
+    startsAt,
+    generatorURL: `http://prometheus.example:9090/graph?g0.expr=${name}`,
+  };
+}
+
+const completed = (counts: Partial<AlertSyncRun["counts"]>, name: string, trigger = "manual") => ({
+  id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+  integration_name: name,
+  trigger,
+  status: "completed",
+  started_at: expect.any(String),
+  finished_at: expect.any(String),
+  counts: { fetched: 0, created: 0, updated: 0, resolved: 0, unchanged: 0, ...counts },
+  error: null,
+});
+
+describeEachEngine(
+  "alert pull sync",
+  (harness) => {
+    const running: AlertmanagerProcess[] = [];
+    afterEach(async () => {
+      for (const am of running.splice(0)) await am.stop();
+    });
+
+    async function alertmanager(): Promise<AlertmanagerProcess> {
+      const am = await startAlertmanager(requireAlertmanager());
+      running.push(am);
+      return am;
+    }
+
+    async function createIntegration(auth: Auth, body: Record<string, unknown>, query = "") {
+      const response = await harness().vigil.app.inject({
+        method: "POST",
+        url: `/api/v1/integrations${query}`,
+        headers: auth,
+        payload: { type: "alertmanager", ...body },
+      });
+      expect(response.statusCode, response.body).toBe(201);
+    }
+
+    async function sync(auth: Auth, name: string, query = ""): Promise<AlertSyncRun> {
+      const response = await harness().vigil.app.inject({
+        method: "POST",
+        url: `/app/sre/api/v1/integrations/${name}/sync${query}`,
+        headers: auth,
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json();
+    }
+
+    async function getAlert(auth: Auth, uid: string): Promise<AlertV1> {
+      const response = await harness().vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${uid}`,
+        headers: auth,
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json();
+    }
+
+    async function historyKinds(auth: Auth, uid: string): Promise<string[]> {
+      const response = await harness().vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${uid}/history`,
+        headers: auth,
+      });
+      return (response.json() as { events: { kind: string }[] }).events.map((event) => event.kind);
+    }
+
+    /** Posts the alerts and waits until Alertmanager lists them all; answers fingerprint by alertname. */
+    async function fire(am: AlertmanagerProcess, alerts: PostableAlert[]): Promise<Record<string, string>> {
+      await am.postAlerts(alerts);
+      const names = alerts.map((item) => item.labels.alertname);
+      const listed = await am.waitForAlerts(`Alertmanager to list ${names.join(", ")}`, (items) =>
+        names.every((name) => items.some((item) => item.labels.alertname === name)),
+      );
+      return Object.fromEntries(listed.map((item) => [item.labels.alertname, item.fingerprint]));
+    }
+
+    /** Re-posts the alerts with endsAt in the past; Alertmanager stops listing them. */
+    async function resolveInAlertmanager(am: AlertmanagerProcess, alerts: PostableAlert[]): Promise<void> {
+      const endsAt = new Date(Date.now() - 1000).toISOString();
+      await am.postAlerts(alerts.map((item) => ({ ...item, endsAt })));
+      const names = alerts.map((item) => item.labels.alertname);
+      await am.waitForAlerts(`Alertmanager to drop ${names.join(", ")}`, (items) =>
+        items.every((item) => !names.includes(item.labels.alertname)),
+      );
+    }
+
+    it("ingests what Alertmanager lists with ingested_via pull, under its fingerprints", async () => {
+      const am = await alertmanager();
+      const { auth } = await harness().createKey();
+      await createIntegration(auth, { name: "prod-am", url: am.base });
+      const fired = [alert("DiskFull", { instance: "db-1" }), alert("HighLatency", { severity: "critical" })];
+      const fingerprints = await fire(am, fired);
+
+      const run = await sync(auth, "prod-am");
+      expect(run).toEqual(completed({ fetched: 2, created: 2 }, "prod-am"));
+      expect(Date.parse(run.finished_at as string)).toBeGreaterThanOrEqual(Date.parse(run.started_at));
+
+      const disk = await getAlert(auth, fingerprints.DiskFull as string);
+      expect(disk).toMatchObject({
+        external_uid: fingerprints.DiskFull,
+        source_type: "alertmanager",
+        integration_name: "prod-am",
+        title: "DiskFull",
+        description: "DiskFull is firing",
+        source_severity: "warning",
+        signal_severity: "Medium",
+        status: "active",
+        ingested_via: "pull",
+        resolved_at: null,
+        labels: { alertname: "DiskFull", severity: "warning", service: "diskfull", instance: "db-1" },
+        links: [{ kind: "source", url: "http://prometheus.example:9090/graph?g0.expr=DiskFull" }],
+      });
+      expect(Date.parse(disk.triggered_at)).toBe(Date.parse(startsAt));
+      // The raw payload is Alertmanager's answer, verbatim.
+      const answer = JSON.parse(disk.raw_payload ?? "null") as { fingerprint: string }[];
+      expect(answer.map((item) => item.fingerprint).sort()).toEqual(Object.values(fingerprints).sort());
+      expect(await getAlert(auth, fingerprints.HighLatency as string)).toMatchObject({
+        status: "active",
+        ingested_via: "pull",
+        signal_severity: "Critical",
+      });
+    });
+
+    it("changes nothing on a second sync of the same list", async () => {
+      const am = await alertmanager();
+      const { auth } = await harness().createKey();
+      await createIntegration(auth, { name: "am", url: am.base });
+      const fingerprints = await fire(am, [alert("DiskFull"), alert("HighLatency")]);
+      expect(await sync(auth, "am")).toEqual(completed({ fetched: 2, created: 2 }, "am"));
+      const before = await getAlert(auth, fingerprints.DiskFull as string);
+
+      expect(await sync(auth, "am")).toEqual(completed({ fetched: 2, unchanged: 2 }, "am"));
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toEqual(before);
+      expect(await historyKinds(auth, fingerprints.DiskFull as string)).toEqual(["created"]);
+    });
+
+    it("ignores silenced and inhibited alerts, naming why", async () => {
+      const am = await alertmanager();
+      const { auth } = await harness().createKey();
+      await createIntegration(auth, { name: "am", url: am.base });
+      // ApiDown (critical) inhibits the warning with the same service label.
+      const fingerprints = await fire(am, [
+        alert("ApiDown", { severity: "critical", service: "checkout" }),
+        alert("CheckoutErrors", { service: "checkout" }),
+        alert("DiskFull"),
+      ]);
+      await am.waitForAlerts("the inhibition", (items) =>
+        items.some(
+          (item) => item.labels.alertname === "CheckoutErrors" && item.status.inhibitedBy.length > 0,
+        ),
+      );
+      expect(await sync(auth, "am")).toEqual(completed({ fetched: 3, created: 3 }, "am"));
+      expect(await getAlert(auth, fingerprints.CheckoutErrors as string)).toMatchObject({
+        status: "ignored",
+        ignore_reason: "alertmanager: inhibited",
+        ingested_via: "pull",
+      });
+      expect((await getAlert(auth, fingerprints.DiskFull as string)).status).toBe("active");
+
+      await am.silence({ alertname: "DiskFull" });
+      await am.waitForAlerts("the silence", (items) =>
+        items.some((item) => item.labels.alertname === "DiskFull" && item.status.silencedBy.length > 0),
+      );
+      expect(await sync(auth, "am")).toEqual(completed({ fetched: 3, updated: 1, unchanged: 2 }, "am"));
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toMatchObject({
+        status: "ignored",
+        ignore_reason: "alertmanager: silenced",
+      });
+      expect(await historyKinds(auth, fingerprints.DiskFull as string)).toEqual(["created", "ignored"]);
+    });
+
+    it("resolves an alert that disappeared from the list, and re-fires it when it comes back", async () => {
+      const am = await alertmanager();
+      const { auth } = await harness().createKey();
+      await createIntegration(auth, { name: "am", url: am.base });
+      const disk = alert("DiskFull");
+      const fingerprints = await fire(am, [disk, alert("HighLatency")]);
+      await sync(auth, "am");
+
+      await resolveInAlertmanager(am, [disk]);
+      const run = await sync(auth, "am");
+      expect(run).toEqual(completed({ fetched: 1, resolved: 1, unchanged: 1 }, "am"));
+      const resolved = await getAlert(auth, fingerprints.DiskFull as string);
+      expect(resolved).toMatchObject({ status: "resolved", ingested_via: "pull" });
+      expect(resolved.resolved_at).toBe(run.finished_at);
+      expect((await getAlert(auth, fingerprints.HighLatency as string)).status).toBe("active");
+      // Gone stays gone: the next sync has nothing more to resolve.
+      expect(await sync(auth, "am")).toEqual(completed({ fetched: 1, unchanged: 1 }, "am"));
+
+      await fire(am, [{ ...disk, startsAt: new Date().toISOString() }]);
+      expect(await sync(auth, "am")).toEqual(completed({ fetched: 2, updated: 1, unchanged: 1 }, "am"));
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toMatchObject({
+        status: "active",
+        refire_count: 1,
+        ingested_via: "pull",
+      });
+      expect(await historyKinds(auth, fingerprints.DiskFull as string)).toEqual([
+        "created",
+        "resolved",
+        "refired",
+      ]);
+    });
+
+    it("keeps ingested_via push on an alert first pushed, and resolves only alerts it has seen", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "shared", url: am.base });
+      const registered = await h.vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", integration: "shared" },
+      });
+      expect(registered.statusCode).toBe(201);
+      const triggerPath = `/platform${(registered.json() as { platform_webhook_url: string }).platform_webhook_url}`;
+      const disk = alert("DiskFull");
+      const fingerprints = await fire(am, [disk]);
+      // The webhook Alertmanager would send for it, plus one alert this Alertmanager does not have.
+      const pushed = await h.vigil.app.inject({
+        method: "POST",
+        url: triggerPath,
+        headers: { "content-type": "application/json" },
+        payload: {
+          version: "4",
+          status: "firing",
+          receiver: "vigil",
+          alerts: [
+            { ...disk, status: "firing", fingerprint: fingerprints.DiskFull },
+            { ...alert("OtherSource"), status: "firing", fingerprint: "00000000000000aa" },
+          ],
+        },
+      });
+      expect(pushed.statusCode, pushed.body).toBe(202);
+      expect((await getAlert(auth, fingerprints.DiskFull as string)).ingested_via).toBe("push");
+
+      // Same data as pushed (jsonb hands the labels back in another key order): unchanged.
+      const pulled = await sync(auth, "shared");
+      expect(pulled).toEqual({
+        ...completed({ fetched: 1 }, "shared"),
+        counts: { fetched: 1, created: 0, updated: 0, resolved: 0, unchanged: 1 },
+      });
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toMatchObject({
+        status: "active",
+        ingested_via: "push",
+      });
+      expect((await getAlert(auth, "00000000000000aa")).status).toBe("active");
+
+      // Seen by the sync once, so its disappearance is a resolve; the alert the sync never saw stays.
+      await resolveInAlertmanager(am, [disk]);
+      expect(await sync(auth, "shared")).toEqual(completed({ fetched: 0, resolved: 1 }, "shared"));
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toMatchObject({
+        status: "resolved",
+        ingested_via: "push",
+      });
+      expect((await getAlert(auth, "00000000000000aa")).status).toBe("active");
+    });
+
+    it("fails the run without fetching when the url's host is no longer on INTEGRATION_ALLOWED_HOSTS", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "am-listed", url: am.base });
+      const fingerprints = await fire(am, [alert("NotFetched")]);
+      // As after a restart with a narrower list: the integration was saved under the old one.
+      const config = h.vigil.services.config;
+      config.integrationAllowedHosts = ["alertmanager.internal"];
+      try {
+        const run = await sync(auth, "am-listed");
+        expect(run).toEqual({
+          ...completed({}, "am-listed"),
+          status: "failed",
+          error: `host ${new URL(am.base).host} is not on INTEGRATION_ALLOWED_HOSTS`,
+        });
+      } finally {
+        config.integrationAllowedHosts = [];
+      }
+      const stored = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${fingerprints.NotFetched}`,
+        headers: auth,
+      });
+      expect(stored.statusCode).toBe(404);
+    });
+
+    it("records a failed run and resolves nothing when Alertmanager cannot be reached", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "am", url: am.base });
+      const fingerprints = await fire(am, [alert("DiskFull")]);
+      await sync(auth, "am");
+
+      const deadPort = await freePort();
+      const moved = await h.vigil.app.inject({
+        method: "PUT",
+        url: "/api/v1/integrations/am",
+        headers: auth,
+        payload: { name: "am", type: "alertmanager", url: `http://127.0.0.1:${deadPort}` },
+      });
+      expect(moved.statusCode).toBe(200);
+      const failed = await sync(auth, "am");
+      expect(failed).toEqual({
+        ...completed({}, "am"),
+        status: "failed",
+        error: expect.stringMatching(
+          new RegExp(`^GET http://127\\.0\\.0\\.1:${deadPort}/api/v2/alerts failed: .*ECONNREFUSED`),
+        ),
+      });
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toMatchObject({ status: "active" });
+
+      const runs = await h.vigil.app.inject({
+        url: "/app/sre/api/v1/integrations/am/sync-runs",
+        headers: auth,
+      });
+      expect(runs.statusCode).toBe(200);
+      expect(runs.json()).toEqual({
+        runs: [failed, completed({ fetched: 1, created: 1 }, "am")],
+        total: 2,
+        limit: 20,
+        offset: 0,
+      });
+      const page = await h.vigil.app.inject({
+        url: "/app/sre/api/v1/integrations/am/sync-runs?limit=1&offset=1",
+        headers: auth,
+      });
+      expect(page.json()).toEqual({
+        runs: [completed({ fetched: 1, created: 1 }, "am")],
+        total: 2,
+        limit: 1,
+        offset: 1,
+      });
+    });
+
+    it("sends the credentials, follows a path prefix, and fails on a refusal, a redirect or a huge answer", async () => {
+      const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
+      let answer: (res: import("node:http").ServerResponse) => void = (res) => res.end("[]");
+      const server = createServer((req, res) => {
+        seen.push({ url: req.url ?? "", headers: req.headers });
+        answer(res);
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        const { auth } = await harness().createKey();
+        await createIntegration(auth, {
+          name: "bearer",
+          url: `${base}/am/`,
+          credentials: { token: "t0ken" },
+        });
+        await createIntegration(auth, {
+          name: "basic",
+          url: `${base}/prefix`,
+          credentials: { username: "vigil", password: "s3cret" },
+        });
+        expect(await sync(auth, "bearer")).toEqual(completed({}, "bearer"));
+        expect(await sync(auth, "basic")).toEqual(completed({}, "basic"));
+        expect(seen.map((item) => [item.url, item.headers.authorization])).toEqual([
+          ["/am/api/v2/alerts?active=true&silenced=true&inhibited=true", "Bearer t0ken"],
+          [
+            "/prefix/api/v2/alerts?active=true&silenced=true&inhibited=true",
+            `Basic ${Buffer.from("vigil:s3cret").toString("base64")}`,
+          ],
+        ]);
+
+        const failures: [(res: import("node:http").ServerResponse) => void, string][] = [
+          [
+            (res) => res.writeHead(401).end("Unauthorized\n"),
+            "/prefix/api/v2/alerts answered 401: Unauthorized",
+          ],
+          [(res) => res.writeHead(302, { location: "http://elsewhere.example/" }).end(), "answered 302"],
+          [
+            (res) => res.writeHead(200, { "content-length": String(64 * 1024 * 1024) }).end(),
+            "answer larger than 16777216 bytes",
+          ],
+          [(res) => res.end('{"alerts":[]}'), "the answer is not an alert list: not an Alertmanager API v2"],
+        ];
+        for (const [respond, error] of failures) {
+          answer = respond;
+          const run = await sync(auth, "basic");
+          expect(run.status, error).toBe("failed");
+          expect(run.error).toContain(error);
+          expect(run.error).not.toContain("s3cret");
+        }
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it("answers 404 for an unknown integration and 400 for one that cannot be synced", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "grafana", type: "grafana", url: "http://grafana.example" });
+      await createIntegration(auth, { name: "no-url" });
+      const call = (method: "GET" | "POST", url: string) =>
+        h.vigil.app.inject({ method, url, headers: auth });
+
+      for (const [method, path] of [
+        ["POST", "sync"],
+        ["GET", "sync-runs"],
+      ] as const) {
+        const missing = await call(method, `/app/sre/api/v1/integrations/nope/${path}`);
+        expect(missing.statusCode).toBe(404);
+        expect(missing.json()).toEqual({
+          error: "integration not found",
+          code: "NOT_FOUND",
+          details: { name: "nope" },
+        });
+      }
+      const grafana = await call("POST", "/app/sre/api/v1/integrations/grafana/sync");
+      expect(grafana.statusCode).toBe(400);
+      expect(grafana.json()).toEqual({
+        error: "integration grafana is of type grafana; only alertmanager integrations can be synced",
+        code: "BAD_REQUEST",
+        details: { name: "grafana", type: "grafana" },
+      });
+      const noUrl = await call("POST", "/app/sre/api/v1/integrations/no-url/sync");
+      expect(noUrl.statusCode).toBe(400);
+      expect(noUrl.json()).toEqual({
+        error: "integration no-url has no url to sync from",
+        code: "BAD_REQUEST",
+        details: { name: "no-url" },
+      });
+      const badName = await call("POST", "/app/sre/api/v1/integrations/Not%20A%20Name/sync");
+      expect(badName.statusCode).toBe(400);
+      expect(badName.json()).toMatchObject({ code: "VALIDATION_FAILED" });
+      for (const query of ["limit=0", "limit=101", "offset=-1", "limit=x"]) {
+        const response = await call("GET", `/app/sre/api/v1/integrations/no-url/sync-runs?${query}`);
+        expect(response.statusCode, query).toBe(400);
+        expect(response.json(), query).toMatchObject({
+          code: "VALIDATION_FAILED",
+          details: { field: query.split("=")[0] },
+        });
+      }
+      const empty = await call("GET", "/app/sre/api/v1/integrations/no-url/sync-runs");
+      expect(empty.json()).toEqual({ runs: [], total: 0, limit: 20, offset: 0 });
+    });
+
+    it("the scheduled sync syncs every Alertmanager integration with a url, of every tenant", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const alice = await h.createKey();
+      const orgId = await h.createOrg("sre");
+      const bob = await h.createKey({ orgIds: [orgId] });
+      await createIntegration(alice.auth, { name: "sched-a", url: am.base });
+      await createIntegration(bob.auth, { name: "sched-b", url: am.base }, `?orgId=${orgId}`);
+      await createIntegration(alice.auth, { name: "sched-grafana", type: "grafana", url: am.base });
+      await createIntegration(alice.auth, { name: "sched-no-url" });
+      const fingerprints = await fire(am, [alert("DiskFull")]);
+      const ctx = {
+        db: h.vigil.services.database.db,
+        log: h.vigil.log,
+        now: h.vigil.services.now,
+        secrets: h.vigil.services.secrets,
+        enqueueMany: h.vigil.services.queue.enqueueMany,
+        config: h.vigil.services.config,
+      };
+      const mine = (runs: AlertSyncRun[]) =>
+        runs
+          .filter((run) => run.integration_name.startsWith("sched-"))
+          .sort((a, b) => a.integration_name.localeCompare(b.integration_name));
+
+      // Integrations of the other tests point at stopped Alertmanagers: they fail, and are skipped here.
+      const first = await syncDueIntegrations({ ctx });
+      expect(mine(first)).toEqual([
+        completed({ fetched: 1, created: 1 }, "sched-a", "scheduled"),
+        completed({ fetched: 1, created: 1 }, "sched-b", "scheduled"),
+      ]);
+      expect((await getAlert(alice.auth, fingerprints.DiskFull as string)).integration_name).toBe("sched-a");
+      const inOrg = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${fingerprints.DiskFull}?orgId=${orgId}`,
+        headers: bob.auth,
+      });
+      expect(inOrg.json()).toMatchObject({ integration_name: "sched-b", ingested_via: "pull" });
+
+      // Synced a moment ago: skipped, unless the interval allows it.
+      expect(mine(await syncDueIntegrations({ ctx }))).toEqual([]);
+      expect(mine(await syncDueIntegrations({ ctx, input: { minIntervalSeconds: 0 } }))).toEqual([
+        completed({ fetched: 1, unchanged: 1 }, "sched-a", "scheduled"),
+        completed({ fetched: 1, unchanged: 1 }, "sched-b", "scheduled"),
+      ]);
+
+      // The job itself, sent to the queue, syncs a new integration.
+      await createIntegration(alice.auth, { name: "sched-c", url: am.base });
+      await h.vigil.services.queue.boss.send(SCHEDULED_JOB, {});
+      const listRuns = async () =>
+        (
+          await h.vigil.app.inject({
+            url: "/app/sre/api/v1/integrations/sched-c/sync-runs",
+            headers: alice.auth,
+          })
+        ).json() as { runs: AlertSyncRun[] };
+      let runs: AlertSyncRun[] = [];
+      for (let tries = 0; tries < 100; tries++) {
+        runs = (await listRuns()).runs;
+        if (runs[0]?.status === "completed") break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(runs).toEqual([completed({ fetched: 1, created: 1 }, "sched-c", "scheduled")]);
+    });
+
+    it("schedules alerts.sync_integrations every minute at start", async () => {
+      const other = await startHarness(harness().engine);
+      try {
+        const schedules = await other.vigil.services.queue.boss.getSchedules();
+        expect(schedules.map((item) => [item.name, item.cron, item.timezone])).toEqual([
+          [SCHEDULED_JOB, "* * * * *", "UTC"],
+        ]);
+      } finally {
+        await other.stop();
+      }
+    });
+
+    const ownedIntegration = (suffix: string) => async (h: Harness, owner: { auth: Auth }) => {
+      const name = `am-${Math.random().toString(36).slice(2, 8)}`;
+      const created = await h.vigil.app.inject({
+        method: "POST",
+        url: "/api/v1/integrations",
+        headers: owner.auth,
+        payload: { name, type: "alertmanager", url: "http://127.0.0.1:9" },
+      });
+      expect(created.statusCode).toBe(201);
+      return `/app/sre/api/v1/integrations/${name}/${suffix}`;
+    };
+    itEnforcesAuth(harness, {
+      method: "POST",
+      scope: "sre_alerts_write",
+      url: ownedIntegration("sync"),
+      ownedResource: true,
+    });
+    itEnforcesAuth(harness, {
+      method: "GET",
+      scope: "sre_alerts_read",
+      url: ownedIntegration("sync-runs"),
+      ownedResource: true,
+    });
+  },
+  {},
+  { schedules: [] },
+);

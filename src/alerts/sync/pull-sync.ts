@@ -1,0 +1,568 @@
+// Pull sync of an Alertmanager integration: read its API's alert list and make Vigil agree with it.
+//   1. record the run as `running` (committed at once, so it shows while the fetch is under way)
+//   2. GET <url>/api/v2/alerts with the integration's credentials, a timeout and a size limit
+//   3. in one transaction: ingest every listed alert (via "pull"), resolve the alerts this sync had
+//      seen that are no longer listed, and complete the run with its counts
+// A failed fetch or an unreadable answer fails the run and changes no alert: an Alertmanager that
+// cannot be reached says nothing about whether its alerts resolved.
+import { randomUUID } from "node:crypto";
+import { Type } from "@sinclair/typebox";
+import { and, count, desc, eq, gt, lt, or, sql } from "drizzle-orm";
+import type { Logger } from "pino";
+import type { Config } from "../../config.ts";
+import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
+import type { Db, Tx } from "../../core/db/database.ts";
+import { AppError, notFound } from "../../core/errors.ts";
+import { hostAllowed } from "../../core/http/allowed-hosts.ts";
+import type { EnqueueMany } from "../../core/queue/catalog.ts";
+import { defineJob } from "../../core/queue/catalog.ts";
+import type { Secrets } from "../../core/secrets.ts";
+import {
+  getIntegration,
+  type IntegrationConnection,
+  listIntegrationConnections,
+  readIntegrationConnection,
+} from "../../integrations/index.ts";
+import { applyAlertEvents, type IngestOptions, type IngestResult } from "../ingest/ingest.ts";
+import type { AlertScope, IngestOutcome } from "../ingest/lifecycle.ts";
+import { REGISTRATION_DEFAULTS } from "../schemas.ts";
+import { parseAlertmanagerApi } from "../sources/alertmanager-api.ts";
+import type { AlertEvent, SeverityBucket } from "../sources/types.ts";
+import { alertSyncRuns, alertSyncSeen, alerts, alertWebhooks } from "../tables.ts";
+import type { TriageSettings } from "../triage/triage.ts";
+import type { AlertSyncRun, AlertSyncRunPage } from "./schemas.ts";
+
+const FETCH_TIMEOUT_MS = 10_000;
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** The scheduled sync skips an integration synced (manually or not) this recently. */
+const MIN_SYNC_INTERVAL_SECONDS = 45;
+/** A run still `running` after this long died with its process; it is marked failed. */
+const INTERRUPTED_AFTER_SECONDS = 15 * 60;
+const ERROR_MAX_CHARS = 2000;
+const SYNCABLE_TYPE = "alertmanager";
+
+type SyncTrigger = "manual" | "scheduled";
+
+/** What a sync needs: the request's Ctx and the job's context both provide it. */
+export interface SyncContext {
+  db: Db;
+  log: Logger;
+  now: () => Date;
+  secrets: Secrets;
+  /** Sends the classification jobs of pulled alerts. */
+  enqueueMany: EnqueueMany;
+  config: Pick<Config, "environmentCriticality" | "integrationAllowedHosts">;
+}
+
+function syncContextOf(ctx: Ctx): SyncContext {
+  return {
+    db: ctx.db,
+    log: ctx.log,
+    now: ctx.now,
+    secrets: ctx.services.secrets,
+    enqueueMany: ctx.services.queue.enqueueMany,
+    config: ctx.services.config,
+  };
+}
+
+type RunRow = typeof alertSyncRuns.$inferSelect;
+
+function present(row: RunRow): AlertSyncRun {
+  return {
+    id: row.id,
+    integration_name: row.integrationName,
+    trigger: row.trigger,
+    status: row.status,
+    started_at: row.startedAt.toISOString(),
+    finished_at: row.finishedAt?.toISOString() ?? null,
+    counts: {
+      fetched: row.fetched,
+      created: row.created,
+      updated: row.updated,
+      resolved: row.resolved,
+      unchanged: row.unchanged,
+    },
+    error: row.error,
+  };
+}
+
+// ---- fetching ----
+
+type FetchResult = { ok: true; body: string } | { ok: false; error: string };
+
+function alertsUrl(base: string): URL {
+  const url = new URL("api/v2/alerts", base.endsWith("/") ? base : `${base}/`);
+  url.search = "active=true&silenced=true&inhibited=true";
+  return url;
+}
+
+// Credentials: a `token` is a bearer token, `username` and `password` are basic auth; user info in
+// the URL counts as basic auth too (fetch refuses URLs that carry it).
+function requestOf(connection: IntegrationConnection): { url: URL; headers: Record<string, string> } {
+  const url = alertsUrl(connection.url ?? "");
+  const headers: Record<string, string> = { accept: "application/json" };
+  const credentials = connection.credentials ?? {};
+  let basic: [string, string] | null = null;
+  if (url.username || url.password) {
+    basic = [decodeURIComponent(url.username), decodeURIComponent(url.password)];
+    url.username = "";
+    url.password = "";
+  }
+  if (credentials.token) headers.authorization = `Bearer ${credentials.token}`;
+  else if (credentials.username !== undefined) basic = [credentials.username, credentials.password ?? ""];
+  if (basic && !headers.authorization) {
+    headers.authorization = `Basic ${Buffer.from(`${basic[0]}:${basic[1]}`).toString("base64")}`;
+  }
+  return { url, headers };
+}
+
+async function readLimited(response: Response, limitBytes: number): Promise<string | null> {
+  const declared = Number(response.headers.get("content-length"));
+  if (declared > limitBytes) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limitBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function describeFetchError(err: unknown): string {
+  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
+    return `no answer within ${FETCH_TIMEOUT_MS} ms`;
+  }
+  const cause = (err as { cause?: { message?: string; code?: string } })?.cause;
+  if (cause?.message) return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function fetchAlertList(
+  connection: IntegrationConnection,
+  allowedHosts: readonly string[],
+): Promise<FetchResult> {
+  if (connection.credentialsError) return { ok: false, error: connection.credentialsError };
+  let target: ReturnType<typeof requestOf>;
+  try {
+    target = requestOf(connection);
+  } catch {
+    return { ok: false, error: `the integration's url is not a valid URL` };
+  }
+  // Checked again here: the list may have changed since the integration was saved.
+  if (allowedHosts.length > 0 && !hostAllowed(target.url, allowedHosts)) {
+    return { ok: false, error: `host ${target.url.host} is not on INTEGRATION_ALLOWED_HOSTS` };
+  }
+  const where = `GET ${target.url.origin}${target.url.pathname}`;
+  try {
+    // No redirects: one could carry the credentials to another host.
+    const response = await fetch(target.url, {
+      headers: target.headers,
+      redirect: "manual",
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
+    const body = await readLimited(response, MAX_RESPONSE_BYTES);
+    if (body === null)
+      return { ok: false, error: `${where}: answer larger than ${MAX_RESPONSE_BYTES} bytes` };
+    if (response.status !== 200) {
+      const excerpt = body.replace(/\s+/g, " ").trim().slice(0, 200);
+      return {
+        ok: false,
+        error: `${where} answered ${response.status}${excerpt ? `: ${excerpt}` : ""}`,
+      };
+    }
+    return { ok: true, body };
+  } catch (err) {
+    return { ok: false, error: `${where} failed: ${describeFetchError(err)}` };
+  }
+}
+
+// ---- the run ----
+
+async function startRun(
+  db: Db,
+  connection: IntegrationConnection,
+  trigger: SyncTrigger,
+  startedAt: Date,
+): Promise<RunRow> {
+  const [row] = await db
+    .insert(alertSyncRuns)
+    .values({
+      id: randomUUID(),
+      orgId: connection.orgId,
+      ownerId: connection.ownerId,
+      integrationName: connection.name,
+      trigger,
+      status: "running",
+      startedAt,
+    })
+    .returning();
+  return row as RunRow;
+}
+
+async function failRun(db: Db | Tx, run: RunRow, error: string, at: Date): Promise<RunRow> {
+  const [row] = await db
+    .update(alertSyncRuns)
+    .set({ status: "failed", error: error.slice(0, ERROR_MAX_CHARS), finishedAt: at })
+    .where(and(eq(alertSyncRuns.id, run.id), eq(alertSyncRuns.status, "running")))
+    .returning();
+  return row ?? run;
+}
+
+// Pulled alerts of an integration without a webhook registration are classified with these.
+const DEFAULT_TRIAGE: TriageSettings = {
+  mode: REGISTRATION_DEFAULTS.classify_mode,
+  windowSeconds: REGISTRATION_DEFAULTS.classify_batch_window_seconds,
+  bucketBy: REGISTRATION_DEFAULTS.classify_bucket_by,
+  criticalBypass: REGISTRATION_DEFAULTS.classify_critical_bypass,
+};
+
+/**
+ * Severity overrides and classification settings of the tenant's Alertmanager registration for the
+ * same integration, if any: push and pull then normalize and classify alike.
+ */
+async function registrationSettingsOf(
+  tx: Tx,
+  tenant: Tenant,
+  integrationName: string,
+): Promise<{ overrides: Record<string, SeverityBucket> | undefined; triage: TriageSettings }> {
+  const [row] = await tx
+    .select({
+      overrides: alertWebhooks.severityOverrides,
+      mode: alertWebhooks.classifyMode,
+      windowSeconds: alertWebhooks.classifyBatchWindowSeconds,
+      bucketBy: alertWebhooks.classifyBucketBy,
+      criticalBypass: alertWebhooks.classifyCriticalBypass,
+    })
+    .from(alertWebhooks)
+    .where(
+      and(
+        inTenant(alertWebhooks, tenant),
+        eq(alertWebhooks.appName, "sre"),
+        eq(alertWebhooks.source, SYNCABLE_TYPE),
+        eq(alertWebhooks.integration, integrationName),
+      ),
+    );
+  if (!row) return { overrides: undefined, triage: DEFAULT_TRIAGE };
+  const { overrides, ...triage } = row;
+  return { overrides, triage: triage as TriageSettings };
+}
+
+// The alerts to resolve: seen by an earlier sync, not resolved, absent from this answer. One changed
+// after this fetch started is left alone: a concurrent sync that fetched later (or a push) knows
+// more about it than this answer does.
+async function disappearedAlerts(
+  tx: Tx,
+  scope: AlertScope,
+  listedUids: string[],
+  fetchStartedAt: Date,
+): Promise<{ externalUid: string; isTest: boolean }[]> {
+  return tx
+    .select({ externalUid: alerts.externalUid, isTest: alerts.isTest })
+    .from(alerts)
+    .innerJoin(alertSyncSeen, eq(alertSyncSeen.alertId, alerts.id))
+    .where(
+      and(
+        inTenant(alerts, scope),
+        eq(alerts.sourceType, scope.sourceType),
+        eq(alerts.integrationName, scope.integrationName),
+        sql`${alerts.status} <> 'resolved'`,
+        sql`${alerts.updatedAt} <= ${fetchStartedAt.toISOString()}::timestamptz`,
+        sql`${alerts.externalUid} not in (select json_array_elements_text(${JSON.stringify(listedUids)}::json))`,
+      ),
+    )
+    .orderBy(alerts.externalUid);
+}
+
+// A resolve that changes nothing else: no title, labels or severity (the stored ones stay).
+function resolveEvent(alert: { externalUid: string; isTest: boolean }, at: Date): AlertEvent {
+  return {
+    external_uid: alert.externalUid,
+    status: "resolved",
+    ignore_reason: null,
+    title: "",
+    title_is_fallback: true,
+    description: "",
+    source_severity: "",
+    severity: "info",
+    display_priority: 5,
+    severity_mapping: "missing",
+    triggered_at: null,
+    resolved_at: at.toISOString(),
+    labels: {},
+    links: [],
+    is_test: alert.isTest,
+    source_event: "absent from /api/v2/alerts",
+    unmapped: [],
+  };
+}
+
+async function markSeen(tx: Tx, results: IngestResult[], runId: string, at: Date): Promise<void> {
+  const ids = [...new Set(results.map((result) => result.id).filter(Boolean))];
+  if (ids.length === 0) return;
+  await tx.execute(sql`
+    insert into alert_sync_seen (alert_id, last_seen_at, last_run_id)
+    select id::uuid, ${at.toISOString()}::timestamptz, ${runId}::uuid
+    from json_array_elements_text(${JSON.stringify(ids)}::json) as listed(id)
+    on conflict (alert_id) do update set last_seen_at = excluded.last_seen_at, last_run_id = excluded.last_run_id`);
+}
+
+const COUNTED_AS: Record<IngestOutcome, "created" | "updated" | "resolved" | "unchanged"> = {
+  created: "created",
+  updated: "updated",
+  refired: "updated",
+  ignored: "updated",
+  resolved: "resolved",
+  unchanged: "unchanged",
+  duplicate: "unchanged",
+  stale: "unchanged",
+};
+
+function isRetryable(err: unknown): boolean {
+  const error = err as { code?: string; cause?: { code?: string } };
+  const code = error?.code ?? error?.cause?.code;
+  // Two syncs creating the same new alert collide on its unique key; the loser finds it on retry.
+  return code === "23505" || code === "40P01";
+}
+
+async function applyAlertList(
+  ctx: SyncContext,
+  connection: IntegrationConnection,
+  run: RunRow,
+  body: string,
+  fetchStartedAt: Date,
+): Promise<RunRow> {
+  const tenant: Tenant = { orgId: connection.orgId, ownerId: connection.ownerId };
+  const scope: AlertScope = {
+    ...tenant,
+    sourceType: SYNCABLE_TYPE,
+    integrationName: connection.name,
+    webhookId: null,
+  };
+  const ingestOptions: IngestOptions = {
+    enqueueMany: ctx.enqueueMany,
+    impact: { environmentCriticality: ctx.config.environmentCriticality },
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.db.transaction(async (tx) => {
+        const receivedAt = ctx.now();
+        const settings = await registrationSettingsOf(tx, tenant, connection.name);
+        const severityOverrides = settings.overrides;
+        const parsed = parseAlertmanagerApi({ body, headers: {}, options: { severityOverrides } });
+        if (!parsed.ok)
+          return failRun(tx, run, `the answer is not an alert list: ${parsed.error}`, receivedAt);
+        const listed = await applyAlertEvents(
+          tx,
+          {
+            scope,
+            events: parsed.events,
+            receivedAt,
+            via: "pull",
+            rawPayload: body,
+            invocationId: null,
+            triage: settings.triage,
+          },
+          ingestOptions,
+        );
+        const listedUids = parsed.events.map((event) => event.external_uid);
+        const gone = await disappearedAlerts(tx, scope, listedUids, fetchStartedAt);
+        const resolved = await applyAlertEvents(
+          tx,
+          {
+            scope,
+            events: gone.map((alert) => resolveEvent(alert, receivedAt)),
+            receivedAt,
+            via: "pull",
+            rawPayload: null,
+            invocationId: null,
+            triage: null,
+          },
+          ingestOptions,
+        );
+        await markSeen(tx, listed, run.id, receivedAt);
+        const counts = { fetched: parsed.events.length, created: 0, updated: 0, resolved: 0, unchanged: 0 };
+        for (const result of [...listed, ...resolved]) counts[COUNTED_AS[result.outcome]] += 1;
+        const [row] = await tx
+          .update(alertSyncRuns)
+          .set({ status: "completed", finishedAt: receivedAt, ...counts })
+          .where(and(eq(alertSyncRuns.id, run.id), eq(alertSyncRuns.status, "running")))
+          .returning();
+        return row ?? run;
+      });
+    } catch (err) {
+      if (attempt < 3 && isRetryable(err)) continue;
+      throw err;
+    }
+  }
+}
+
+async function runSync(
+  ctx: SyncContext,
+  connection: IntegrationConnection,
+  trigger: SyncTrigger,
+): Promise<AlertSyncRun> {
+  const fetchStartedAt = ctx.now();
+  const run = await startRun(ctx.db, connection, trigger, fetchStartedAt);
+  const fetched = await fetchAlertList(connection, ctx.config.integrationAllowedHosts);
+  if (!fetched.ok) {
+    ctx.log.warn({ integration: connection.name, runId: run.id, error: fetched.error }, "alert sync failed");
+    return present(await failRun(ctx.db, run, fetched.error, ctx.now()));
+  }
+  try {
+    return present(await applyAlertList(ctx, connection, run, fetched.body, fetchStartedAt));
+  } catch (err) {
+    // Unexpected (the database): the run says so, and the caller sees the exception.
+    await failRun(ctx.db, run, `storing the alerts failed: ${describeFetchError(err)}`, ctx.now()).catch(
+      () => {},
+    );
+    throw err;
+  }
+}
+
+function assertSyncable(connection: IntegrationConnection): void {
+  if (connection.type !== SYNCABLE_TYPE) {
+    throw new AppError(
+      "BAD_REQUEST",
+      `integration ${connection.name} is of type ${connection.type}; only alertmanager integrations can be synced`,
+      { name: connection.name, type: connection.type },
+    );
+  }
+  if (!connection.url) {
+    throw new AppError("BAD_REQUEST", `integration ${connection.name} has no url to sync from`, {
+      name: connection.name,
+    });
+  }
+}
+
+/**
+ * Syncs one integration of `tenant` now. Unknown integration: 404; not an Alertmanager or without a
+ * url: 400. Otherwise the run, completed or failed (a failed fetch is a value, not an exception).
+ */
+async function syncIntegration({
+  ctx,
+  input,
+}: {
+  ctx: SyncContext;
+  input: { tenant: Tenant; integrationName: string; trigger: SyncTrigger };
+}): Promise<AlertSyncRun> {
+  const connection = await readIntegrationConnection(ctx.db, ctx.secrets, {
+    tenant: input.tenant,
+    name: input.integrationName,
+  });
+  if (!connection) throw notFound("integration", { name: input.integrationName });
+  assertSyncable(connection);
+  return runSync(ctx, connection, input.trigger);
+}
+
+function tenantKey(orgId: string | null, ownerId: string, name: string): string {
+  return orgId ? `org/${orgId}/${name}` : `user/${ownerId}/${name}`;
+}
+
+/**
+ * The scheduled sync: every Alertmanager integration with a url, of every tenant, except those synced
+ * in the last `minIntervalSeconds` or with a run still under way. One integration's failure never
+ * stops the others. Returns the runs it made.
+ */
+export async function syncDueIntegrations({
+  ctx,
+  input = {},
+}: {
+  ctx: SyncContext;
+  input?: { minIntervalSeconds?: number };
+}): Promise<AlertSyncRun[]> {
+  const now = ctx.now();
+  const interrupted = new Date(now.getTime() - INTERRUPTED_AFTER_SECONDS * 1000);
+  await ctx.db
+    .update(alertSyncRuns)
+    .set({ status: "failed", error: "interrupted: the run never finished", finishedAt: now })
+    .where(and(eq(alertSyncRuns.status, "running"), lt(alertSyncRuns.startedAt, interrupted)));
+
+  const recentSince = new Date(
+    now.getTime() - (input.minIntervalSeconds ?? MIN_SYNC_INTERVAL_SECONDS) * 1000,
+  );
+  const recent = await ctx.db
+    .selectDistinct({
+      orgId: alertSyncRuns.orgId,
+      ownerId: alertSyncRuns.ownerId,
+      name: alertSyncRuns.integrationName,
+    })
+    .from(alertSyncRuns)
+    .where(or(gt(alertSyncRuns.startedAt, recentSince), eq(alertSyncRuns.status, "running")));
+  const skip = new Set(recent.map((row) => tenantKey(row.orgId, row.ownerId, row.name)));
+
+  const connections = await listIntegrationConnections(ctx.db, ctx.secrets, { type: SYNCABLE_TYPE });
+  const runs: AlertSyncRun[] = [];
+  for (const connection of connections) {
+    if (skip.has(tenantKey(connection.orgId, connection.ownerId, connection.name))) continue;
+    try {
+      runs.push(await runSync(ctx, connection, "scheduled"));
+    } catch (err) {
+      ctx.log.error({ err, integration: connection.name }, "scheduled alert sync failed");
+    }
+  }
+  return runs;
+}
+
+export const syncIntegrationsJob = defineJob({
+  name: "alerts.sync_integrations",
+  schema: Type.Object({}),
+  // The next minute's run is the retry.
+  retryLimit: 0,
+  expireInSeconds: 10 * 60,
+  handler: async ({ ctx }) => {
+    const runs = await syncDueIntegrations({ ctx });
+    if (runs.length > 0) {
+      ctx.log.info(
+        { runs: runs.length, failed: runs.filter((run) => run.status === "failed").length },
+        "scheduled alert sync done",
+      );
+    }
+  },
+});
+
+/** The integration's sync runs, newest first. Unknown integration: 404. */
+export async function listAlertSyncRuns({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { integrationName: string; limit: number; offset: number };
+}): Promise<AlertSyncRunPage> {
+  const tenant = tenantOf(ctx.actor);
+  await getIntegration({ ctx, input: { name: input.integrationName } });
+  const where = and(
+    inTenant(alertSyncRuns, tenant),
+    eq(alertSyncRuns.integrationName, input.integrationName),
+  );
+  const [rows, [total]] = await Promise.all([
+    ctx.db
+      .select()
+      .from(alertSyncRuns)
+      .where(where)
+      .orderBy(desc(alertSyncRuns.startedAt), desc(alertSyncRuns.id))
+      .limit(input.limit)
+      .offset(input.offset),
+    ctx.db.select({ value: count() }).from(alertSyncRuns).where(where),
+  ]);
+  return { runs: rows.map(present), total: total?.value ?? 0, limit: input.limit, offset: input.offset };
+}
+
+/** The manual sync of the caller's integration `name` (syncIntegrationAlerts). */
+export async function syncIntegrationAlerts({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+  return syncIntegration({
+    ctx: syncContextOf(ctx),
+    input: { tenant: tenantOf(ctx.actor), integrationName: input.name, trigger: "manual" },
+  });
+}

@@ -1,0 +1,120 @@
+// An operator's changes to an alert: ignore it (with a reason) or set it back to active, and
+// classify it (attention and its reason). Analysis results and derived fields are never writable.
+// Each change is a conditional update and lands in the alert's history.
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
+import { withTransaction } from "../../core/db/database.ts";
+import { AppError, notFound } from "../../core/errors.ts";
+import { getAlert } from "../console/read-alerts.ts";
+import { type AlertPatch, type AlertV1, READ_ONLY_FIELDS } from "../schemas.ts";
+import { alertEvents, alerts } from "../tables.ts";
+import { classifyAlertsJob } from "./classify-job.ts";
+
+function rejectReadOnly(patch: Record<string, unknown>): void {
+  const field = READ_ONLY_FIELDS.find((name) => name in patch);
+  if (field) {
+    throw new AppError("VALIDATION_FAILED", `${field}: is set by Vigil's analysis and cannot be written`, {
+      field,
+      location: "body",
+    });
+  }
+}
+
+export async function triageAlert({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { id: string; patch: AlertPatch };
+}): Promise<AlertV1> {
+  const { patch } = input;
+  rejectReadOnly(patch as Record<string, unknown>);
+  const current = await getAlert({ ctx, input: { id: input.id } });
+  const changes: Partial<typeof alerts.$inferInsert> = {};
+  const allowedFrom: string[] = [current.status];
+
+  if (patch.status === "ignored") {
+    if (current.status === "resolved") {
+      throw new AppError("VALIDATION_FAILED", "status: a resolved alert cannot be ignored", {
+        field: "status",
+      });
+    }
+    // An ignored alert leaves its storm, and one set active again may join one: the correlator looks.
+    Object.assign(changes, {
+      status: "ignored",
+      ignoredBy: "operator",
+      ignoreReason: patch.ignore_reason ?? null,
+      stormPending: true,
+    });
+  } else if (patch.status === "active") {
+    if (current.status !== "ignored") {
+      throw new AppError("VALIDATION_FAILED", "status: only an ignored alert can be set back to active", {
+        field: "status",
+      });
+    }
+    Object.assign(changes, { status: "active", ignoredBy: null, ignoreReason: null, stormPending: true });
+  } else if (patch.ignore_reason !== undefined) {
+    if (current.status !== "ignored") {
+      throw new AppError("VALIDATION_FAILED", "ignore_reason: only an ignored alert has an ignore reason", {
+        field: "ignore_reason",
+      });
+    }
+    changes.ignoreReason = patch.ignore_reason;
+  }
+  if (patch.attention !== undefined) changes.attention = patch.attention;
+  if (patch.attention_reason !== undefined) changes.attentionReason = patch.attention_reason;
+  if (Object.keys(changes).length === 0) return current;
+
+  await withTransaction(ctx.db, async (tx) => {
+    // Conditional on the status read above: a delivery that changed it meanwhile wins, and the
+    // operator gets a 409 to look again rather than a silent overwrite.
+    const [updated] = await tx
+      .update(alerts)
+      .set({ ...changes, updatedAt: ctx.now(), eventSeq: sql`${alerts.eventSeq} + 1` })
+      .where(
+        and(
+          inTenant(alerts, tenantOf(ctx.actor)),
+          eq(alerts.id, current.id),
+          inArray(alerts.status, allowedFrom),
+        ),
+      )
+      .returning({ seq: alerts.eventSeq, status: alerts.status });
+    if (!updated)
+      throw new AppError("CONFLICT", "the alert changed meanwhile; read it again", { id: current.id });
+    await tx.insert(alertEvents).values({
+      alertId: current.id,
+      seq: updated.seq,
+      at: ctx.now(),
+      kind: patch.status === "ignored" ? "ignored" : patch.status === "active" ? "unignored" : "triaged",
+      actor: "operator",
+      sourceEvent: null,
+      statusBefore: current.status,
+      statusAfter: updated.status,
+      invocationId: null,
+      detail: { key_id: ctx.actor.keyId, changes: patch },
+    });
+  });
+  const result = await getAlert({ ctx, input: { id: current.id } }).catch(() => null);
+  if (!result) throw notFound("alert", { id: input.id });
+  return result;
+}
+
+/** Classifies an alert again (after a failure, or on an analyst's request): it is queued alone. */
+export async function reclassifyAlert({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<AlertV1> {
+  const current = await getAlert({ ctx, input });
+  const tenant = tenantOf(ctx.actor);
+  const bucket = `alert:${current.id}`;
+  await withTransaction(ctx.db, async (tx) => {
+    await tx
+      .update(alerts)
+      .set({ analysisStatus: "queued", triageBucket: bucket })
+      .where(and(inTenant(alerts, tenant), eq(alerts.id, current.id)));
+    await ctx.services.queue.enqueue(tx, classifyAlertsJob, {
+      orgId: tenant.orgId,
+      ownerId: tenant.ownerId,
+      buckets: [bucket],
+    });
+  });
+  return getAlert({ ctx, input: { id: current.id } });
+}

@@ -1,0 +1,340 @@
+// Automatic triage end to end: alerts arrive through the trigger, wait in their bucket, and the
+// classification job (real workers) stores attention, reasons, summary and first investigation.
+import { sql } from "drizzle-orm";
+import { afterAll, expect, it } from "vitest";
+import { readFixture } from "../../../test/fixtures.ts";
+import { describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
+import { startOpenAiStub } from "../../../test/openai-stub.ts";
+import type { Db } from "../../core/db/database.ts";
+import { classifyAlertsJob } from "./classify-job.ts";
+
+type Auth = { authorization: string };
+
+function amBody(alerts: { name: string; severity: string; labels?: Record<string, string> }[]) {
+  return JSON.stringify({
+    version: "4",
+    status: "firing",
+    receiver: "vigil",
+    groupLabels: {},
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: "http://alertmanager.example:9093",
+    alerts: alerts.map((alert) => ({
+      status: "firing",
+      labels: { alertname: alert.name, severity: alert.severity, ...alert.labels },
+      annotations: { summary: `${alert.name} is firing` },
+      startsAt: new Date().toISOString(),
+      endsAt: "0001-01-01T00:00:00Z",
+      generatorURL: "http://prometheus.example:9090/graph",
+      fingerprint: `fp-${alert.name.toLowerCase()}`,
+    })),
+  });
+}
+
+async function register(h: Harness, auth: Auth, source: string, settings: object) {
+  const response = await h.vigil.app.inject({
+    method: "POST",
+    url: "/app/sre/api/v1/alerts/webhook",
+    headers: auth,
+    payload: { source, ...settings },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return `/platform${response.json().platform_webhook_url}`;
+}
+
+async function read(h: Harness, auth: Auth, id: string) {
+  return (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
+}
+
+/** The job context a worker hands the classification job, on the given database handle. */
+function jobContext(h: Harness, db: Db) {
+  const { services } = h.vigil;
+  return {
+    ...services,
+    db,
+    log: h.vigil.log,
+    enqueue: services.queue.enqueue,
+    enqueueMany: services.queue.enqueueMany,
+  };
+}
+
+describeEachEngine("automatic triage", (harness) => {
+  const settled = (h: Harness, auth: Auth, id: string) =>
+    waitFor(async () => {
+      const alert = await read(h, auth, id);
+      return ["completed", "failed"].includes(alert.analysis_status) ? alert : undefined;
+    }, 30_000);
+
+  it("classifies an alert at once in immediate mode, with its history", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await register(h, auth, "alertmanager", {
+      integration: "immediate",
+      classify_mode: "immediate",
+    });
+    const body = amBody([
+      { name: "PostgresDown", severity: "critical", labels: { env: "production", cluster: "eu-1" } },
+    ]);
+    const delivered = await h.vigil.app.inject({ method: "POST", url, payload: body });
+    const id = delivered.json().alerts[0].id;
+    const alert = await settled(h, auth, id);
+    expect(alert).toMatchObject({
+      analysis_status: "completed",
+      attention: "needs_attention",
+      attention_reason: "Critical severity, in production",
+      short_summary: "PostgresDown: needs attention (Critical severity, in production)",
+    });
+    expect(alert.initial_investigation).toMatch(/^Hypotheses:\n- an instance crashed or lost connectivity\n/);
+    expect(alert.initial_investigation).toContain(
+      "Related signals:\n- production environment (env=production)",
+    );
+    const history = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}/history`, headers: auth });
+    expect(
+      history.json().events.map((event: { kind: string; actor: string }) => [event.kind, event.actor]),
+    ).toEqual([
+      ["created", "source"],
+      ["classified", "vigil"],
+    ]);
+    expect(history.json().events[1].detail).toEqual({
+      step: "sre_classify_alert_criticality",
+      attention: "needs_attention",
+      reason: "Critical severity, in production",
+    });
+  });
+
+  it("never classifies a test notification", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await register(h, auth, "grafana", { classify_mode: "immediate" });
+    const fixture = readFixture("grafana", "v12-test-notification.json");
+    const delivered = await h.vigil.app.inject({
+      method: "POST",
+      url,
+      payload: fixture,
+      headers: { "content-type": "application/json" },
+    });
+    const [first] = delivered.json().alerts;
+    const { rows } = await h.vigil.services.database.db.execute(
+      sql`select count(*)::int as n from pgboss.job where name = 'alerts.classify' and data->'buckets' ? ${`alert:${first.id}`}`,
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
+    expect((await read(h, auth, first.id)).analysis_status).toBe("none");
+  });
+
+  it("batches a scope's alerts over the window, and lets a critical alert through at once", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await register(h, auth, "alertmanager", {
+      integration: "batch",
+      classify_mode: "batch",
+      classify_batch_window_seconds: 15,
+      classify_bucket_by: "storm_scope",
+      classify_critical_bypass: true,
+    });
+    const labels = { cluster: "prod-eu-2", env: "production" };
+    const delivered = await h.vigil.app.inject({
+      method: "POST",
+      url,
+      payload: amBody([
+        { name: "ApiLatencyHigh", severity: "warning", labels },
+        { name: "ApiErrorRateHigh", severity: "warning", labels },
+        { name: "NodeDiskFull", severity: "critical", labels },
+      ]),
+    });
+    const [latency, errors, disk] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
+    const critical = await settled(h, auth, disk);
+    expect(critical.analysis_status).toBe("completed");
+    // The critical alert went straight through; the others still wait for the window.
+    expect((await read(h, auth, latency)).analysis_status).toBe("queued");
+    expect((await read(h, auth, errors)).analysis_status).toBe("queued");
+    const batched = await Promise.all([settled(h, auth, latency), settled(h, auth, errors)]);
+    for (const alert of batched) {
+      expect(alert.analysis_status).toBe("completed");
+      expect(alert.initial_investigation).toContain("classified together with 1 alert(s)");
+    }
+    expect(batched[0].initial_investigation).toContain("ApiErrorRateHigh (Medium)");
+  }, 60_000);
+
+  it("classifies again on request", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await register(h, auth, "alertmanager", { integration: "again", classify_mode: "immediate" });
+    const delivered = await h.vigil.app.inject({
+      method: "POST",
+      url,
+      payload: amBody([{ name: "Again", severity: "info" }]),
+    });
+    const id = delivered.json().alerts[0].id;
+    await settled(h, auth, id);
+    const again = await h.vigil.app.inject({
+      method: "POST",
+      url: `/app/sre/api/v1/alerts/${id}/classify`,
+      headers: auth,
+    });
+    expect(again.statusCode).toBe(202);
+    expect(again.json().analysis_status).toBe("queued");
+    expect((await settled(h, auth, id)).attention).toBe("others");
+    const missing = await h.vigil.app.inject({
+      method: "POST",
+      url: "/app/sre/api/v1/alerts/nope/classify",
+      headers: auth,
+    });
+    expect(missing.statusCode).toBe(404);
+  });
+
+  it("marks the bucket failed after the last attempt, and retries before it", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await register(h, auth, "alertmanager", {
+      integration: "failing",
+      classify_mode: "immediate",
+    });
+    const delivered = await h.vigil.app.inject({
+      method: "POST",
+      url,
+      payload: amBody([{ name: "Flaky", severity: "warning" }]),
+    });
+    const id = delivered.json().alerts[0].id;
+    await settled(h, auth, id);
+    const { db } = h.vigil.services.database;
+    const bucket = "manual:failing";
+    await db.execute(
+      sql`update alerts set analysis_status = 'queued', triage_bucket = ${bucket} where id = ${id}`,
+    );
+    // A database whose first claim fails.
+    let calls = 0;
+    const failing = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property !== "execute") return Reflect.get(target, property, receiver);
+        return (...args: Parameters<Db["execute"]>) => {
+          const claim = JSON.stringify(args[0]).includes("set analysis_status = 'running'");
+          if (claim) calls += 1;
+          if (claim && calls === 1) return Promise.reject(new Error("connection reset"));
+          return target.execute(...args);
+        };
+      },
+    });
+    const ctx = jobContext(h, failing as Db);
+    const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, buckets: [bucket] };
+    await expect(classifyAlertsJob.handler({ ctx, data, attempt: 1 })).rejects.toThrow("connection reset");
+    expect((await read(h, auth, id)).analysis_status).toBe("queued");
+    calls = 0;
+    await classifyAlertsJob.handler({ ctx, data, attempt: 4 });
+    expect((await read(h, auth, id)).analysis_status).toBe("failed");
+  });
+});
+
+// With no correlator running (role api), the job itself places the bucket's alerts in their storm
+// before classifying: the latency alert is classified as the database outage's symptom.
+describeEachEngine(
+  "classification correlates its bucket first",
+  (harness) => {
+    it("classifies a symptom as a symptom even before the correlator loop ran", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const url = await register(h, auth, "alertmanager", {
+        integration: "storm-first",
+        classify_mode: "immediate",
+      });
+      const cluster = { cluster: "eu-2", env: "staging" };
+      const delivered = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        payload: amBody([
+          { name: "PostgresDown", severity: "critical", labels: cluster },
+          { name: "HighRequestLatency", severity: "warning", labels: cluster },
+        ]),
+      });
+      const [, latencyId] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
+      const before = await read(h, auth, latencyId);
+      expect([before.storm_id, before.analysis_status]).toEqual([null, "queued"]);
+      const data = {
+        orgId: null,
+        ownerId: (await ownerOf(h, latencyId)) as string,
+        buckets: [`alert:${latencyId}`],
+      };
+      await classifyAlertsJob.handler({ ctx: jobContext(h, h.vigil.services.database.db), data, attempt: 1 });
+      const after = await read(h, auth, latencyId);
+      expect(after.storm_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect([after.alert_role, after.likely_upstream, after.analysis_status]).toEqual([
+        "symptom",
+        "PostgresDown",
+        "completed",
+      ]);
+      expect(after.attention_reason).toBe('symptom of a storm: look at "PostgresDown" first');
+    });
+  },
+  { role: "api" },
+);
+
+async function ownerOf(h: Harness, id: string) {
+  const { rows } = await h.vigil.services.database.db.execute(
+    sql`select owner_id from alerts where id = ${id}`,
+  );
+  return rows[0]?.owner_id;
+}
+
+// An LLM, when configured, may correct the deterministic label; its answer is validated.
+const stub = await startOpenAiStub();
+afterAll(() => stub.close());
+
+describeEachEngine(
+  "automatic triage with an LLM",
+  (harness) => {
+    it("stores the model's refinement, and keeps the built-in result when the model fails", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const response = await h.vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", classify_mode: "immediate" },
+      });
+      const url = `/platform${response.json().platform_webhook_url}`;
+      const read = async (id: string) =>
+        (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
+      const settledAlert = (id: string) =>
+        waitFor(async () => {
+          const alert = await read(id);
+          return alert.analysis_status === "completed" ? alert : undefined;
+        }, 30_000);
+
+      stub.script([
+        {
+          content: JSON.stringify({
+            attention: "false_positive",
+            attention_reason: "synthetic canary that always fires during deploys",
+            short_summary: "canary noise during deploy",
+          }),
+        },
+      ]);
+      const refined = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        payload: amBody([{ name: "CanaryProbe", severity: "critical", labels: { env: "production" } }]),
+      });
+      const alert = await settledAlert(refined.json().alerts[0].id);
+      expect(alert).toMatchObject({
+        attention: "false_positive",
+        attention_reason: "synthetic canary that always fires during deploys",
+        short_summary: "canary noise during deploy",
+      });
+      expect(alert.initial_investigation).toContain("Hypotheses:");
+      const sent = JSON.stringify(stub.requests[0]?.body);
+      expect(sent).toContain("CanaryProbe");
+      expect(sent).toContain("Critical severity, in production");
+
+      stub.script([{ status: 500, body: { error: { message: "overloaded" } } }]);
+      const fallback = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        payload: amBody([{ name: "FallbackProbe", severity: "critical", labels: { env: "production" } }]),
+      });
+      expect(await settledAlert(fallback.json().alerts[0].id)).toMatchObject({
+        attention: "needs_attention",
+        attention_reason: "Critical severity, in production",
+      });
+    });
+  },
+  { llm: { baseUrl: stub.baseUrl, model: "gpt-4o-mini", apiKey: "sk-test" } },
+);

@@ -1,0 +1,90 @@
+// Automatic triage: each new or re-fired alert waits in a bucket (analysis_status `queued`) and a
+// job classifies the bucket together (`running`, then `completed` or `failed`). The registration
+// decides the buckets: `immediate` gives each alert its own; `batch` groups alerts of one storm scope
+// or one service over the debounce window; `classify_critical_bypass` sends Critical and P1 alerts
+// straight through. Test notifications are never classified.
+import type { SendOptions } from "../../core/queue/catalog.ts";
+import { stormScopeOf } from "../correlation/correlate.ts";
+import type { AlertRow, AlertScope, IngestOutcome } from "../ingest/lifecycle.ts";
+
+export interface TriageSettings {
+  mode: "batch" | "immediate";
+  windowSeconds: number;
+  bucketBy: "storm_scope" | "service";
+  criticalBypass: boolean;
+}
+
+const SERVICE_KEYS = ["service", "service_name", "app", "application", "job", "component"];
+
+function isCriticalOrP1(row: AlertRow): boolean {
+  return row.severity === "Critical" || /^p1$/i.test(row.sourceSeverity.trim());
+}
+
+/** The bucket an alert is classified in; an alert alone in its bucket is classified at once. */
+export function triageBucketOf(
+  row: AlertRow,
+  settings: TriageSettings,
+): { key: string; delaySeconds: number } {
+  const alone = { key: `alert:${row.id}`, delaySeconds: 0 };
+  if (settings.mode === "immediate" || (settings.criticalBypass && isCriticalOrP1(row))) return alone;
+  let group: string | null;
+  if (settings.bucketBy === "service") {
+    const key = SERVICE_KEYS.find((name) => row.labels[name]?.trim());
+    group = key ? `service:${row.labels[key]?.trim().toLowerCase()}` : null;
+  } else {
+    group = stormScopeOf(row.labels, row.sourceType);
+  }
+  // Without a scope or service an alert has no one to be grouped with, so it does not wait either.
+  if (!group) return alone;
+  return { key: `${settings.mode}:${settings.bucketBy}:${group}`, delaySeconds: settings.windowSeconds };
+}
+
+/** Marks the delivery's new and re-fired alerts for classification; returns their buckets. */
+export function queueForTriage(
+  planned: { row: AlertRow; outcome: IngestOutcome }[],
+  settings: TriageSettings,
+): Map<string, number> {
+  const buckets = new Map<string, number>();
+  for (const { row, outcome } of planned) {
+    if ((outcome !== "created" && outcome !== "refired") || row.isTest) continue;
+    const bucket = triageBucketOf(row, settings);
+    row.analysisStatus = "queued";
+    row.triageBucket = bucket.key;
+    buckets.set(bucket.key, bucket.delaySeconds);
+  }
+  return buckets;
+}
+
+export interface ClassifyJobData {
+  orgId: string | null;
+  ownerId: string;
+  /** Each bucket is classified on its own; one job carries all buckets due at the same time. */
+  buckets: string[];
+}
+
+/**
+ * At most two jobs per delivery, however many buckets it fills: one for the buckets due now, one
+ * for those that wait for the window. A waiting job runs when the window ends and claims every queued
+ * alert of its buckets, so the singleton key may drop the same buckets' job of a later delivery in
+ * the same window.
+ */
+export function triageJobs(
+  scope: Pick<AlertScope, "orgId" | "ownerId">,
+  buckets: Map<string, number>,
+): { data: ClassifyJobData; options: SendOptions }[] {
+  const byDelay = new Map<number, string[]>();
+  for (const [bucket, delaySeconds] of buckets)
+    byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), bucket]);
+  return [...byDelay].map(([delaySeconds, keys]) => {
+    const data = { orgId: scope.orgId, ownerId: scope.ownerId, buckets: keys.sort() };
+    if (delaySeconds === 0) return { data, options: {} };
+    return {
+      data,
+      options: {
+        startAfterSeconds: delaySeconds,
+        singletonKey: `${scope.orgId ?? scope.ownerId}|${data.buckets.join("|")}`.slice(0, 500),
+        singletonSeconds: delaySeconds,
+      },
+    };
+  });
+}

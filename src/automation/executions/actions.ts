@@ -1,0 +1,253 @@
+// The built-in actions: what a stage with `action_type` runs, and the tools agents may call. Each
+// takes its settings (the stage's `config`, templated over the run's context) and returns an output
+// the next stages can read. They never throw anything but StepError.
+import jsonata from "jsonata";
+import type { Config } from "../../config.ts";
+import { hostAllowed } from "../../core/http/allowed-hosts.ts";
+import type { ActionType, StructuredOutput } from "../schemas.ts";
+import { asText, renderText, renderValue } from "./template.ts";
+
+/** A step's failure. `retryable` failures are tried again (pg-boss retry); others fail at once. */
+export class StepError extends Error {
+  readonly retryable: boolean;
+  constructor(message: string, retryable: boolean) {
+    super(message);
+    this.name = "StepError";
+    this.retryable = retryable;
+  }
+}
+
+export interface ArtifactDraft {
+  name: string;
+  mimeType: string;
+  content: Buffer;
+}
+
+export interface ActionOutcome {
+  output: unknown;
+  /** Stored with the step's completion, so they exist if and only if the step completed. */
+  artifacts: ArtifactDraft[];
+  structuredOutput: StructuredOutput | null;
+}
+
+export interface ActionEnv {
+  config: Pick<Config, "automationHttpAllowedHosts">;
+  /** The run's context: { input, stages: { <id>: { output } }, execution, agent? }. */
+  context: Record<string, unknown>;
+  /** Aborts when the run stops (cancelled): an http_request under way is dropped. */
+  signal?: AbortSignal;
+}
+
+/** Bodies kept from an http_request response; the rest is dropped and `truncated` set. */
+export const HTTP_RESPONSE_MAX_BYTES = 64 * 1024;
+export const HTTP_DEFAULT_TIMEOUT_MS = 10_000;
+export const HTTP_MAX_TIMEOUT_MS = 60_000;
+export const JSON_TRANSFORM_TIMEOUT_MS = 1_000;
+const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+const REPORT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export const DEFAULT_REPORT_TEMPLATE = [
+  "# {{report.title}}",
+  "",
+  "## Summary",
+  "",
+  "{{report.summary}}",
+  "",
+  "## Impact",
+  "",
+  "{{report.impact}}",
+  "",
+  "## Recommendations",
+  "",
+  "{{report.recommendations}}",
+  "",
+  "Confidence: {{report.confidence}}",
+  "",
+].join("\n");
+
+function invalid(action: string, message: string): StepError {
+  return new StepError(`${action}: ${message}`, false);
+}
+
+function optionalString(action: string, settings: Record<string, unknown>, field: string): string | null {
+  const value = settings[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw invalid(action, `${field} must be a string`);
+  return value;
+}
+
+export async function runAction(
+  type: ActionType,
+  rawSettings: Record<string, unknown>,
+  env: ActionEnv,
+): Promise<ActionOutcome> {
+  if (type === "http_request") return httpRequest(renderValue(rawSettings, env.context), env);
+  if (type === "json_transform") return jsonTransform(rawSettings, env);
+  return writeReport(rawSettings, env);
+}
+
+async function readLimited(
+  response: Response,
+  maxBytes: number,
+): Promise<{ bytes: Buffer; truncated: boolean }> {
+  if (!response.body) return { bytes: Buffer.alloc(0), truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { bytes: Buffer.concat(chunks), truncated: false };
+    chunks.push(Buffer.from(value));
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return { bytes: Buffer.concat(chunks).subarray(0, maxBytes), truncated: true };
+    }
+  }
+}
+
+/**
+ * settings: method (default GET), url, headers, body (a string is sent as is, anything else as
+ * JSON), timeout_ms (default 10000, at most 60000). Only hosts on AUTOMATION_HTTP_ALLOWED_HOSTS;
+ * redirects are not followed. 5xx, 408, 429, timeouts and network errors are retried; other
+ * statuses fail at once.
+ */
+async function httpRequest(rendered: unknown, env: ActionEnv): Promise<ActionOutcome> {
+  const action = "http_request";
+  if (rendered === null || typeof rendered !== "object" || Array.isArray(rendered)) {
+    throw invalid(action, "settings must be an object");
+  }
+  const settings = rendered as Record<string, unknown>;
+  const method = (optionalString(action, settings, "method") ?? "GET").toUpperCase();
+  if (!HTTP_METHODS.includes(method))
+    throw invalid(action, `method must be one of ${HTTP_METHODS.join(", ")}`);
+  const rawUrl = optionalString(action, settings, "url");
+  if (!rawUrl) throw invalid(action, "url is required");
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw invalid(action, `url ${rawUrl} is not a valid URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid(action, "url must be http(s)");
+  if (!hostAllowed(url, env.config.automationHttpAllowedHosts)) {
+    throw invalid(action, `host ${url.host} is not on AUTOMATION_HTTP_ALLOWED_HOSTS`);
+  }
+  const timeoutMs = settings.timeout_ms ?? HTTP_DEFAULT_TIMEOUT_MS;
+  if (
+    typeof timeoutMs !== "number" ||
+    !Number.isInteger(timeoutMs) ||
+    timeoutMs < 1 ||
+    timeoutMs > HTTP_MAX_TIMEOUT_MS
+  ) {
+    throw invalid(action, `timeout_ms must be an integer from 1 to ${HTTP_MAX_TIMEOUT_MS}`);
+  }
+  const headers = new Headers();
+  const givenHeaders = settings.headers ?? {};
+  if (givenHeaders === null || typeof givenHeaders !== "object" || Array.isArray(givenHeaders)) {
+    throw invalid(action, "headers must be an object of strings");
+  }
+  for (const [name, value] of Object.entries(givenHeaders)) headers.set(name, asText(value));
+  let body: string | undefined;
+  if (settings.body !== undefined && settings.body !== null && method !== "GET" && method !== "HEAD") {
+    if (typeof settings.body === "string") body = settings.body;
+    else {
+      body = JSON.stringify(settings.body);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    }
+  }
+  const target = `${method} ${url.origin}${url.pathname}`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      body,
+      redirect: "manual",
+      signal: env.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), env.signal])
+        : AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const reason =
+      (err as Error).name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (err as Error).message;
+    throw new StepError(`${action}: ${target} failed: ${reason}`, true);
+  }
+  const { bytes, truncated } = await readLimited(response, HTTP_RESPONSE_MAX_BYTES).catch((err: Error) => {
+    throw new StepError(`${action}: ${target}: reading the response failed: ${err.message}`, true);
+  });
+  const text = bytes.toString("utf8");
+  if (!response.ok) {
+    const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
+    throw new StepError(`${action}: ${target} answered ${response.status}: ${text.slice(0, 200)}`, retryable);
+  }
+  const contentType = response.headers.get("content-type") ?? "";
+  let parsed: unknown = text;
+  if (!truncated && /\bjson\b/i.test(contentType) && text.length > 0) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  return {
+    output: { status: response.status, content_type: contentType || null, body: parsed, truncated },
+    artifacts: [],
+    structuredOutput: null,
+  };
+}
+
+/**
+ * settings: expression, a JSONata expression evaluated over the run's context (so `input.service`,
+ * `stages.fetch.output.body.items[status = "firing"]`). Bounded to 1 s and a stack depth of 500.
+ */
+async function jsonTransform(settings: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const action = "json_transform";
+  const expression = optionalString(action, settings, "expression");
+  if (!expression) throw invalid(action, "expression is required");
+  let result: unknown;
+  try {
+    const compiled = jsonata(expression, { timeout: JSON_TRANSFORM_TIMEOUT_MS, stack: 500 });
+    result = await compiled.evaluate(env.context);
+  } catch (err) {
+    const { message, position } = err as { message?: string; position?: number };
+    throw invalid(action, `${message ?? String(err)}${position === undefined ? "" : ` (at ${position})`}`);
+  }
+  // JSONata sequences carry a marker property; a JSON round trip keeps plain data only.
+  const output = result === undefined ? null : JSON.parse(JSON.stringify(result));
+  return { output, artifacts: [], structuredOutput: null };
+}
+
+/**
+ * settings: name (file name, default report.md), title, summary, impact, recommendations,
+ * confidence (each a template) and template (Markdown, default DEFAULT_REPORT_TEMPLATE), rendered
+ * over the context plus `report` (the rendered fields). Stores the Markdown as a session artifact
+ * and sets the run's structured_output.
+ */
+async function writeReport(settings: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const action = "write_report";
+  const name = optionalString(action, settings, "name") ?? "report.md";
+  if (!REPORT_NAME.test(name)) throw invalid(action, "name must be a file name (letters, digits, . _ -)");
+  const field = (key: string) => renderText(optionalString(action, settings, key) ?? "", env.context);
+  const report = {
+    title: field("title") || "Report",
+    summary: field("summary"),
+    impact: field("impact"),
+    recommendations: field("recommendations"),
+    confidence: field("confidence"),
+  };
+  const template = optionalString(action, settings, "template") ?? DEFAULT_REPORT_TEMPLATE;
+  const markdown = renderText(template, { ...env.context, report });
+  const content = Buffer.from(markdown, "utf8");
+  const structuredOutput: StructuredOutput = {
+    summary: report.summary,
+    impact: report.impact,
+    recommendations: report.recommendations,
+    confidence: report.confidence,
+  };
+  return {
+    output: { artifact: name, size_bytes: content.byteLength, structured_output: structuredOutput },
+    artifacts: [{ name, mimeType: "text/markdown; charset=utf-8", content }],
+    structuredOutput,
+  };
+}

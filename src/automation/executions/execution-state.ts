@@ -1,0 +1,157 @@
+// The state transitions of a run, shared by the start, the engine, cancellation and the sweeper.
+// Every one is a conditional update taken with the execution row locked (SELECT ... FOR UPDATE), so
+// concurrent stage completions of one run serialize, exactly one of them sends a joined stage, and
+// nothing changes a run once it left `running`: a late worker's result is dropped.
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Tx } from "../../core/db/database.ts";
+import type { Stage, StructuredOutput } from "../schemas.ts";
+import { executionNodes, executions } from "../tables.ts";
+import { asText } from "./template.ts";
+
+export type ExecutionRow = typeof executions.$inferSelect;
+export type NodeRow = typeof executionNodes.$inferSelect;
+export type Enqueue = (tx: Tx, data: { traceId: string; stageId: string }) => Promise<string | null>;
+
+export const stageKey = (stageId: string) => `stage:${stageId}`;
+
+/** Thrown when the run stopped (cancelled, failed elsewhere, swept) while a step was under way. */
+export class RunStoppedError extends Error {
+  constructor(traceId: string) {
+    super(`execution ${traceId} is no longer running`);
+    this.name = "RunStoppedError";
+  }
+}
+
+/** Locks the execution row; null when the run is no longer running. */
+export async function lockRunningExecution(tx: Tx, traceId: string): Promise<ExecutionRow | null> {
+  const [row] = await tx.select().from(executions).where(eq(executions.traceId, traceId)).for("update");
+  return row && row.status === "running" ? row : null;
+}
+
+/** Sends the jobs of the stages whose dependencies all succeeded and that were never sent. */
+export async function enqueueReadyStages(
+  tx: Tx,
+  execution: Pick<ExecutionRow, "traceId" | "stages">,
+  enqueue: Enqueue,
+  now: Date,
+): Promise<string[]> {
+  const nodes = await tx
+    .select({
+      stageId: executionNodes.stageId,
+      status: executionNodes.status,
+      enqueuedAt: executionNodes.enqueuedAt,
+    })
+    .from(executionNodes)
+    .where(and(eq(executionNodes.traceId, execution.traceId), eq(executionNodes.type, "stage")));
+  const byStage = new Map(nodes.map((node) => [node.stageId, node]));
+  const sent: string[] = [];
+  for (const stage of execution.stages) {
+    const node = byStage.get(stage.id);
+    if (node?.status !== "pending" || node.enqueuedAt) continue;
+    if (!(stage.depends_on ?? []).every((dependency) => byStage.get(dependency)?.status === "success"))
+      continue;
+    const [marked] = await tx
+      .update(executionNodes)
+      .set({ enqueuedAt: now })
+      .where(
+        and(
+          eq(executionNodes.traceId, execution.traceId),
+          eq(executionNodes.key, stageKey(stage.id)),
+          isNull(executionNodes.enqueuedAt),
+        ),
+      )
+      .returning({ id: executionNodes.id });
+    if (!marked) continue;
+    const jobId = await enqueue(tx, { traceId: execution.traceId, stageId: stage.id });
+    await tx.update(executionNodes).set({ jobId }).where(eq(executionNodes.id, marked.id));
+    sent.push(stage.id);
+  }
+  return sent;
+}
+
+const SUMMARY_MAX_CHARS = 4000;
+
+function outputText(output: unknown): string {
+  if (output && typeof output === "object" && typeof (output as { text?: unknown }).text === "string") {
+    return (output as { text: string }).text;
+  }
+  return asText(output);
+}
+
+/** Without a report: the output of the final stages (those nothing depends on) as text. */
+export function defaultStructuredOutput(stages: Stage[], outputs: Map<string, unknown>): StructuredOutput {
+  const needed = new Set(stages.flatMap((stage) => stage.depends_on ?? []));
+  const summary = stages
+    .filter((stage) => !needed.has(stage.id))
+    .map((stage) => outputText(outputs.get(stage.id)))
+    .filter(Boolean)
+    .join("\n\n")
+    .slice(0, SUMMARY_MAX_CHARS);
+  return { summary, impact: "", recommendations: "", confidence: "" };
+}
+
+/** Completes the run when every stage succeeded; the caller holds the execution lock. */
+export async function completeIfDone(tx: Tx, execution: ExecutionRow, now: Date): Promise<boolean> {
+  const stageNodes = await tx
+    .select({ stageId: executionNodes.stageId, status: executionNodes.status, output: executionNodes.output })
+    .from(executionNodes)
+    .where(and(eq(executionNodes.traceId, execution.traceId), eq(executionNodes.type, "stage")));
+  if (stageNodes.some((node) => node.status !== "success")) return false;
+  const outputs = new Map(stageNodes.map((node) => [node.stageId, node.output]));
+  const rows = await tx
+    .update(executions)
+    .set({
+      status: "completed",
+      finishedAt: now,
+      settled: true,
+      structuredOutput: sql`coalesce(${executions.structuredOutput}, ${JSON.stringify(
+        defaultStructuredOutput(execution.stages, outputs),
+      )}::jsonb)`,
+    })
+    .where(and(eq(executions.traceId, execution.traceId), eq(executions.status, "running")))
+    .returning({ traceId: executions.traceId });
+  return rows.length > 0;
+}
+
+export interface Closing {
+  error: string;
+  /** Written on nodes that never started. */
+  skipReason: string;
+  /** Written on nodes that were running: their late result, if any, is dropped. */
+  stopReason: string;
+  cancelled?: boolean;
+  cancelReason?: string | null;
+  now: Date;
+}
+
+/** Ends a running execution as `error`; every node not final becomes skipped or error. */
+export async function closeExecution(tx: Tx, traceId: string, closing: Closing): Promise<boolean> {
+  const rows = await tx
+    .update(executions)
+    .set({
+      status: "error",
+      error: closing.error,
+      cancelled: closing.cancelled ?? false,
+      cancelReason: closing.cancelReason ?? null,
+      finishedAt: closing.now,
+      settled: true,
+      structuredOutput: sql`coalesce(${executions.structuredOutput}, ${JSON.stringify({
+        summary: closing.error,
+        impact: "",
+        recommendations: "",
+        confidence: "",
+      })}::jsonb)`,
+    })
+    .where(and(eq(executions.traceId, traceId), eq(executions.status, "running")))
+    .returning({ traceId: executions.traceId });
+  if (rows.length === 0) return false;
+  await tx
+    .update(executionNodes)
+    .set({ status: "skipped", error: closing.skipReason, finishedAt: closing.now })
+    .where(and(eq(executionNodes.traceId, traceId), eq(executionNodes.status, "pending")));
+  await tx
+    .update(executionNodes)
+    .set({ status: "error", error: closing.stopReason, finishedAt: closing.now })
+    .where(and(eq(executionNodes.traceId, traceId), inArray(executionNodes.status, ["running"])));
+  return true;
+}

@@ -1,0 +1,139 @@
+// The agent and workflow targets of named webhooks. A trigger checks the target's readiness again
+// (it was ready when the webhook was saved, and may not be any more: 423), reads the body as the
+// run's input, and starts the run in the trigger's transaction, so the invocation record and the run
+// (session, execution, first jobs) commit together or not at all.
+import { and, eq } from "drizzle-orm";
+import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
+import type { Executor } from "../../core/db/database.ts";
+import { AppError, type ErrorCode } from "../../core/errors.ts";
+import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
+import { startExecution } from "../executions/executions.ts";
+import { agents, workflows } from "../tables.ts";
+import { agentReadiness, missingTarget, type NotReady, workflowReadiness } from "../workflows/readiness.ts";
+import { runnableVersion } from "../workflows/workflows.ts";
+
+type TargetType = "agent" | "workflow";
+
+/** The input that holds a body which is not JSON (text/plain and any other content type). */
+const TEXT_INPUT = "message";
+
+const READINESS_CODES = new Set<ErrorCode>([
+  "TARGET_NOT_FOUND",
+  "NO_INTEGRATIONS",
+  "WORKFLOW_HAS_NO_STAGES",
+  "WORKFLOW_HAS_UNBOUND_STAGE",
+]);
+
+/**
+ * Is the target safe to run unattended now? Empty when it is. A workflow is judged by the version a
+ * run would pin (the newest approved one); without one it counts as not found.
+ */
+async function targetReadiness(
+  db: Executor,
+  tenant: Tenant,
+  target: { type: TargetType; name: string },
+): Promise<NotReady[]> {
+  if (target.type === "agent") {
+    const [agent] = await db
+      .select({ name: agents.name, integrations: agents.integrations })
+      .from(agents)
+      .where(and(inTenant(agents, tenant), eq(agents.name, target.name)));
+    return agent ? agentReadiness(agent) : [missingTarget("agent", target.name)];
+  }
+  const [workflow] = await db
+    .select({ id: workflows.id })
+    .from(workflows)
+    .where(and(inTenant(workflows, tenant), eq(workflows.name, target.name)));
+  if (!workflow) return [missingTarget("workflow", target.name)];
+  const version = await runnableVersion(db, workflow.id);
+  if (!version) return [missingTarget("workflow", target.name, "has no approved version")];
+  const names = await db.select({ name: agents.name }).from(agents).where(inTenant(agents, tenant));
+  const known = new Set(names.map((row) => row.name));
+  return workflowReadiness(target.name, version.stages, (name) => known.has(name));
+}
+
+type BodyInput = { ok: true; input: unknown } | { ok: false; message: string };
+
+/** A JSON object body is the inputs; any other content type is the text input `message`. */
+export function bodyToInput(body: string, contentType: string | undefined): BodyInput {
+  const mediaType = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  const isJson = mediaType === "application/json" || mediaType.endsWith("+json");
+  if (!isJson) return { ok: true, input: body === "" ? undefined : { [TEXT_INPUT]: body } };
+  if (body.trim() === "") return { ok: true, input: undefined };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (err) {
+    return { ok: false, message: `body is not valid JSON: ${(err as Error).message}` };
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    return {
+      ok: false,
+      message: `a JSON body must be an object of inputs; send other content as text/plain (input ${TEXT_INPUT})`,
+    };
+  }
+  return { ok: true, input: parsed };
+}
+
+function refused(reason: { errCode: ErrorCode; msg: string; extras: Record<string, unknown> }): TargetResult {
+  return {
+    status: "rejected",
+    message: reason.msg,
+    errCode: reason.errCode,
+    httpStatus: 423,
+    extras: reason.extras,
+  };
+}
+
+function automationTarget(type: TargetType): WebhookTarget {
+  const trigger = async ({ tx, webhook, invocationId, body, headers, services }: TargetInput) => {
+    const tenant = { orgId: webhook.orgId, ownerId: webhook.ownerId };
+    const target = { type, name: webhook.targetName };
+    const [reason] = await targetReadiness(tx, tenant, target);
+    if (reason) return refused(reason);
+    const read = bodyToInput(body, headers["content-type"]);
+    if (!read.ok) return { status: "rejected", message: read.message } satisfies TargetResult;
+    try {
+      // A savepoint: a refusal from startExecution leaves nothing of the run behind, and the
+      // trigger's transaction still records the invocation.
+      const started = await tx.transaction((savepoint) =>
+        startExecution({
+          ctx: { db: savepoint, tenant, queue: services.queue, now: services.now },
+          input: {
+            target,
+            input: read.input,
+            title: `webhook ${webhook.name}`,
+            initiator: `webhook:${webhook.id}`,
+            sourceMetadata: { webhook_id: webhook.id, invocation_id: invocationId },
+          },
+        }),
+      );
+      return {
+        status: "accepted",
+        response: { run_id: started.runId, workflow_version: started.workflowVersion },
+        sessionId: started.sessionId,
+        traceId: started.traceId,
+        runId: started.runId,
+      } satisfies TargetResult;
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      // Readiness changed between the check and the start (a concurrent delete): still a 423.
+      if (READINESS_CODES.has(err.code))
+        return refused({ errCode: err.code, msg: err.message, extras: err.details });
+      // Missing or malformed inputs: the sender's payload is at fault.
+      if (err.code === "VALIDATION_FAILED")
+        return { status: "rejected", message: err.message } satisfies TargetResult;
+      throw err;
+    }
+  };
+  return Object.assign(trigger, {
+    readiness: ({ db, tenant, targetName }: { db: Executor; tenant: Tenant; targetName: string }) =>
+      targetReadiness(db, tenant, { type, name: targetName }),
+  });
+}
+
+/** Registered in app.ts next to alert ingest: `{ ...AUTOMATION_WEBHOOK_TARGETS }`. */
+export const AUTOMATION_WEBHOOK_TARGETS: WebhookTargets = {
+  agent: automationTarget("agent"),
+  workflow: automationTarget("workflow"),
+};

@@ -1,0 +1,341 @@
+// Workflows and their versions, exactly as the spec's state table says: create makes version 1 a
+// draft; a new version is a draft copied from the latest; only a draft changes; approval is final.
+// Runs use the newest approved version, pinned when they start; a draft never runs implicitly.
+import { randomUUID } from "node:crypto";
+import { and, asc, desc, eq, max } from "drizzle-orm";
+import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
+import { type Executor, withTransaction } from "../../core/db/database.ts";
+import { AppError, notFound } from "../../core/errors.ts";
+import { agentNames } from "../agents/agents.ts";
+import type { Workflow, WorkflowVersion, WorkflowWrite } from "../schemas.ts";
+import { workflows, workflowVersions } from "../tables.ts";
+import { presentReasons, workflowReadiness } from "./readiness.ts";
+import { validateInputs, validateStages } from "./validate-workflow.ts";
+
+type WorkflowRow = typeof workflows.$inferSelect;
+type VersionRow = typeof workflowVersions.$inferSelect;
+
+interface Content {
+  description: string;
+  inputs: VersionRow["inputs"];
+  stages: VersionRow["stages"];
+  routingExamples: string[];
+}
+
+function presentVersion(row: VersionRow): WorkflowVersion {
+  return {
+    version: row.version,
+    status: row.status as WorkflowVersion["status"],
+    description: row.description,
+    inputs: row.inputs,
+    stages: row.stages,
+    routing_examples: row.routingExamples,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    approved_at: row.approvedAt?.toISOString() ?? null,
+  };
+}
+
+async function present(ctx: Ctx, row: WorkflowRow, includeDrafts: boolean): Promise<Workflow> {
+  const versions = await ctx.db
+    .select()
+    .from(workflowVersions)
+    .where(eq(workflowVersions.workflowId, row.id))
+    .orderBy(desc(workflowVersions.version));
+  const approved = versions.find((version) => version.status === "approved") ?? null;
+  const draft = versions.find((version) => version.status === "draft") ?? null;
+  const agents = await agentNames(ctx.db, ctx);
+  const reasons = approved ? workflowReadiness(row.name, approved.stages, (name) => agents.has(name)) : [];
+  const notApproved = approved
+    ? []
+    : [
+        {
+          errCode: "TARGET_NOT_FOUND",
+          msg: `workflow ${row.name} has no approved version`,
+          resolution_hint: `approve a version: POST /platform/api/v1/workflows/${row.name}/versions/{version}/approve`,
+        },
+      ];
+  return {
+    name: row.name,
+    routing_status: row.routingStatus,
+    latest_version: versions[0]?.version ?? 0,
+    approved_version: approved?.version ?? null,
+    draft_version: draft?.version ?? null,
+    ready: reasons.length === 0 && approved !== null,
+    not_ready_reasons: [...notApproved, ...presentReasons(reasons)],
+    versions: versions.filter((version) => includeDrafts || version.status !== "draft").map(presentVersion),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+async function validContent(ctx: Ctx, db: Executor, base: Content, write: WorkflowWrite): Promise<Content> {
+  const content: Content = {
+    description: write.description ?? base.description,
+    inputs: write.inputs ?? base.inputs,
+    stages: write.stages ?? base.stages,
+    routingExamples: write.routing_examples ?? base.routingExamples,
+  };
+  validateInputs(content.inputs);
+  // Read on the caller's executor: inside a transaction, a query on ctx.db would wait for the
+  // transaction's own connection on PGlite (one connection) and never finish.
+  const agents = await agentNames(db, ctx);
+  validateStages(content.stages, (name) => agents.has(name));
+  return content;
+}
+
+async function findWorkflow(db: Executor, ctx: Ctx, name: string): Promise<WorkflowRow> {
+  const [row] = await db
+    .select()
+    .from(workflows)
+    .where(and(inTenant(workflows, tenantOf(ctx.actor)), eq(workflows.name, name)));
+  if (!row) throw notFound("workflow", { name });
+  return row;
+}
+
+async function findVersion(db: Executor, workflow: WorkflowRow, version: number): Promise<VersionRow> {
+  const [row] = await db
+    .select()
+    .from(workflowVersions)
+    .where(and(eq(workflowVersions.workflowId, workflow.id), eq(workflowVersions.version, version)));
+  if (!row) throw notFound("workflow version", { name: workflow.name, version });
+  return row;
+}
+
+async function latestVersion(db: Executor, workflow: WorkflowRow): Promise<VersionRow> {
+  const [row] = await db
+    .select()
+    .from(workflowVersions)
+    .where(eq(workflowVersions.workflowId, workflow.id))
+    .orderBy(desc(workflowVersions.version))
+    .limit(1);
+  if (!row) throw new Error(`workflow ${workflow.name} has no versions`);
+  return row;
+}
+
+export async function createWorkflow({ ctx, input }: { ctx: Ctx; input: WorkflowWrite }) {
+  if (!input.name) throw new AppError("VALIDATION_FAILED", "name: is required", { field: "name" });
+  const name = input.name;
+  const content = await validContent(
+    ctx,
+    ctx.db,
+    { description: "", inputs: [], stages: [], routingExamples: [] },
+    input,
+  );
+  const tenant = tenantOf(ctx.actor);
+  const now = ctx.now();
+  const row = await withTransaction(ctx.db, async (tx) => {
+    const [created] = await tx
+      .insert(workflows)
+      .values({
+        id: randomUUID(),
+        orgId: tenant.orgId,
+        ownerId: tenant.ownerId,
+        name,
+        routingStatus: input.routing_status ?? "active",
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!created) throw new AppError("CONFLICT", `workflow ${name} already exists`, { name });
+    await tx.insert(workflowVersions).values({
+      id: randomUUID(),
+      workflowId: created.id,
+      version: 1,
+      status: "draft",
+      ...content,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return created;
+  });
+  return present(ctx, row, true);
+}
+
+export async function getWorkflow({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { name: string; includeDrafts: boolean };
+}) {
+  return present(ctx, await findWorkflow(ctx.db, ctx, input.name), input.includeDrafts);
+}
+
+export async function listWorkflows({ ctx, input }: { ctx: Ctx; input: { includeDrafts: boolean } }) {
+  const rows = await ctx.db
+    .select()
+    .from(workflows)
+    .where(inTenant(workflows, tenantOf(ctx.actor)))
+    .orderBy(asc(workflows.name));
+  return Promise.all(rows.map((row) => present(ctx, row, input.includeDrafts)));
+}
+
+function hasContent(write: WorkflowWrite): boolean {
+  return ["description", "inputs", "stages", "routing_examples"].some((key) => key in write);
+}
+
+/** Updates the routing status, and the draft's content when the body carries content. */
+export async function updateWorkflow({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { name: string; write: WorkflowWrite };
+}) {
+  const { write } = input;
+  if (write.name !== undefined && write.name !== input.name) {
+    throw new AppError("VALIDATION_FAILED", "name: must equal the workflow name in the path", {
+      field: "name",
+    });
+  }
+  const workflow = await findWorkflow(ctx.db, ctx, input.name);
+  await withTransaction(ctx.db, async (tx) => {
+    if (hasContent(write)) {
+      const [draft] = await tx
+        .select()
+        .from(workflowVersions)
+        .where(and(eq(workflowVersions.workflowId, workflow.id), eq(workflowVersions.status, "draft")));
+      if (!draft) {
+        throw new AppError("NOT_A_DRAFT", `workflow ${input.name} has no draft: create a version first`, {
+          name: input.name,
+        });
+      }
+      await writeDraft(ctx, tx, draft, write);
+    }
+    await tx
+      .update(workflows)
+      .set({ routingStatus: write.routing_status ?? workflow.routingStatus, updatedAt: ctx.now() })
+      .where(eq(workflows.id, workflow.id));
+  });
+  return present(ctx, await findWorkflow(ctx.db, ctx, input.name), true);
+}
+
+async function writeDraft(ctx: Ctx, tx: Executor, draft: VersionRow, write: WorkflowWrite): Promise<void> {
+  const content = await validContent(ctx, tx, draft, write);
+  // Conditional: an approval that won the race leaves the version untouched.
+  const rows = await tx
+    .update(workflowVersions)
+    .set({ ...content, updatedAt: ctx.now() })
+    .where(and(eq(workflowVersions.id, draft.id), eq(workflowVersions.status, "draft")))
+    .returning({ id: workflowVersions.id });
+  if (rows.length === 0)
+    throw new AppError("NOT_A_DRAFT", `version ${draft.version} is approved and cannot change`);
+}
+
+export async function createWorkflowVersion({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+  const workflow = await findWorkflow(ctx.db, ctx, input.name);
+  const now = ctx.now();
+  await withTransaction(ctx.db, async (tx) => {
+    const latest = await latestVersion(tx, workflow);
+    const [top] = await tx
+      .select({ version: max(workflowVersions.version) })
+      .from(workflowVersions)
+      .where(eq(workflowVersions.workflowId, workflow.id));
+    const created = await tx
+      .insert(workflowVersions)
+      .values({
+        id: randomUUID(),
+        workflowId: workflow.id,
+        version: (top?.version ?? 0) + 1,
+        status: "draft",
+        description: latest.description,
+        inputs: latest.inputs,
+        stages: latest.stages,
+        routingExamples: latest.routingExamples,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing()
+      .returning({ id: workflowVersions.id });
+    if (created.length === 0) {
+      throw new AppError(
+        "DRAFT_EXISTS",
+        `workflow ${input.name} already has a draft (version ${latest.version})`,
+        {
+          name: input.name,
+          draft_version: latest.version,
+        },
+      );
+    }
+  });
+  return present(ctx, workflow, true);
+}
+
+export async function updateWorkflowVersion({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { name: string; version: number; write: WorkflowWrite };
+}) {
+  if (input.write.name !== undefined && input.write.name !== input.name) {
+    throw new AppError("VALIDATION_FAILED", "name: must equal the workflow name in the path", {
+      field: "name",
+    });
+  }
+  const workflow = await findWorkflow(ctx.db, ctx, input.name);
+  const version = await findVersion(ctx.db, workflow, input.version);
+  if (version.status !== "draft") {
+    throw new AppError("NOT_A_DRAFT", `version ${input.version} is approved and cannot change`, {
+      name: input.name,
+      version: input.version,
+    });
+  }
+  await writeDraft(ctx, ctx.db, version, input.write);
+  if (input.write.routing_status) {
+    await ctx.db
+      .update(workflows)
+      .set({ routingStatus: input.write.routing_status, updatedAt: ctx.now() })
+      .where(eq(workflows.id, workflow.id));
+  }
+  return present(ctx, await findWorkflow(ctx.db, ctx, input.name), true);
+}
+
+export async function approveWorkflowVersion({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { name: string; version: number };
+}) {
+  const workflow = await findWorkflow(ctx.db, ctx, input.name);
+  await findVersion(ctx.db, workflow, input.version);
+  const now = ctx.now();
+  const rows = await ctx.db
+    .update(workflowVersions)
+    .set({ status: "approved", approvedAt: now, approvedBy: ctx.actor.userId, updatedAt: now })
+    .where(
+      and(
+        eq(workflowVersions.workflowId, workflow.id),
+        eq(workflowVersions.version, input.version),
+        eq(workflowVersions.status, "draft"),
+      ),
+    )
+    .returning({ id: workflowVersions.id });
+  if (rows.length === 0) {
+    throw new AppError("ALREADY_APPROVED", `version ${input.version} is already approved`, {
+      name: input.name,
+      version: input.version,
+    });
+  }
+  return present(ctx, workflow, true);
+}
+
+export async function deleteWorkflow({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+  const workflow = await findWorkflow(ctx.db, ctx, input.name);
+  await ctx.db.delete(workflows).where(eq(workflows.id, workflow.id));
+}
+
+/** The version a run would pin: the newest approved one, or null. */
+export async function runnableVersion(db: Executor, workflowId: string): Promise<VersionRow | null> {
+  const [row] = await db
+    .select()
+    .from(workflowVersions)
+    .where(and(eq(workflowVersions.workflowId, workflowId), eq(workflowVersions.status, "approved")))
+    .orderBy(desc(workflowVersions.version))
+    .limit(1);
+  return row ?? null;
+}
