@@ -2,18 +2,18 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
-import { ALERT_INGEST_TARGET, alertIngestTarget, alertsRoutes } from "./alerts/index.ts";
-import { alertSyncRoutes } from "./alerts/sync/routes.ts";
-import { AUTOMATION_WEBHOOK_TARGETS, automationRoutes } from "./automation/index.ts";
+import { ALERT_WEBHOOK_TARGETS, registerAlerts } from "./alerts/index.ts";
+import { AUTOMATION_WEBHOOK_TARGETS, registerAutomation } from "./automation/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
+import { keysRoutes } from "./core/auth/keys-routes.ts";
 import type { Services } from "./core/context.ts";
 import { registerErrorHandling } from "./core/http/error-handler.ts";
 import { registerRequestMetrics } from "./core/http/metrics.ts";
 import { registerOpenApi } from "./core/http/openapi.ts";
 import { operationsRoutes } from "./core/http/operations.ts";
 import { validationOptions } from "./core/http/validation.ts";
-import { integrationsRoutes } from "./integrations/index.ts";
-import { webhooksRoutes } from "./webhooks/index.ts";
+import { registerIntegrations } from "./integrations/index.ts";
+import { registerWebhooks } from "./webhooks/index.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -46,13 +46,13 @@ export async function buildApp(
   await registerOpenApi(app, services.config.publicUrl);
 
   await app.register(operationsRoutes);
-  await app.register(integrationsRoutes);
-  await app.register(webhooksRoutes, {
-    targets: { [ALERT_INGEST_TARGET]: alertIngestTarget, ...AUTOMATION_WEBHOOK_TARGETS },
+  await app.register(keysRoutes);
+  await app.register(registerIntegrations);
+  await app.register(registerWebhooks, {
+    targets: { ...ALERT_WEBHOOK_TARGETS, ...AUTOMATION_WEBHOOK_TARGETS },
   });
-  await app.register(alertsRoutes);
-  await app.register(alertSyncRoutes);
-  await app.register(automationRoutes);
+  await app.register(registerAlerts);
+  await app.register(registerAutomation);
   for (const routes of extraRoutes) await app.register(routes);
   return app;
 }

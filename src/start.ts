@@ -2,10 +2,9 @@
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type Logger } from "pino";
-import { type StormCorrelator, startStormCorrelator } from "./alerts/correlation/storm-correlator.ts";
+import { type StormCorrelator, startStormCorrelator } from "./alerts/index.ts";
 import { buildApp } from "./app.ts";
-import { registerAgentRunner } from "./automation/agents/agent-runners.ts";
-import { runLlmAgent } from "./automation/agents/llm-runner.ts";
+import { configureAgentRunners } from "./automation/index.ts";
 import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";
@@ -71,7 +70,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       now,
     });
     // llm agents run only with an LLM configured; otherwise their nodes fail with "no LLM configured".
-    if (config.llm) registerAgentRunner("llm", runLlmAgent);
+    configureAgentRunners(config);
     if (config.role !== "api") await queue.work();
     correlator =
       config.role === "api"

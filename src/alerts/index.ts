@@ -1,3 +1,55 @@
-export { alertIngestTarget, applyAlertEvents } from "./ingest/ingest.ts";
-export { ALERT_INGEST_TARGET } from "./registrations/registrations.ts";
-export { alertsRoutes } from "./routes.ts";
+// The alerts domain: sources, registrations, ingest, pull sync, correlation, triage and the console.
+// Other domains and app.ts/jobs.ts/start.ts reach it only through this file.
+import type { FastifyInstance } from "fastify";
+import { defineSchedule, type JobDefinition, type JobSchedule } from "../core/queue/catalog.ts";
+import { consoleRoutes } from "./console/routes.ts";
+import { startStormCorrelator } from "./correlation/storm-correlator.ts";
+import { confirmSnsSubscriptionJob } from "./ingest/confirm-sns.ts";
+import { alertIngestTarget } from "./ingest/ingest.ts";
+import { ALERT_INGEST_TARGET } from "./registrations/registrations.ts";
+import { registrationRoutes } from "./registrations/routes.ts";
+import {
+  AlertHistoryEvent,
+  AlertPatch,
+  AlertV1,
+  AlertWebhook,
+  AlertWebhookCreate,
+  AlertWebhookUpdate,
+} from "./schemas.ts";
+import { syncIntegrationsJob } from "./sync/pull-sync.ts";
+import { alertSyncRoutes } from "./sync/routes.ts";
+import { classifyAlertsJob } from "./triage/classify-job.ts";
+
+export type { StormCorrelator } from "./correlation/storm-correlator.ts";
+export { startStormCorrelator };
+
+/** Every alerts route, with the schemas they share. */
+export async function registerAlerts(app: FastifyInstance): Promise<void> {
+  for (const schema of [
+    AlertV1,
+    AlertHistoryEvent,
+    AlertPatch,
+    AlertWebhook,
+    AlertWebhookCreate,
+    AlertWebhookUpdate,
+  ]) {
+    app.addSchema(schema);
+  }
+  await app.register(registrationRoutes);
+  await app.register(consoleRoutes);
+  await app.register(alertSyncRoutes);
+}
+
+/** The webhook targets alerts serve: a registration's deliveries go to alert ingest. */
+export const ALERT_WEBHOOK_TARGETS = { [ALERT_INGEST_TARGET]: alertIngestTarget };
+
+export const ALERT_JOBS: JobDefinition[] = [
+  classifyAlertsJob,
+  confirmSnsSubscriptionJob,
+  syncIntegrationsJob,
+];
+
+export const ALERT_SCHEDULES: JobSchedule[] = [
+  // Alertmanager pull sync: every minute, each integration at most once per MIN_SYNC_INTERVAL_SECONDS.
+  defineSchedule(syncIntegrationsJob, "* * * * *", {}),
+];

@@ -4,5 +4,6 @@ export {
   readIntegrationConnection,
 } from "./connections.ts";
 export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
-export { integrationsRoutes } from "./routes.ts";
+export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export type { Integration } from "./schemas.ts";
+export { IntegrationName } from "./schemas.ts";

@@ -1,4 +1,4 @@
-export { webhooksRoutes } from "./routes.ts";
+export { webhooksRoutes as registerWebhooks } from "./routes.ts";
 export type { BatchedTarget, TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "./targets.ts";
 export {
   createWebhook,

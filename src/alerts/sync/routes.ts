@@ -5,7 +5,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../../core/context.ts";
 import { OrgQuery } from "../../core/http/schemas.ts";
-import { IntegrationName } from "../../integrations/schemas.ts";
+import { IntegrationName } from "../../integrations/index.ts";
 import { listAlertSyncRuns, syncIntegrationAlerts } from "./pull-sync.ts";
 import { AlertSyncRun, AlertSyncRunPage } from "./schemas.ts";
 

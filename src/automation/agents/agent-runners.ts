@@ -6,9 +6,9 @@
 // (agent -> tool edge), refuses to start once the run is cancelled, and runs a built-in action.
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
+import type { Usage } from "../../llm/pricing.ts";
 import { StepError } from "../executions/actions.ts";
 import { renderText } from "../executions/template.ts";
-import type { Usage } from "./pricing.ts";
 
 export interface AgentDefinition {
   name: string;

@@ -17,7 +17,7 @@ import type { Ctx } from "../../core/context.ts";
 import { executionNodes } from "../tables.ts";
 import { type EngineCtx, runStage } from "./engine.ts";
 import { cancelExecution } from "./executions.ts";
-import { AUTOMATION_JOBS, runStageJob, WATCH_INTERVAL_SECONDS } from "./jobs.ts";
+import { AUTOMATION_EXECUTION_JOBS, runStageJob, WATCH_INTERVAL_SECONDS } from "./jobs.ts";
 import { RUN_STAGE_JOB, sweepExecutions } from "./sweeper.ts";
 
 let loopback: Loopback;
@@ -249,5 +249,5 @@ describeEachEngine(
     });
   },
   { role: "api" },
-  { jobs: AUTOMATION_JOBS },
+  { jobs: AUTOMATION_EXECUTION_JOBS },
 );

@@ -62,4 +62,4 @@ export const watchExecutionJob = defineJob({
   },
 });
 
-export const AUTOMATION_JOBS = [runStageJob, watchExecutionJob];
+export const AUTOMATION_EXECUTION_JOBS = [runStageJob, watchExecutionJob];

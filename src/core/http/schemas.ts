@@ -1,5 +1,5 @@
 // Schemas shared by every domain's routes.
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 
 export const ErrorResponse = Type.Object(
   {
@@ -38,3 +38,15 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 /** Error statuses declared on every route; routes add their own success and specific error statuses. */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 404, 413, 500] as const;
+
+/**
+ * A reference to a schema registered with `addSchema` that keeps its static type, so a handler reads
+ * `request.body` typed without a cast (TypeBox's own `Type.Ref("id")` is typed `unknown`).
+ */
+export const refOf = <T extends TSchema & { $id?: string }>(schema: T) =>
+  Type.Unsafe<Static<T>>(Type.Ref(schema.$id ?? ""));
+
+/** The query of a route that takes nothing but the org. */
+export const OrgOnlyQuery = Type.Object(OrgQuery);
+export const ERROR_RESPONSE_REF = { $ref: "ErrorResponse#" };
+export const JSON_ERROR_REF = { $ref: "JsonError#" };

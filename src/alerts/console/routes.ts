@@ -1,205 +1,22 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { contextOf } from "../core/context.ts";
-import { OrgQuery, Uuid } from "../core/http/schemas.ts";
-import { categorizationSummary, type ListAlertsInput, listAlerts } from "./console/list-alerts.ts";
-import { getAlert, getAlertHistory } from "./console/read-alerts.ts";
+import { contextOf } from "../../core/context.ts";
 import {
-  createAlertWebhook,
-  deleteAlertWebhook,
-  getAlertWebhook,
-  listAlertWebhooks,
-  rotateAlertWebhookToken,
-  updateAlertWebhook,
-} from "./registrations/registrations.ts";
-import {
-  ALERT_ROLES,
-  ALERT_STATUSES,
-  AlertHistoryEvent,
-  AlertPatch,
-  AlertV1,
-  AlertWebhook,
-  AlertWebhookCreate,
-  AlertWebhookUpdate,
-  ATTENTIONS,
-  IntegrationSegment,
-  SEVERITY_BUCKETS,
-  SourceName,
-} from "./schemas.ts";
-import { reclassifyAlert, triageAlert } from "./triage/triage-alert.ts";
+  ERROR_RESPONSE_REF as errorResponse,
+  OrgQuery,
+  OrgOnlyQuery as Query,
+  refOf,
+  Uuid,
+} from "../../core/http/schemas.ts";
+import { ALERT_ROLES, ALERT_STATUSES, AlertPatch, ATTENTIONS, SEVERITY_BUCKETS } from "../schemas.ts";
+import { reclassifyAlert, triageAlert } from "../triage/triage-alert.ts";
+import { categorizationSummary, type ListAlertsInput, listAlerts } from "./list-alerts.ts";
+import { getAlert, getAlertHistory } from "./read-alerts.ts";
 
-const errorResponse = { $ref: "ErrorResponse#" };
-const Query = Type.Object(OrgQuery);
-const AppParams = Type.Object({
-  app_name: Type.String({ maxLength: 64, description: "Catalog app; `sre`" }),
-});
-const RegistrationParams = Type.Object({ app_name: AppParams.properties.app_name, id: Uuid() });
-
-export async function alertsRoutes(instance: FastifyInstance) {
+/** The alert console: lists, the summary, one alert, its history, triage changes. */
+export async function consoleRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-  for (const schema of [
-    AlertV1,
-    AlertHistoryEvent,
-    AlertPatch,
-    AlertWebhook,
-    AlertWebhookCreate,
-    AlertWebhookUpdate,
-  ]) {
-    app.addSchema(schema);
-  }
-
-  // ---- registrations (svc_sre_alert_webhook) ----
-  const registrationTags = ["alert webhooks"];
-  app.post(
-    "/app/:app_name/api/v1/alerts/webhook",
-    {
-      config: { scope: "sre_alerts_write" },
-      schema: {
-        operationId: "createAlertWebhook",
-        summary: "Register an alert-ingest webhook",
-        tags: registrationTags,
-        params: AppParams,
-        querystring: Query,
-        body: Type.Ref("AlertWebhookCreate"),
-        response: { 201: Type.Ref("AlertWebhook"), 409: errorResponse },
-      },
-    },
-    async (request, reply) => {
-      const body = request.body as AlertWebhookCreate;
-      reply.status(201);
-      return createAlertWebhook({
-        ctx: contextOf(request),
-        input: { appName: request.params.app_name, body },
-      });
-    },
-  );
-
-  const listRegistrationsSchema = {
-    operationId: "listAlertWebhooks",
-    summary: "List alert-ingest webhooks; filter by source and integration to resolve an import id",
-    tags: registrationTags,
-    params: AppParams,
-    querystring: Type.Object({
-      ...OrgQuery,
-      source: Type.Optional(SourceName),
-      integration: Type.Optional(IntegrationSegment),
-    }),
-    response: { 200: Type.Array(Type.Ref("AlertWebhook")) },
-  };
-  app.get(
-    "/app/:app_name/api/v1/alerts/webhook",
-    { config: { scope: "sre_alerts_read" }, schema: listRegistrationsSchema },
-    async (request) =>
-      listAlertWebhooks({
-        ctx: contextOf(request),
-        input: {
-          appName: request.params.app_name,
-          source: request.query.source,
-          integration: request.query.integration,
-        },
-      }),
-  );
-  // The router prefers the static `sre` segment, so getAlertV1 (/app/sre/api/v1/alerts/:id) would
-  // answer this list for app `sre` with id "webhook". The same list under the static path wins.
-  app.get(
-    "/app/sre/api/v1/alerts/webhook",
-    {
-      config: { scope: "sre_alerts_read" },
-      schema: { ...listRegistrationsSchema, params: Type.Object({}), hide: true },
-    },
-    async (request) =>
-      listAlertWebhooks({
-        ctx: contextOf(request),
-        input: { appName: "sre", source: request.query.source, integration: request.query.integration },
-      }),
-  );
-
-  app.get(
-    "/app/:app_name/api/v1/alerts/webhook/:id",
-    {
-      config: { scope: "sre_alerts_read" },
-      schema: {
-        operationId: "getAlertWebhook",
-        tags: registrationTags,
-        params: RegistrationParams,
-        querystring: Query,
-        response: { 200: Type.Ref("AlertWebhook") },
-      },
-    },
-    async (request) =>
-      getAlertWebhook({
-        ctx: contextOf(request),
-        input: { appName: request.params.app_name, id: request.params.id },
-      }),
-  );
-
-  app.put(
-    "/app/:app_name/api/v1/alerts/webhook/:id",
-    {
-      config: { scope: "sre_alerts_write" },
-      schema: {
-        operationId: "updateAlertWebhook",
-        tags: registrationTags,
-        params: RegistrationParams,
-        querystring: Query,
-        body: Type.Ref("AlertWebhookUpdate"),
-        response: { 200: Type.Ref("AlertWebhook") },
-      },
-    },
-    async (request) =>
-      updateAlertWebhook({
-        ctx: contextOf(request),
-        input: {
-          appName: request.params.app_name,
-          id: request.params.id,
-          changes: request.body as AlertWebhookUpdate,
-        },
-      }),
-  );
-
-  app.post(
-    "/app/:app_name/api/v1/alerts/webhook/:id/rotate-token",
-    {
-      config: { scope: "sre_alerts_write" },
-      schema: {
-        operationId: "rotateAlertWebhookToken",
-        summary: "Issue a new webhook token; the old trigger URL stops working at once",
-        tags: registrationTags,
-        params: RegistrationParams,
-        querystring: Query,
-        response: { 200: Type.Ref("AlertWebhook") },
-      },
-    },
-    async (request) =>
-      rotateAlertWebhookToken({
-        ctx: contextOf(request),
-        input: { appName: request.params.app_name, id: request.params.id },
-      }),
-  );
-
-  app.delete(
-    "/app/:app_name/api/v1/alerts/webhook/:id",
-    {
-      config: { scope: "sre_alerts_write" },
-      schema: {
-        operationId: "deleteAlertWebhook",
-        tags: registrationTags,
-        params: RegistrationParams,
-        querystring: Query,
-        response: { 204: Type.Null() },
-      },
-    },
-    async (request, reply) => {
-      await deleteAlertWebhook({
-        ctx: contextOf(request),
-        input: { appName: request.params.app_name, id: request.params.id },
-      });
-      return reply.status(204).send(null);
-    },
-  );
-
-  // ---- alerts ----
   const alertTags = ["alerts"];
   const literalsOf = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
   const IntegrationNames = Type.Optional(
@@ -324,14 +141,14 @@ export async function alertsRoutes(instance: FastifyInstance) {
           id: Type.String({ minLength: 1, maxLength: 128, description: "UUID or external_uid" }),
         }),
         querystring: Query,
-        body: Type.Ref("AlertPatch"),
+        body: refOf(AlertPatch),
         response: { 200: Type.Ref("AlertV1"), 409: errorResponse },
       },
     },
     async (request) =>
       triageAlert({
         ctx: contextOf(request),
-        input: { id: request.params.id, patch: request.body as AlertPatch },
+        input: { id: request.params.id, patch: request.body },
       }),
   );
 
