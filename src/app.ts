@@ -56,5 +56,3 @@ export async function buildApp(
   for (const routes of extraRoutes) await app.register(routes);
   return app;
 }
-
-export type App = Awaited<ReturnType<typeof buildApp>>;

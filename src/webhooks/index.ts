@@ -6,7 +6,6 @@ export {
   findWebhook,
   rotateWebhookToken,
   setWebhookEnabled,
-  TRIGGER_PATH,
   triggerPathOf,
   type WebhookRow,
 } from "./webhooks.ts";

@@ -37,4 +37,4 @@ export const PARSERS: Record<SourceType, Parser> = {
 };
 
 export { readSnsHandshake } from "./cloudwatch.ts";
-export { type AlertEvent, type SeverityBucket, SOURCE_TYPES, type SourceType } from "./types.ts";
+export { type AlertEvent, SOURCE_TYPES, type SourceType } from "./types.ts";

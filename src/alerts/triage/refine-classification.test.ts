@@ -3,7 +3,7 @@
 // error status, a timeout, no LLM configured) gives null.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OpenAiStub, startOpenAiStub } from "../../../test/openai-stub.ts";
-import type { LlmConfig } from "../../llm/model.ts";
+import type { LlmConfig } from "../../llm/index.ts";
 import { type RefineClassificationInput, refineClassification } from "./refine-classification.ts";
 
 let stub: OpenAiStub;

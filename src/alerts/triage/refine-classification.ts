@@ -7,8 +7,8 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { generateObject } from "ai";
 import type { Logger } from "pino";
-import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/model.ts";
-import type { Usage } from "../../llm/pricing.ts";
+import type { Usage } from "../../llm/index.ts";
+import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
 import type { Attention } from "./classify.ts";
 
 export const ATTENTION_LEVELS = [

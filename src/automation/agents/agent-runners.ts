@@ -6,7 +6,7 @@
 // (agent -> tool edge), refuses to start once the run is cancelled, and runs a built-in action.
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
-import type { Usage } from "../../llm/pricing.ts";
+import type { Usage } from "../../llm/index.ts";
 import { StepError } from "../executions/actions.ts";
 import { renderText } from "../executions/template.ts";
 

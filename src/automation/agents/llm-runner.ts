@@ -28,7 +28,7 @@
 //   steps, tool_calls, finish_reason }; usage: the tokens summed over every call, under the model
 //   name sent (the agent's `model`, else LLM_MODEL), priced by the price table.
 import { generateText, jsonSchema, stepCountIs, type ToolSet, tool } from "ai";
-import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/model.ts";
+import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
 import { StepError } from "../executions/actions.ts";
 import { RunStoppedError } from "../executions/execution-state.ts";
 import { renderText } from "../executions/template.ts";

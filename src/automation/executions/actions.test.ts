@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../config.ts";
-import { costOf } from "../../llm/pricing.ts";
+import { costOf } from "../../llm/index.ts";
 import { HTTP_RESPONSE_MAX_BYTES, runAction, StepError } from "./actions.ts";
 import { renderText, renderValue } from "./template.ts";
 

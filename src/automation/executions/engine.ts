@@ -13,7 +13,7 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import { type Db, withTransaction } from "../../core/db/database.ts";
-import { costOf, type Usage } from "../../llm/pricing.ts";
+import { costOf, type Usage } from "../../llm/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
 import { ACTION_TYPES, type ActionType, type Stage, type StructuredOutput } from "../schemas.ts";
 import { agents, executionNodes, executions, sessionArtifacts } from "../tables.ts";

@@ -9,7 +9,7 @@ import { executionNodes, executions } from "../tables.ts";
 import { asText } from "./template.ts";
 
 export type ExecutionRow = typeof executions.$inferSelect;
-export type NodeRow = typeof executionNodes.$inferSelect;
+type NodeRow = typeof executionNodes.$inferSelect;
 export type Enqueue = (tx: Tx, data: { traceId: string; stageId: string }) => Promise<string | null>;
 
 export const stageKey = (stageId: string) => `stage:${stageId}`;
