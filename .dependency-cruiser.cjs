@@ -88,7 +88,7 @@ module.exports = {
       name: "no-circular",
       severity: "error",
       from: {},
-      to: { circular: true },
+      to: { circular: true, dependencyTypesNot: ["type-only"] },
     },
   ],
   options: {
