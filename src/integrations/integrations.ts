@@ -3,6 +3,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
+import { isUniqueViolation } from "../core/db/pg-errors.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { hostAllowed } from "../core/http/allowed-hosts.ts";
 import type { Integration, IntegrationWrite } from "./schemas.ts";
@@ -32,11 +33,6 @@ function assertUrlAllowed(ctx: Ctx, url: string | null | undefined): void {
   if (parsed && !hostAllowed(parsed, allowed)) {
     throw badRequest("url", `host ${parsed.host} is not on INTEGRATION_ALLOWED_HOSTS`);
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: string }; code?: string }) ?? {};
-  return cause.code === "23505" || cause.cause?.code === "23505";
 }
 
 export async function createIntegration({ ctx, input }: { ctx: Ctx; input: IntegrationWrite }) {

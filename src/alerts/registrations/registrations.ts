@@ -4,6 +4,7 @@ import { and, asc, eq, type SQL } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { withTransaction } from "../../core/db/database.ts";
+import { isUniqueViolation } from "../../core/db/pg-errors.ts";
 import { conflict, notFound } from "../../core/errors.ts";
 import { createTtlCache } from "../../core/ttl-cache.ts";
 import {
@@ -56,11 +57,6 @@ function present(ctx: Ctx, row: RegistrationRow, webhook: WebhookRow): AlertWebh
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const error = err as { code?: string; cause?: { code?: string } };
-  return error?.code === "23505" || error?.cause?.code === "23505";
 }
 
 export async function createAlertWebhook({
