@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
+import { inTenant } from "../../core/auth/tenancy.ts";
 import { type Db, withTransaction } from "../../core/db/database.ts";
 import { costOf, type Usage } from "../../llm/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
@@ -235,13 +236,10 @@ async function runAgentStep(
 
 /** The agents of the run's tenant (agents are not versioned: a run uses them as they are now). */
 async function findExecutionAgent(db: Db, execution: ExecutionRow, name: string) {
-  const tenant = execution.orgId
-    ? eq(agents.orgId, execution.orgId)
-    : and(sql`${agents.orgId} is null`, eq(agents.ownerId, execution.ownerId));
   const [row] = await db
     .select()
     .from(agents)
-    .where(and(tenant, eq(agents.name, name)));
+    .where(and(inTenant(agents, execution), eq(agents.name, name)));
   return row ?? null;
 }
 

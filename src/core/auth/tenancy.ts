@@ -1,6 +1,6 @@
 // Every owned row carries org_id (null = the personal namespace) and owner_id. A caller sees the rows
 // of the org it selected with `orgId`, or its own personal rows when it selected none.
-import { and, eq, isNull, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 
 export interface Actor {
@@ -25,8 +25,15 @@ interface OwnedColumns {
   ownerId: PgColumn;
 }
 
-/** The WHERE condition that limits a query on an owned table to the caller's tenant. */
-export function inTenant(table: OwnedColumns, tenant: Tenant): SQL {
-  if (tenant.orgId) return eq(table.orgId, tenant.orgId);
-  return and(isNull(table.orgId), eq(table.ownerId, tenant.ownerId)) as SQL;
+/**
+ * The WHERE condition that limits a query on an owned table to a tenant: the table's drizzle columns,
+ * or the alias of an owned table in hand-written SQL (`{ alias: "a" }` reads `a.org_id`, `a.owner_id`).
+ */
+export function inTenant(table: OwnedColumns | { alias: string }, tenant: Tenant): SQL {
+  const [orgId, ownerId] =
+    "alias" in table
+      ? [sql`${sql.identifier(table.alias)}.org_id`, sql`${sql.identifier(table.alias)}.owner_id`]
+      : [table.orgId, table.ownerId];
+  if (tenant.orgId) return sql`${orgId} = ${tenant.orgId}`;
+  return sql`${orgId} is null and ${ownerId} = ${tenant.ownerId}`;
 }
