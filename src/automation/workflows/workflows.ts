@@ -2,9 +2,10 @@
 // draft; a new version is a draft copied from the latest; only a draft changes; approval is final.
 // Runs use the newest approved version, pinned when they start; a draft never runs implicitly.
 import { randomUUID } from "node:crypto";
-import { and, asc, desc, eq, max } from "drizzle-orm";
+import { and, asc, desc, eq, max, sql } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
+import { boundArray } from "../../core/db/bound-array.ts";
 import { type Executor, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import { agentNames } from "../agents/agents.ts";
@@ -37,15 +38,48 @@ function presentVersion(row: VersionRow): WorkflowVersion {
   };
 }
 
-async function present(ctx: Ctx, row: WorkflowRow, includeDrafts: boolean): Promise<Workflow> {
-  const versions = await ctx.db
+/** Workflows with their versions and readiness: one read of the versions and one of the agents for the whole list. */
+async function presentAll(
+  db: Executor,
+  ctx: Ctx,
+  rows: WorkflowRow[],
+  includeDrafts: boolean,
+): Promise<Workflow[]> {
+  if (rows.length === 0) return [];
+  const versions = await db
     .select()
     .from(workflowVersions)
-    .where(eq(workflowVersions.workflowId, row.id))
+    .where(
+      sql`${workflowVersions.workflowId} = any(${boundArray(
+        rows.map((row) => row.id),
+        "uuid",
+      )})`,
+    )
     .orderBy(desc(workflowVersions.version));
+  const agents = await agentNames(db, ctx);
+  const byWorkflow = new Map<string, VersionRow[]>();
+  for (const version of versions) {
+    const list = byWorkflow.get(version.workflowId) ?? [];
+    list.push(version);
+    byWorkflow.set(version.workflowId, list);
+  }
+  return rows.map((row) => presentWorkflow(row, byWorkflow.get(row.id) ?? [], agents, includeDrafts));
+}
+
+async function present(ctx: Ctx, row: WorkflowRow, includeDrafts: boolean): Promise<Workflow> {
+  const [workflow] = await presentAll(ctx.db, ctx, [row], includeDrafts);
+  return workflow as Workflow;
+}
+
+/** `versions` newest first. */
+function presentWorkflow(
+  row: WorkflowRow,
+  versions: VersionRow[],
+  agents: Set<string>,
+  includeDrafts: boolean,
+): Workflow {
   const approved = versions.find((version) => version.status === "approved") ?? null;
   const draft = versions.find((version) => version.status === "draft") ?? null;
-  const agents = await agentNames(ctx.db, ctx);
   const reasons = approved ? workflowReadiness(row.name, approved.stages, (name) => agents.has(name)) : [];
   const notApproved = approved
     ? []
@@ -170,7 +204,7 @@ export async function listWorkflows({ ctx, input }: { ctx: Ctx; input: { include
     .from(workflows)
     .where(inTenant(workflows, tenantOf(ctx.actor)))
     .orderBy(asc(workflows.name));
-  return Promise.all(rows.map((row) => present(ctx, row, input.includeDrafts)));
+  return presentAll(ctx.db, ctx, rows, input.includeDrafts);
 }
 
 function hasContent(write: WorkflowWrite): boolean {
@@ -284,13 +318,16 @@ export async function updateWorkflowVersion({
       version: input.version,
     });
   }
-  await writeDraft(ctx, ctx.db, version, input.write);
-  if (input.write.routing_status) {
-    await ctx.db
-      .update(workflows)
-      .set({ routingStatus: input.write.routing_status, updatedAt: ctx.now() })
-      .where(eq(workflows.id, workflow.id));
-  }
+  // One transaction: the draft's content and the routing status change together or not at all.
+  await withTransaction(ctx.db, async (tx) => {
+    await writeDraft(ctx, tx, version, input.write);
+    if (input.write.routing_status) {
+      await tx
+        .update(workflows)
+        .set({ routingStatus: input.write.routing_status, updatedAt: ctx.now() })
+        .where(eq(workflows.id, workflow.id));
+    }
+  });
   return present(ctx, await findWorkflow(ctx.db, ctx, input.name), true);
 }
 
