@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENVIRONMENT_CRITICALITY } from "./alerts/correlation/impact.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 
 describe("loadConfig", () => {
@@ -77,49 +76,34 @@ describe("loadConfig", () => {
   });
 
   describe("ENVIRONMENT_CRITICALITY", () => {
-    it("is the default map when unset or blank", () => {
-      expect(loadConfig({}).environmentCriticality).toEqual(DEFAULT_ENVIRONMENT_CRITICALITY);
-      expect(loadConfig({ ENVIRONMENT_CRITICALITY: "  " }).environmentCriticality).toEqual(
-        DEFAULT_ENVIRONMENT_CRITICALITY,
-      );
-      // The documented defaults (README "Impact"), spelled out so a change to the map shows here.
-      expect(DEFAULT_ENVIRONMENT_CRITICALITY).toEqual({
-        production: "high",
-        prod: "high",
-        prd: "high",
-        live: "high",
-        staging: "medium",
-        stage: "medium",
-        stg: "medium",
-        preprod: "medium",
-        "pre-prod": "medium",
-        uat: "medium",
-        dev: "low",
-        development: "low",
-        test: "low",
-        testing: "low",
-        qa: "low",
-        sandbox: "low",
-        local: "low",
+    // Only the entries set: the alerts add them to their default map (impact.test.ts).
+    it("has no entries when unset or blank", () => {
+      expect(loadConfig({}).environmentCriticality).toEqual({});
+      expect(loadConfig({ ENVIRONMENT_CRITICALITY: "  " }).environmentCriticality).toEqual({});
+      expect(loadConfig({ ENVIRONMENT_CRITICALITY: " , ," }).environmentCriticality).toEqual({});
+    });
+
+    it("reads each entry in lower case, trimmed; a later entry of a name wins", () => {
+      expect(
+        loadConfig({ ENVIRONMENT_CRITICALITY: "canary=high, perf=Medium ,PROD = low" })
+          .environmentCriticality,
+      ).toEqual({ canary: "high", perf: "medium", prod: "low" });
+      expect(
+        loadConfig({ ENVIRONMENT_CRITICALITY: "canary=high,canary=low" }).environmentCriticality,
+      ).toEqual({
+        canary: "low",
       });
     });
 
-    it("adds entries in lower case and overrides a default entry", () => {
-      expect(
-        loadConfig({ ENVIRONMENT_CRITICALITY: "canary=high, perf=Medium" }).environmentCriticality,
-      ).toEqual({ ...DEFAULT_ENVIRONMENT_CRITICALITY, canary: "high", perf: "medium" });
-      const overridden = loadConfig({ ENVIRONMENT_CRITICALITY: "prod=low" }).environmentCriticality;
-      expect(overridden).toEqual({ ...DEFAULT_ENVIRONMENT_CRITICALITY, prod: "low" });
-      // Only the named entry changes: production is still high.
-      expect([overridden.prod, overridden.production]).toEqual(["low", "high"]);
-    });
-
-    it("leaves the default map itself unchanged", () => {
-      loadConfig({ ENVIRONMENT_CRITICALITY: "prod=low,canary=high" });
-      expect([DEFAULT_ENVIRONMENT_CRITICALITY.prod, DEFAULT_ENVIRONMENT_CRITICALITY.canary]).toEqual([
-        "high",
-        undefined,
+    it("keeps a name such as __proto__ or constructor as an ordinary entry", () => {
+      const entries = loadConfig({
+        ENVIRONMENT_CRITICALITY: "__proto__=high,constructor=low",
+      }).environmentCriticality;
+      expect(Object.entries(entries)).toEqual([
+        ["__proto__", "high"],
+        ["constructor", "low"],
       ]);
+      expect(Object.getPrototypeOf(entries)).toBe(Object.prototype);
     });
 
     it.each(["canary", "canary=urgent", "a=b=c", "=high"])("rejects %j", (value) => {

@@ -1,9 +1,10 @@
 // Every setting Vigil reads from the environment, parsed and validated once at start.
 // Nothing else reads process.env: the parsed Config is passed in.
 import { resolve } from "node:path";
-import { DEFAULT_ENVIRONMENT_CRITICALITY, type EnvironmentLevel } from "./alerts/correlation/impact.ts";
 import { parseHostList } from "./core/http/allowed-hosts.ts";
 
+/** How much an environment matters to impact scores and triage. */
+export type Criticality = "high" | "medium" | "low";
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 export type Role = "all" | "api" | "worker";
 
@@ -30,8 +31,11 @@ export interface Config {
    * shared deployment sets it, so that no tenant can make Vigil fetch from an internal address.
    */
   integrationAllowedHosts: string[];
-  /** Environment name (lower case) -> criticality, for impact scores and triage. */
-  environmentCriticality: Readonly<Record<string, EnvironmentLevel>>;
+  /**
+   * ENVIRONMENT_CRITICALITY: environment name (lower case) -> criticality. Only the entries set; the
+   * alerts add them to their default map, replacing a default entry of the same name.
+   */
+  environmentCriticality: Readonly<Record<string, Criticality>>;
   /** listAlerts with `q` counts its matches exactly up to this many, then says "at least". */
   searchCountLimit: number;
   /** Any other listAlerts total is counted exactly up to this many, then says "at least". */
@@ -57,22 +61,23 @@ function text(env: NodeJS.ProcessEnv, name: string): string | null {
   return value ? value : null;
 }
 
-const LEVELS: EnvironmentLevel[] = ["high", "medium", "low"];
+const CRITICALITIES: Criticality[] = ["high", "medium", "low"];
 
-/** `canary=high,perf=medium`: added to the default map, replacing a default entry of the same name. */
-function environmentCriticality(env: NodeJS.ProcessEnv): Record<string, EnvironmentLevel> {
-  const map: Record<string, EnvironmentLevel> = { ...DEFAULT_ENVIRONMENT_CRITICALITY };
+/** `canary=high,perf=medium`: the named entries, lower case; a later entry of a name wins. */
+function environmentCriticality(env: NodeJS.ProcessEnv): Record<string, Criticality> {
+  const entries: [string, Criticality][] = [];
   for (const entry of (text(env, "ENVIRONMENT_CRITICALITY") ?? "").split(",")) {
     if (entry.trim() === "") continue;
     const [name, level, ...rest] = entry.split("=").map((part) => part.trim().toLowerCase());
-    if (!name || rest.length > 0 || !LEVELS.includes(level as EnvironmentLevel)) {
+    if (!name || rest.length > 0 || !CRITICALITIES.includes(level as Criticality)) {
       throw new ConfigError(
         `ENVIRONMENT_CRITICALITY must be a comma-separated list of name=high|medium|low, got "${entry.trim()}"`,
       );
     }
-    map[name] = level as EnvironmentLevel;
+    entries.push([name, level as Criticality]);
   }
-  return map;
+  // From entries, not by assignment: a name such as `__proto__` stays an ordinary entry.
+  return Object.fromEntries(entries);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {

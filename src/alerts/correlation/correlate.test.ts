@@ -56,6 +56,41 @@ describe("stormScopeOf", () => {
     expect(stormScopeOf({ namespace: "payments" }, "alertmanager")).toBe("namespace:payments");
   });
 
+  it("reads the same environment keys as impact, in any spelling", () => {
+    expect([
+      stormScopeOf({ service: "checkout", deploy_env: "Canary" }, "alertmanager"),
+      stormScopeOf({ service: "checkout", tier: "production" }, "alertmanager"),
+      stormScopeOf({ "k8s.namespace.name": "payments", "deployment.environment": "prod" }, "datadog"),
+      // The first in the vocabulary's order wins: `env` before `tier`.
+      stormScopeOf({ app: "web", tier: "frontend", env: "staging" }, "alertmanager"),
+    ]).toEqual([
+      "service:checkout@canary",
+      "service:checkout@production",
+      "namespace:payments@prod",
+      "service:web@staging",
+    ]);
+  });
+
+  it("takes a machine, VM or server as a host, and a Checkmk check never as a service", () => {
+    expect([
+      stormScopeOf({ server: "web-01" }, "zabbix"),
+      stormScopeOf({ vm: "vm-7", machine: "m-1" }, "azure-monitor"),
+      stormScopeOf({ service: "Filesystem /", host: "db-1" }, "checkmk"),
+      stormScopeOf({ service: "Filesystem /" }, "checkmk"),
+    ]).toEqual(["host:web-01", "host:m-1", "host:db-1", null]);
+  });
+
+  it("reads labels named like Object.prototype members as ordinary labels", () => {
+    const labels = JSON.parse(
+      '{"constructor":"a","__proto__":"b","toString":"c","hasOwnProperty":"d","service":"Checkout","env":"__proto__"}',
+    );
+    expect(stormScopeOf(labels, "alertmanager")).toBe("service:checkout@__proto__");
+    expect(stormScopeOf(JSON.parse('{"constructor":"a","__proto__":"b"}'), "alertmanager")).toBeNull();
+    expect(stormScopeOf({ host: "constructor", namespace: "toString" }, "alertmanager")).toBe(
+      "namespace:tostring",
+    );
+  });
+
   it("lets only active, non-test alerts with a scope take part", () => {
     const scoped = { status: "active", isTest: false, stormScope: "host:a" };
     expect([
@@ -130,6 +165,30 @@ describe("assignRoles", () => {
     expect(Object.fromEntries(roles)).toEqual({
       a: { role: "unknown", likelyUpstream: null },
       b: { role: "unknown", likelyUpstream: null },
+    });
+  });
+
+  it("reads a label key as the same kind as impact does: volume and topic say the layer", () => {
+    expect({
+      volume: alertLayer("Space low", { volume: "pvc-1" }),
+      topic: alertLayer("Lag high", { topic: "orders" }),
+      prototypeNamed: alertLayer("Lag high", JSON.parse('{"constructor":"disk","__proto__":"postgres"}')),
+    }).toEqual({ volume: "infrastructure", topic: "data", prototypeNamed: "unknown" });
+  });
+
+  it("matches dependency labels naming a member by a label named like an Object.prototype member", () => {
+    const roles = assignRoles([
+      member("web", "HighRequestLatency", 0, JSON.parse('{"service":"web","depends_on":"constructor"}')),
+      member(
+        "pay",
+        "HighErrorRate",
+        4,
+        JSON.parse('{"service":"constructor","__proto__":"x","toString":"y"}'),
+      ),
+    ]);
+    expect(Object.fromEntries(roles)).toEqual({
+      web: { role: "symptom", likelyUpstream: "HighErrorRate" },
+      pay: { role: "cause", likelyUpstream: null },
     });
   });
 
@@ -290,6 +349,24 @@ describe("planStorms", () => {
       {
         id: joiner.id,
         stormId: STORM,
+        alertRole: "symptom",
+        likelyUpstream: "PostgreSQLDown",
+        ...checkoutImpact(2),
+      },
+    ]);
+  });
+
+  it("scores members whose labels are named like Object.prototype members", () => {
+    const labels = JSON.parse(
+      '{"service":"checkout","env":"production","constructor":"constructor","__proto__":"__proto__","toString":"x","hasOwnProperty":"y"}',
+    );
+    const first = stormAlert({ at: 0, title: "PostgreSQLDown", labels });
+    const second = stormAlert({ at: 1, labels });
+    expect(planStorms({ alerts: [first, second], newStormId })).toEqual([
+      { id: first.id, stormId: NEW_STORM, alertRole: "cause", likelyUpstream: null, ...checkoutImpact(2) },
+      {
+        id: second.id,
+        stormId: NEW_STORM,
         alertRole: "symptom",
         likelyUpstream: "PostgreSQLDown",
         ...checkoutImpact(2),

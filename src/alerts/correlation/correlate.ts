@@ -10,7 +10,8 @@
 //   * roles: the cause is the member lowest in the layers (infrastructure < data < unknown <
 //     application), then earliest, unless a dependency label says it depends on another member.
 import { randomUUID } from "node:crypto";
-import { computeImpact, type ImpactOptions, normalizeLabelKey } from "./impact.ts";
+import { computeImpact, type ImpactOptions } from "./impact.ts";
+import { firstLabelOf, type LabelKind, labelKindOf } from "./label-vocabulary.ts";
 
 export const STORM_WINDOW_MS = 10 * 60_000;
 export const STORM_MAX_MEMBERS = 50;
@@ -19,26 +20,14 @@ export type AlertRole = "cause" | "symptom" | "unknown";
 
 // ---- scope ----
 
-const SCOPE_DIMENSIONS: { dimension: string; keys: string[]; byEnvironment: boolean }[] = [
-  { dimension: "cluster", keys: ["cluster"], byEnvironment: false },
-  { dimension: "namespace", keys: ["namespace"], byEnvironment: true },
-  { dimension: "service", keys: ["service", "app", "application"], byEnvironment: true },
-  {
-    dimension: "host",
-    keys: ["host", "hostname", "node", "nodename", "instance", "db_instance", "resource", "entity"],
-    byEnvironment: false,
-  },
+// Broadest first. A region or a data store is not a storm scope: the alerts of one AWS region or
+// one Kafka topic are not one incident.
+const SCOPE_DIMENSIONS: { dimension: string; kinds: LabelKind[]; byEnvironment: boolean }[] = [
+  { dimension: "cluster", kinds: ["cluster"], byEnvironment: false },
+  { dimension: "namespace", kinds: ["namespace"], byEnvironment: true },
+  { dimension: "service", kinds: ["service"], byEnvironment: true },
+  { dimension: "host", kinds: ["host", "database_instance"], byEnvironment: false },
 ];
-
-const ENVIRONMENT_KEYS = new Set(["deployment_environment", "environment", "env", "stage"]);
-
-function excluded(normalizedKey: string, sourceType: string): boolean {
-  // CloudWatch's namespace is a metric namespace (AWS/RDS); Checkmk's service is a check of a host.
-  return (
-    (sourceType === "cloudwatch" && normalizedKey === "namespace") ||
-    (sourceType === "checkmk" && normalizedKey === "service")
-  );
-}
 
 /** `10.42.3.17:8080` -> `10.42.3.17`: a Prometheus instance names its host with the scrape port. */
 function hostOf(value: string): string {
@@ -50,22 +39,13 @@ function hostOf(value: string): string {
  * `service:checkout@production` or `host:db-primary-01`; null when no scope label is present.
  */
 export function stormScopeOf(labels: Record<string, string>, sourceType: string): string | null {
-  const byKey = new Map<string, string>();
-  for (const key of Object.keys(labels).sort()) {
-    const normalized = normalizeLabelKey(key);
-    const value = (labels[key] ?? "").trim().toLowerCase();
-    if (value === "" || excluded(normalized, sourceType) || byKey.has(normalized)) continue;
-    byKey.set(normalized, value);
-  }
-  let environment: string | null = null;
-  for (const key of ENVIRONMENT_KEYS) environment ??= byKey.get(key) ?? null;
-  for (const { dimension, keys, byEnvironment } of SCOPE_DIMENSIONS) {
-    for (const key of keys) {
-      const value = byKey.get(key);
-      if (value === undefined) continue;
-      const name = dimension === "host" ? hostOf(value) : value;
-      return `${dimension}:${name}${byEnvironment && environment ? `@${environment}` : ""}`;
-    }
+  const environment = firstLabelOf(labels, sourceType, ["environment"])?.value.trim().toLowerCase();
+  for (const { dimension, kinds, byEnvironment } of SCOPE_DIMENSIONS) {
+    const found = firstLabelOf(labels, sourceType, kinds);
+    if (!found) continue;
+    const value = found.value.trim().toLowerCase();
+    const name = dimension === "host" ? hostOf(value) : value;
+    return `${dimension}:${name}${byEnvironment && environment ? `@${environment}` : ""}`;
   }
   return null;
 }
@@ -169,12 +149,15 @@ const APPLICATION_WORDS = new Set([
   "crashlooping",
 ]);
 
-/** Label keys that by themselves say infrastructure or data. */
-const INFRASTRUCTURE_KEYS = new Set(["device", "mountpoint", "filesystem", "fstype", "disk"]);
-const DATA_KEYS = new Set(["db_instance", "database", "db"]);
+/** Kinds of label (label-vocabulary.ts) that by themselves say infrastructure or data. */
+const LAYER_OF_KIND = new Map<LabelKind, AlertLayer>([
+  ["hardware", "infrastructure"],
+  ["database_instance", "data"],
+  ["data_store", "data"],
+]);
 
-/** Label values read for layer words, besides the title. */
-const LAYER_TEXT_KEYS = new Set(["alertname", "metric", "condition", "check_command"]);
+/** Kinds of label whose values are read for layer words, besides the title. */
+const LAYER_TEXT_KINDS = new Set<LabelKind>(["alert_name", "signal"]);
 
 function layerWords(text: string): string[] {
   const split = text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
@@ -189,10 +172,12 @@ export function alertLayer(title: string, labels: Record<string, string>): Alert
   const words = layerWords(title);
   let keyLayer: AlertLayer | null = null;
   for (const [key, value] of Object.entries(labels)) {
-    const normalized = normalizeLabelKey(key);
-    if (LAYER_TEXT_KEYS.has(normalized)) words.push(...layerWords(value));
-    if (INFRASTRUCTURE_KEYS.has(normalized)) keyLayer = "infrastructure";
-    else if (DATA_KEYS.has(normalized) && keyLayer === null) keyLayer = "data";
+    const kind = labelKindOf(key);
+    if (kind === null) continue;
+    if (LAYER_TEXT_KINDS.has(kind)) words.push(...layerWords(value));
+    const layer = LAYER_OF_KIND.get(kind);
+    if (layer === "infrastructure") keyLayer = "infrastructure";
+    else if (layer === "data" && keyLayer === null) keyLayer = "data";
   }
   if (keyLayer === "infrastructure" || words.some((word) => INFRASTRUCTURE_WORDS.has(word))) {
     return "infrastructure";
@@ -216,36 +201,19 @@ export interface RoleResult {
   likelyUpstream: string | null;
 }
 
-const DEPENDENCY_KEYS = new Set([
-  "depends_on",
-  "dependson",
-  "upstream",
-  "upstream_service",
-  "dependency",
-  "dependencies",
-  "caused_by",
-]);
-
-const IDENTITY_KEYS = new Set([
-  "alertname",
+/** Kinds of label a dependency label may name another member by (besides its title). */
+const IDENTITY_KINDS = new Set<LabelKind>([
+  "alert_name",
   "service",
-  "app",
-  "application",
   "host",
-  "hostname",
-  "node",
-  "instance",
-  "db_instance",
-  "database",
-  "db",
-  "resource",
-  "entity",
+  "database_instance",
+  "data_store",
 ]);
 
 function dependencyHints(labels: Record<string, string>): Set<string> {
   const hints = new Set<string>();
   for (const [key, value] of Object.entries(labels)) {
-    if (!DEPENDENCY_KEYS.has(normalizeLabelKey(key))) continue;
+    if (labelKindOf(key) !== "dependency") continue;
     for (const name of value.split(",")) if (name.trim()) hints.add(name.trim().toLowerCase());
   }
   return hints;
@@ -254,7 +222,8 @@ function dependencyHints(labels: Record<string, string>): Set<string> {
 function identities(alert: RoleInput): Set<string> {
   const names = new Set([alert.title.trim().toLowerCase()]);
   for (const [key, value] of Object.entries(alert.labels)) {
-    if (IDENTITY_KEYS.has(normalizeLabelKey(key)) && value.trim()) {
+    const kind = labelKindOf(key);
+    if (kind !== null && IDENTITY_KINDS.has(kind) && value.trim()) {
       names.add(value.trim().toLowerCase());
       names.add(hostOf(value.trim().toLowerCase()));
     }

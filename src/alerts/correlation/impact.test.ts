@@ -3,7 +3,14 @@
 import { describe, expect, it } from "vitest";
 import { parseSharedFixture } from "../../../test/fixtures.ts";
 import type { AlertEvent, SourceType } from "../sources/index.ts";
-import { computeImpact, fanOutPoints, normalizeLabelKey } from "./impact.ts";
+import {
+  computeImpact,
+  DEFAULT_ENVIRONMENT_CRITICALITY,
+  environmentCriticality,
+  fanOutPoints,
+  readEnvironment,
+} from "./impact.ts";
+import { normalizeLabelKey } from "./label-vocabulary.ts";
 
 /** The events of one fixture, as the source's parser reads them. */
 function eventsOf(source: SourceType, name: string): AlertEvent[] {
@@ -134,7 +141,7 @@ describe("computeImpact on the fixtures", () => {
     });
   });
 
-  it("takes a configured criticality map instead of the default", () => {
+  it("adds configured entries to the default map, replacing a default entry of the same name", () => {
     const event = eventsOf("grafana", "legacy-alerting-evalmatches-tags.json")[0];
     if (!event) throw new Error("no event");
     const impact = computeImpact(
@@ -142,6 +149,18 @@ describe("computeImpact on the fixtures", () => {
       { environmentCriticality: { staging: "high" } },
     );
     expect(impact.score).toBe(50 + 20);
+    // The other default entries stay: production is high, dev low.
+    const other = (env: string) =>
+      computeImpact(
+        { labels: { env, host: "h1" }, sourceType: "zabbix", stormSize: 0 },
+        { environmentCriticality: { staging: "high", canary: "high" } },
+      ).score;
+    expect([other("production"), other("dev"), other("canary"), other("perf")]).toEqual([
+      50 + 10,
+      5 + 10,
+      50 + 10,
+      20 + 10,
+    ]);
   });
 
   it("caps at 100: a production cluster-wide alert in a storm of 6", () => {
@@ -152,6 +171,94 @@ describe("computeImpact on the fixtures", () => {
       explanation:
         "prod environment (env=prod) +50; cluster- or region-wide scope (cluster=c1) +30; storm of 6 co-firing alerts +20.",
     });
+  });
+});
+
+// Label keys and values are data: a label named like an Object.prototype member (`constructor`,
+// `__proto__`, `toString`, `hasOwnProperty`) is an ordinary label. JSON.parse keeps `__proto__` as an
+// own key, as ingest does.
+describe("labels named like Object.prototype members", () => {
+  const impactOf = (labelsJson: string, sourceType = "alertmanager") =>
+    computeImpact({ labels: JSON.parse(labelsJson), sourceType, stormSize: 0 });
+
+  it("are no environment and no scope", () => {
+    expect(
+      impactOf(
+        '{"constructor":"constructor","__proto__":"__proto__","toString":"toString","hasOwnProperty":"x"}',
+      ),
+    ).toEqual({
+      score: 30,
+      explanation:
+        "environment unknown (no environment label) +20; scope unknown (no scope label) +10; not in a storm +0.",
+    });
+    // Opsgenie and Datadog bare tags: not named like an environment.
+    expect(impactOf('{"constructor":"","__proto__":"","toString":""}', "opsgenie").score).toBe(20 + 10);
+  });
+
+  it("as values are environment names outside the map, and scope names like any other", () => {
+    expect(impactOf('{"env":"constructor","service":"__proto__"}')).toEqual({
+      score: 40,
+      explanation:
+        'environment "constructor" is not in the criticality map (env=constructor) +20; service-wide scope (service=__proto__) +20; not in a storm +0.',
+    });
+    expect(impactOf('{"env":"__proto__","host":"toString"}').score).toBe(20 + 10);
+    // A cluster name: `constructor` is not an environment word, `prod` is.
+    expect(impactOf('{"cluster":"constructor-prod"}')).toEqual({
+      score: 80,
+      explanation:
+        "prod environment, inferred from cluster=constructor-prod +50; cluster- or region-wide scope (cluster=constructor-prod) +30; not in a storm +0.",
+    });
+    expect(impactOf('{"Constructor":"hasOwnProperty","pod":"p1"}').score).toBe(20 + 5);
+  });
+});
+
+describe("the environment criticality map", () => {
+  it("is the documented default map", () => {
+    // README "Impact", spelled out so that a change to the map shows here.
+    expect(Object.fromEntries(DEFAULT_ENVIRONMENT_CRITICALITY)).toEqual({
+      production: "high",
+      prod: "high",
+      prd: "high",
+      live: "high",
+      staging: "medium",
+      stage: "medium",
+      stg: "medium",
+      preprod: "medium",
+      "pre-prod": "medium",
+      uat: "medium",
+      dev: "low",
+      development: "low",
+      test: "low",
+      testing: "low",
+      qa: "low",
+      sandbox: "low",
+      local: "low",
+    });
+    expect(environmentCriticality()).toBe(DEFAULT_ENVIRONMENT_CRITICALITY);
+  });
+
+  it("merges configured entries over the defaults without changing the default map", () => {
+    const merged = environmentCriticality({ prod: "low", canary: "high" });
+    expect(Object.fromEntries(merged)).toEqual({
+      ...Object.fromEntries(DEFAULT_ENVIRONMENT_CRITICALITY),
+      prod: "low",
+      canary: "high",
+    });
+    // Only the named entry changes: production is still high.
+    expect([merged.get("prod"), merged.get("production")]).toEqual(["low", "high"]);
+    expect([
+      DEFAULT_ENVIRONMENT_CRITICALITY.get("prod"),
+      DEFAULT_ENVIRONMENT_CRITICALITY.get("canary"),
+    ]).toEqual(["high", undefined]);
+  });
+
+  it("reads a configured entry named like an Object.prototype member as an ordinary name", () => {
+    const map = environmentCriticality(Object.fromEntries([["__proto__", "high"]]));
+    expect(readEnvironment({ env: "__proto__" }, "alertmanager", map)).toEqual({
+      level: "high",
+      reason: "__proto__ environment (env=__proto__)",
+    });
+    expect(readEnvironment({ env: "constructor" }, "alertmanager", map).level).toBe("unknown");
   });
 });
 

@@ -4,19 +4,18 @@
 //
 //   impact = environment + scope + fan-out                                  (capped at 100)
 //
-//   environment  (0..50)  criticality of the alert's environment, read from the labels
-//                          env / environment / deployment_environment / stage / tier (and the
-//                          same keys with kube_, k8s_, aws_, gcp_, azure_ prefixes and camelCase):
-//                          high 50 (production, prod, prd, live), medium 25 (staging, stage,
-//                          preprod, uat), low 5 (dev, development, test, qa, sandbox, local),
-//                          unknown 20. A value is matched whole, then word by word
+//   environment  (0..50)  criticality of the alert's environment, read from its environment label
+//                          (label-vocabulary.ts: env, environment, deployment_environment, stage,
+//                          tier... in any spelling): high 50 (production, prod, prd, live), medium 25
+//                          (staging, stage, preprod, uat), low 5 (dev, development, test, qa,
+//                          sandbox, local), unknown 20. A value is matched whole, then word by word
 //                          ("prod-eu" is prod). Without such a label: a bare tag named like an
 //                          environment (Datadog/Dynatrace `production`), then a word of the
 //                          cluster, namespace or host name (`prod-us-east-1`, `web-03.prod`).
-//                          The map is configurable (ImpactOptions.environmentCriticality).
+//                          Configured entries add to the map (ImpactOptions.environmentCriticality).
 //   scope        (0..30)  label scope breadth, decided by the narrowest scope label present:
 //                          cluster/region/zone 30 > namespace/service/deployment/job/app 20 >
-//                          host/node/instance/resource 10 > pod/container/process/disk 5;
+//                          host/node/instance/resource/database 10 > pod/container/process/disk 5;
 //                          no scope label at all 10.
 //   fan-out      (0..20)  members of the alert's storm (correlate.ts): 0 outside a storm,
 //                          else 5 per other member, at most 20 (a storm of 5 or more).
@@ -24,7 +23,10 @@
 // Examples: a production service-wide alert alone = 50 + 20 + 0 = 70; a dev pod alert = 5 + 5 = 10;
 // a production cluster-wide alert in a storm of 6 = 50 + 30 + 20 = 100.
 
-export type EnvironmentLevel = "high" | "medium" | "low";
+import type { Criticality } from "../../config.ts";
+import { keyRank, type LabelKind, labelKindOf, labelsOfKind } from "./label-vocabulary.ts";
+
+export type EnvironmentLevel = Criticality;
 export type ScopeLevel = "cluster" | "service" | "host" | "component";
 
 export const ENVIRONMENT_POINTS: Record<EnvironmentLevel | "unknown", number> = {
@@ -46,28 +48,49 @@ export const SCOPE_POINTS: Record<ScopeLevel | "unknown", number> = {
 export const FAN_OUT_POINTS_PER_MEMBER = 5;
 export const FAN_OUT_MAX_POINTS = 20;
 
-export const DEFAULT_ENVIRONMENT_CRITICALITY: Readonly<Record<string, EnvironmentLevel>> = {
-  production: "high",
-  prod: "high",
-  prd: "high",
-  live: "high",
-  staging: "medium",
-  stage: "medium",
-  stg: "medium",
-  preprod: "medium",
-  "pre-prod": "medium",
-  uat: "medium",
-  dev: "low",
-  development: "low",
-  test: "low",
-  testing: "low",
-  qa: "low",
-  sandbox: "low",
-  local: "low",
-};
+export type EnvironmentCriticality = ReadonlyMap<string, EnvironmentLevel>;
+
+export const DEFAULT_ENVIRONMENT_CRITICALITY: EnvironmentCriticality = new Map<string, EnvironmentLevel>([
+  ["production", "high"],
+  ["prod", "high"],
+  ["prd", "high"],
+  ["live", "high"],
+  ["staging", "medium"],
+  ["stage", "medium"],
+  ["stg", "medium"],
+  ["preprod", "medium"],
+  ["pre-prod", "medium"],
+  ["uat", "medium"],
+  ["dev", "low"],
+  ["development", "low"],
+  ["test", "low"],
+  ["testing", "low"],
+  ["qa", "low"],
+  ["sandbox", "low"],
+  ["local", "low"],
+]);
+
+const MERGED = new WeakMap<object, EnvironmentCriticality>();
+
+/**
+ * The default map with the configured entries (ENVIRONMENT_CRITICALITY, Config.environmentCriticality)
+ * added to it or replacing a default entry of the same name. Built once per entries object: the
+ * configuration does not change while Vigil runs.
+ */
+export function environmentCriticality(
+  entries?: Readonly<Record<string, EnvironmentLevel>>,
+): EnvironmentCriticality {
+  if (!entries) return DEFAULT_ENVIRONMENT_CRITICALITY;
+  const cached = MERGED.get(entries);
+  if (cached) return cached;
+  const merged = new Map(DEFAULT_ENVIRONMENT_CRITICALITY);
+  for (const [name, level] of Object.entries(entries)) merged.set(name.trim().toLowerCase(), level);
+  MERGED.set(entries, merged);
+  return merged;
+}
 
 export interface ImpactOptions {
-  /** Environment name (lower case) -> criticality; replaces the default map. */
+  /** Environment name -> criticality, added to the default map (replacing a default entry). */
   environmentCriticality?: Readonly<Record<string, EnvironmentLevel>>;
 }
 
@@ -83,36 +106,6 @@ export interface Impact {
   explanation: string;
 }
 
-/**
- * A label key in one spelling: camelCase split, lower case, `_` between words, one vendor prefix
- * (kube_, k8s_, kubernetes_, aws_, gcp_, azure_, dd_) and one `_name`/`_id`/`_identifier` suffix
- * dropped. `kube_cluster_name`, `k8s-cluster` and `cluster_name` are all `cluster`; CloudWatch's
- * `InstanceId` is `instance`, `DBInstanceIdentifier` is `db_instance`.
- */
-export function normalizeLabelKey(key: string): string {
-  let normalized = NORMALIZED.get(key);
-  if (normalized === undefined) {
-    // Label keys repeat across alerts: a small cache spares the regexes on the ingest path.
-    if (NORMALIZED.size >= 10_000) NORMALIZED.clear();
-    normalized = normalizeUncached(key);
-    NORMALIZED.set(key, normalized);
-  }
-  return normalized;
-}
-
-const NORMALIZED = new Map<string, string>();
-
-function normalizeUncached(key: string): string {
-  const words = key
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "");
-  const unprefixed = words.replace(/^(kube|k8s|kubernetes|aws|gcp|azure|dd)_(?=.)/, "");
-  return unprefixed.replace(/(?<=.)_(name|id|identifier)$/, "");
-}
-
 /** Lower-case words of a value: `prod-us-east-1` -> prod, us, east, 1. */
 function wordsOf(value: string): string[] {
   return value
@@ -121,82 +114,51 @@ function wordsOf(value: string): string[] {
     .filter((word) => word.length > 0);
 }
 
-const ENVIRONMENT_KEYS = [
-  "deployment_environment",
-  "environment",
-  "env",
-  "deploy_env",
-  "app_env",
-  "stage",
-  "tier",
-];
+const SCOPE_LEVEL_OF_KIND = new Map<LabelKind, ScopeLevel>([
+  ["cluster", "cluster"],
+  ["region", "cluster"],
+  ["service", "service"],
+  ["workload", "service"],
+  ["namespace", "service"],
+  ["job", "service"],
+  ["host", "host"],
+  ["database_instance", "host"],
+  ["data_store", "host"],
+  ["process", "component"],
+  ["hardware", "component"],
+  ["check", "component"],
+]);
 
-// Within a level, the first key listed names the scope in the explanation.
-const SCOPE_LEVEL_OF_KEY: Record<string, ScopeLevel> = {
-  cluster: "cluster",
-  region: "cluster",
-  zone: "cluster",
-  availability_zone: "cluster",
-  location: "cluster",
-  datacenter: "cluster",
-  service: "service",
-  app: "service",
-  application: "service",
-  deployment: "service",
-  statefulset: "service",
-  daemonset: "service",
-  workload: "service",
-  namespace: "service",
-  job: "service",
-  host: "host",
-  hostname: "host",
-  node: "host",
-  nodename: "host",
-  instance: "host",
-  machine: "host",
-  vm: "host",
-  server: "host",
-  resource: "host",
-  entity: "host",
-  db_instance: "host",
-  database: "host",
-  bucket: "host",
-  topic: "host",
-  queue: "host",
-  pod: "component",
-  container: "component",
-  process: "component",
-  device: "component",
-  mountpoint: "component",
-  filesystem: "component",
-  disk: "component",
-  volume: "component",
-  interface: "component",
-};
-
-const KEY_RANK = new Map(Object.keys(SCOPE_LEVEL_OF_KEY).map((key, index) => [key, index]));
+/** Labels whose value may name the environment (`prod-us-east-1`): every scope but a job's. */
+const ENVIRONMENT_HINT_KINDS = new Set<LabelKind>([
+  "cluster",
+  "region",
+  "service",
+  "workload",
+  "namespace",
+  "host",
+  "database_instance",
+  "data_store",
+]);
 
 const SCOPE_ORDER: ScopeLevel[] = ["component", "host", "service", "cluster"];
 
-/**
- * What a label key means for scope, given the source: CloudWatch's `namespace` is a metric
- * namespace (`AWS/RDS`), not a Kubernetes one; Checkmk's `service` is one check of a host.
- */
+/** What a label key means for scope, given the source (label-vocabulary.ts); null: no scope. */
 export function scopeLevelOf(key: string, sourceType: string): ScopeLevel | null {
-  const normalized = normalizeLabelKey(key);
-  if (sourceType === "cloudwatch" && normalized === "namespace") return null;
-  if (sourceType === "checkmk" && normalized === "service") return "component";
-  return SCOPE_LEVEL_OF_KEY[normalized] ?? null;
+  const kind = labelKindOf(key, sourceType);
+  return (kind && SCOPE_LEVEL_OF_KIND.get(kind)) ?? null;
 }
 
 function levelOfValue(
   value: string,
-  map: Readonly<Record<string, EnvironmentLevel>>,
+  map: EnvironmentCriticality,
 ): { level: EnvironmentLevel; name: string } | null {
   const whole = value.trim().toLowerCase();
-  if (map[whole]) return { level: map[whole], name: whole };
+  const wholeLevel = map.get(whole);
+  if (wholeLevel) return { level: wholeLevel, name: whole };
   for (const word of wordsOf(value)) {
-    if (map[word]) return { level: map[word], name: word };
+    const level = map.get(word);
+    if (level) return { level, name: word };
   }
   return null;
 }
@@ -209,39 +171,35 @@ export interface EnvironmentReading {
 export function readEnvironment(
   labels: Record<string, string>,
   sourceType: string,
-  map: Readonly<Record<string, EnvironmentLevel>>,
+  map: EnvironmentCriticality,
 ): EnvironmentReading {
-  const entries = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  // 1. An environment label, in the order of ENVIRONMENT_KEYS.
-  let unmatched: [string, string] | null = null;
-  for (const wanted of ENVIRONMENT_KEYS) {
-    for (const [key, value] of entries) {
-      if (normalizeLabelKey(key) !== wanted || value.trim() === "") continue;
-      const found = levelOfValue(value, map);
-      if (found) return { level: found.level, reason: `${found.name} environment (${key}=${value})` };
-      unmatched ??= [key, value];
-    }
+  // 1. An environment label, in the vocabulary's order of environment keys.
+  const named = labelsOfKind(labels, sourceType, "environment");
+  for (const { key, value } of named) {
+    const found = levelOfValue(value, map);
+    if (found) return { level: found.level, reason: `${found.name} environment (${key}=${value})` };
   }
+  const [unmatched] = named;
   if (unmatched) {
     return {
       level: "unknown",
-      reason: `environment "${unmatched[1]}" is not in the criticality map (${unmatched[0]}=${unmatched[1]})`,
+      reason: `environment "${unmatched.value}" is not in the criticality map (${unmatched.key}=${unmatched.value})`,
     };
   }
+  const entries = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   // 2. A bare tag named like an environment (`production` with an empty value).
   for (const [key, value] of entries) {
     const name = key.trim().toLowerCase();
-    if (value === "" && map[name]) return { level: map[name], reason: `${name} environment (tag ${key})` };
+    const level = value === "" ? map.get(name) : undefined;
+    if (level) return { level, reason: `${name} environment (tag ${key})` };
   }
   // 3. A word of the cluster, namespace or host name.
   for (const [key, value] of entries) {
-    const level = scopeLevelOf(key, sourceType);
-    if (level !== "cluster" && level !== "service" && level !== "host") continue;
-    if (normalizeLabelKey(key) === "job") continue;
+    const kind = labelKindOf(key, sourceType);
+    if (!kind || !ENVIRONMENT_HINT_KINDS.has(kind)) continue;
     for (const word of wordsOf(value)) {
-      if (map[word]) {
-        return { level: map[word], reason: `${word} environment, inferred from ${key}=${value}` };
-      }
+      const level = map.get(word);
+      if (level) return { level, reason: `${word} environment, inferred from ${key}=${value}` };
     }
   }
   return { level: "unknown", reason: "environment unknown (no environment label)" };
@@ -259,13 +217,13 @@ function readScope(
   sourceType: string,
 ): { level: ScopeLevel | "unknown"; reason: string } {
   let narrowest: { level: ScopeLevel; key: string; value: string; rank: number } | null = null;
-  for (const key of Object.keys(labels).sort()) {
+  for (const [key, value] of Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const level = scopeLevelOf(key, sourceType);
     if (!level) continue;
-    const rank = KEY_RANK.get(normalizeLabelKey(key)) ?? KEY_RANK.size;
+    const rank = keyRank(key);
     const order = SCOPE_ORDER.indexOf(level) - (narrowest ? SCOPE_ORDER.indexOf(narrowest.level) : 99);
     if (!narrowest || order < 0 || (order === 0 && rank < narrowest.rank)) {
-      narrowest = { level, key, value: labels[key] ?? "", rank };
+      narrowest = { level, key, value, rank };
     }
   }
   if (!narrowest) return { level: "unknown", reason: "scope unknown (no scope label)" };
@@ -282,7 +240,7 @@ export function fanOutPoints(stormSize: number): number {
 
 /** The impact score and its plain-English explanation (formula at the top of this file). */
 export function computeImpact(input: ImpactInput, options: ImpactOptions = {}): Impact {
-  const map = options.environmentCriticality ?? DEFAULT_ENVIRONMENT_CRITICALITY;
+  const map = environmentCriticality(options.environmentCriticality);
   const environment = readEnvironment(input.labels, input.sourceType, map);
   const scope = readScope(input.labels, input.sourceType);
   const environmentPoints = ENVIRONMENT_POINTS[environment.level];

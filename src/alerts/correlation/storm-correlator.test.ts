@@ -6,7 +6,6 @@ import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { type AmAlert, amBody } from "../../../test/alertmanager-body.ts";
 import { describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
-import { DEFAULT_ENVIRONMENT_CRITICALITY } from "./impact.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
 
 const clock = new Date("2024-05-14T09:30:00.000Z");
@@ -179,6 +178,19 @@ describeEachEngine(
         70,
         "canary environment (env=canary) +50; service-wide scope (service=checkout) +20; not in a storm +0.",
       ]);
+      // The default entries stay: production is still high.
+      const production = await deliverOne(
+        h,
+        path,
+        firing("c000000000000004", "09:20:00", {
+          alertname: "HighRequestLatency",
+          env: "production",
+          service: "cart",
+        }),
+      );
+      expect((await readAlert(h, auth, production)).impact_explanation).toBe(
+        "production environment (env=production) +50; service-wide scope (service=cart) +20; not in a storm +0.",
+      );
 
       // In a storm of two placed by the running correlator: 50 + cluster-wide 30 + fan-out 5.
       const blue = { cluster: "k8s-blue", env: "canary" };
@@ -208,7 +220,8 @@ describeEachEngine(
       ]);
     });
   },
-  { environmentCriticality: { ...DEFAULT_ENVIRONMENT_CRITICALITY, canary: "high" } },
+  // ENVIRONMENT_CRITICALITY=canary=high: the entry is added to the default map.
+  { environmentCriticality: { canary: "high" } },
   { now: () => new Date(clock.getTime()) },
 );
 

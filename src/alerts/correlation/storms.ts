@@ -31,8 +31,12 @@ export interface StormChange {
 
 /** Same labels, in any key order (jsonb gives them back in its own order). */
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+  const entries = Object.entries(a);
+  // Own keys only: a label `constructor` missing from b must not find Object.prototype's.
+  return (
+    entries.length === Object.keys(b).length &&
+    entries.every(([key, value]) => Object.hasOwn(b, key) && b[key] === value)
+  );
 }
 
 function sameData(before: AlertRow, after: AlertRow): boolean {

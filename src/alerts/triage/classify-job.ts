@@ -6,7 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob, type JobContext } from "../../core/queue/catalog.ts";
-import { readEnvironment } from "../correlation/impact.ts";
+import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
 import { correlateScope } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
@@ -87,8 +87,9 @@ async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number):
     claimed.map((row) => row.id),
   );
   const now = ctx.now();
+  const criticality = environmentCriticality(ctx.config.environmentCriticality);
   for (const row of claimed) {
-    const environment = readEnvironment(row.labels, row.sourceType, ctx.config.environmentCriticality);
+    const environment = readEnvironment(row.labels, row.sourceType, criticality);
     const bucket = claimed
       .filter((other) => other.id !== row.id)
       .map((other) => ({ id: other.id, title: other.title, severity: other.severity }));

@@ -10,10 +10,11 @@
 //   4. Otherwise a score: severity (Critical 3, High 2, Medium 1, Low 0, info -1) + environment
 //      (production +1, staging 0, development -2, unknown 0) + storm cause +1;
 //      3 or more -> needs_attention, 1..2 -> needs_review, else others.
+import type { EnvironmentReading } from "../correlation/impact.ts";
 import type { SeverityBucket } from "../sources/types.ts";
 
 export type Attention = "needs_attention" | "needs_review" | "false_positive" | "others";
-export type EnvironmentLevel = "high" | "medium" | "low" | "unknown";
+type EnvironmentLevel = EnvironmentReading["level"];
 
 export interface ClassifyInput {
   alert: {
@@ -30,7 +31,7 @@ export interface ClassifyInput {
     impactScore: number;
     impactExplanation: string | null;
   };
-  environment: { level: EnvironmentLevel; reason: string };
+  environment: EnvironmentReading;
   /** The alert's history, oldest first: kind (created, refired, resolved, ...) and time. */
   history: { kind: string; at: Date }[];
   /** The other alerts classified in the same bucket. */

@@ -1,12 +1,16 @@
 // Automatic triage end to end: alerts arrive through the trigger, wait in their bucket, and the
 // classification job (real workers) stores attention, reasons, summary and first investigation.
 import { sql } from "drizzle-orm";
-import { afterAll, expect, it } from "vitest";
-import { readFixture } from "../../../test/fixtures.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseSharedFixture, readFixture } from "../../../test/fixtures.ts";
 import { describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { startOpenAiStub } from "../../../test/openai-stub.ts";
 import type { Db } from "../../core/db/database.ts";
+import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
+import { PARSERS } from "../sources/index.ts";
+import type { AlertEvent, ParseResult } from "../sources/types.ts";
 import { classifyAlertsJob } from "./classify-job.ts";
+import { type TriageSettings, triageBucketOf } from "./triage.ts";
 
 type Auth = { authorization: string };
 
@@ -57,6 +61,86 @@ function jobContext(h: Harness, db: Db) {
     enqueueMany: services.queue.enqueueMany,
   };
 }
+
+// ---- buckets, as pure units: rows built from parsed events as ingest builds them ----
+
+function rowsOf(sourceType: string, parsed: ParseResult): AlertRow[] {
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.events.map((event: AlertEvent, n: number) => {
+    const { next } = planAlertChange(null, event, {
+      scope: { orgId: null, ownerId: "owner", sourceType, integrationName: "", webhookId: null },
+      receivedAt: new Date("2024-05-14T10:00:00.000Z"),
+      via: "push",
+      rawPayloadId: null,
+      eventHash: `event-${n}`,
+    });
+    if (!next) throw new Error("a new alert has a row");
+    return next;
+  });
+}
+
+function amRows(labels: Record<string, string>[]): AlertRow[] {
+  const body = amBody(labels.map((set, n) => ({ name: `Alert${n}`, severity: "warning", labels: set })));
+  return rowsOf("alertmanager", PARSERS.alertmanager({ body, headers: {}, options: {} }));
+}
+
+const byService: TriageSettings = {
+  mode: "batch",
+  windowSeconds: 60,
+  bucketBy: "service",
+  criticalBypass: false,
+};
+
+describe("triage buckets", () => {
+  it("names a service bucket from the label vocabulary: service in any spelling, else job, component, check", () => {
+    const rows = [
+      ...amRows([
+        { Service: "Checkout" },
+        { service_name: "cart" },
+        { app: "web", job: "node" },
+        { job: "node-exporter" },
+        { instance: "10.0.0.1:9100" },
+      ]),
+      ...rowsOf("zabbix", parseSharedFixture("zabbix", "keep-script-problem-high.json")),
+      ...rowsOf("checkmk", parseSharedFixture("checkmk", "keep-script-service-problem-critical.json")),
+    ];
+    expect(rows.map((row) => triageBucketOf(row, byService).key)).toEqual([
+      "batch:service:service:checkout",
+      "batch:service:service:cart",
+      "batch:service:service:web",
+      "batch:service:service:node-exporter",
+      `alert:${rows[4]?.id}`,
+      // Zabbix's component tag: cpu.
+      "batch:service:service:cpu",
+      // Checkmk's service is a check of a host, the last resort.
+      "batch:service:service:filesystem /var/lib/postgresql",
+    ]);
+  });
+
+  it("reads labels named like Object.prototype members as ordinary labels", () => {
+    const named = JSON.parse('{"constructor":"a","__proto__":"b","toString":"c","hasOwnProperty":"d"}');
+    const rows = amRows([named, { ...named, service: "constructor" }, { ...named, cluster: "__proto__" }]);
+    // Alertmanager drops `__` keys (Prometheus' internal labels); the others are labels.
+    expect(Object.keys(rows[0]?.labels ?? {}).sort()).toEqual([
+      "alertname",
+      "constructor",
+      "hasOwnProperty",
+      "severity",
+      "toString",
+    ]);
+    expect(rows.map((row) => triageBucketOf(row, byService).key)).toEqual([
+      `alert:${rows[0]?.id}`,
+      "batch:service:service:constructor",
+      `alert:${rows[2]?.id}`,
+    ]);
+    const byScope: TriageSettings = { ...byService, bucketBy: "storm_scope" };
+    expect(rows.map((row) => triageBucketOf(row, byScope).key)).toEqual([
+      `alert:${rows[0]?.id}`,
+      "batch:storm_scope:service:constructor",
+      "batch:storm_scope:cluster:__proto__",
+    ]);
+  });
+});
 
 describeEachEngine("automatic triage", (harness) => {
   const settled = (h: Harness, auth: Auth, id: string) =>

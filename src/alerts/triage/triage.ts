@@ -5,6 +5,7 @@
 // straight through. Test notifications are never classified.
 import type { SendOptions } from "../../core/queue/catalog.ts";
 import { stormScopeOf } from "../correlation/correlate.ts";
+import { firstLabelOf, type LabelKind } from "../correlation/label-vocabulary.ts";
 import type { AlertRow, AlertScope, IngestOutcome } from "../ingest/lifecycle.ts";
 
 export interface TriageSettings {
@@ -14,7 +15,11 @@ export interface TriageSettings {
   criticalBypass: boolean;
 }
 
-const SERVICE_KEYS = ["service", "service_name", "app", "application", "job", "component"];
+/**
+ * The labels (label-vocabulary.ts) a service bucket is named by, first found wins: the service, else
+ * the job, the subsystem (Zabbix's component) or the Checkmk check the alert is about.
+ */
+const SERVICE_BUCKET_KINDS: LabelKind[] = ["service", "job", "subsystem", "check"];
 
 function isCriticalOrP1(row: AlertRow): boolean {
   return row.severity === "Critical" || /^p1$/i.test(row.sourceSeverity.trim());
@@ -29,8 +34,8 @@ export function triageBucketOf(
   if (settings.mode === "immediate" || (settings.criticalBypass && isCriticalOrP1(row))) return alone;
   let group: string | null;
   if (settings.bucketBy === "service") {
-    const key = SERVICE_KEYS.find((name) => row.labels[name]?.trim());
-    group = key ? `service:${row.labels[key]?.trim().toLowerCase()}` : null;
+    const found = firstLabelOf(row.labels, row.sourceType, SERVICE_BUCKET_KINDS);
+    group = found ? `service:${found.value.trim().toLowerCase()}` : null;
   } else {
     group = stormScopeOf(row.labels, row.sourceType);
   }

@@ -128,6 +128,21 @@ describe("createLabelBuilder", () => {
     const labels = createLabelBuilder().addAll(JSON.parse('{"__proto__": "x"}')).toRecord();
     expect(Object.entries(labels)).toEqual([["__proto__", "x"]]);
   });
+
+  it("keeps tags and keys named like Object.prototype members, and has() sees only them", () => {
+    const builder = createLabelBuilder()
+      .addTags(["constructor", "toString:prod", "__proto__:constructor"])
+      .add("hasOwnProperty", "x")
+      .setIfAbsent("valueOf", "y");
+    expect(Object.entries(builder.toRecord())).toEqual([
+      ["constructor", ""],
+      ["toString", "prod"],
+      ["__proto__", "constructor"],
+      ["hasOwnProperty", "x"],
+      ["valueOf", "y"],
+    ]);
+    expect([builder.has("constructor"), builder.has("isPrototypeOf")]).toEqual([true, false]);
+  });
 });
 
 describe("finalizeLabels", () => {
@@ -165,6 +180,22 @@ describe("finalizeLabels", () => {
     expect(keys).toHaveLength(100);
     expect(keys.slice(0, 3)).toEqual(["vigil_test", "vigil_flapping", "k000"]);
     expect(keys.at(-1)).toBe("k097");
+  });
+
+  it("keeps keys and values named like Object.prototype members as ordinary labels", () => {
+    const labels = finalizeLabels(
+      JSON.parse(
+        '{"toString":"__proto__","constructor":"constructor","hasOwnProperty":"","__proto__":"toString","valueOf":"x"}',
+      ),
+    );
+    expect(Object.entries(labels)).toEqual([
+      ["__proto__", "toString"],
+      ["constructor", "constructor"],
+      ["hasOwnProperty", ""],
+      ["toString", "__proto__"],
+      ["valueOf", "x"],
+    ]);
+    expect(Object.getPrototypeOf(labels)).toBe(Object.prototype);
   });
 
   it("sets each flag once", () => {

@@ -140,14 +140,16 @@ export function finalizeLabels(
     flag,
     "true",
   ]);
-  const keys = Object.keys(labels)
+  // Own entries only, never `labels[key]`: a key such as `constructor` must not reach Object.prototype.
+  const kept = Object.entries(labels)
     .filter(
-      (key) => key !== "" && !key.startsWith(RESERVED_LABEL_PREFIX) && charCount(key) <= LABEL_KEY_MAX_CHARS,
+      ([key]) =>
+        key !== "" && !key.startsWith(RESERVED_LABEL_PREFIX) && charCount(key) <= LABEL_KEY_MAX_CHARS,
     )
-    .sort();
-  for (const key of keys) {
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [key, value] of kept) {
     if (entries.length >= MAX_LABELS) break;
-    entries.push([key, truncateChars(labels[key] ?? "", LABEL_VALUE_MAX_CHARS)]);
+    entries.push([key, truncateChars(value ?? "", LABEL_VALUE_MAX_CHARS)]);
   }
   return Object.fromEntries(entries);
 }
