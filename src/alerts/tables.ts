@@ -14,6 +14,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
+import type { Timeline } from "./ingest/lifecycle.ts";
 import { ANALYSIS_STATUSES, ATTENTIONS } from "./schemas.ts";
 import { DISPLAY_PRIORITY } from "./sources/normalize/severity.ts";
 import type { AlertLink, SeverityBucket } from "./sources/types.ts";
@@ -102,6 +103,8 @@ export const alerts = pgTable(
     lastEventHash: text("last_event_hash"),
     /** Number of history events written; bounds the history. */
     eventSeq: integer("event_seq").notNull().default(0),
+    /** The firing and resolve times the alert's events carried (lifecycle.ts); null on alerts stored before. */
+    timeline: jsonb("timeline").$type<Timeline>(),
   },
   (table) => [
     // The identity of an alert, unique per tenant (an org, or an owner's personal namespace: org and

@@ -9,6 +9,8 @@
 // locks the alerts it changes (FOR UPDATE) and carries their storm fields through unchanged.
 import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { inTenant as inTenantOf } from "../../core/auth/tenancy.ts";
+import { boundArray } from "../../core/db/bound-array.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "../ingest/lifecycle.ts";
 import {
@@ -90,11 +92,7 @@ function lockKey(key: ScopeKey): string {
   return digest.readBigInt64BE(0).toString();
 }
 
-function inTenant(tenant: Pick<AlertScope, "orgId" | "ownerId">) {
-  return tenant.orgId
-    ? sql`a.org_id = ${tenant.orgId}`
-    : sql`a.org_id is null and a.owner_id = ${tenant.ownerId}`;
-}
+const inTenant = (tenant: Pick<AlertScope, "orgId" | "ownerId">) => inTenantOf({ alias: "a" }, tenant);
 
 const COLUMNS = sql.raw(
   "a.id, a.title, a.labels, a.triggered_at, a.source_type, a.storm_scope, a.storm_id, a.alert_role, a.likely_upstream, a.impact_score, a.impact_explanation",
@@ -139,7 +137,7 @@ async function readPending(
   const { rows } = await db.execute(sql`
     select ${COLUMNS}, a.status, a.is_test, a.event_seq from alerts a
     where ${inTenant(tenant)} and a.storm_pending
-      and (a.storm_scope = any(${toTextArray(named)}::text[])${scopes.includes(null) ? sql` or a.storm_scope is null` : sql``})
+      and (a.storm_scope = any(${boundArray(named, "text")})${scopes.includes(null) ? sql` or a.storm_scope is null` : sql``})
     order by a.triggered_at, a.id limit ${PENDING_BATCH}`);
   return rows.map((row) => ({
     ...stormAlertOf(row),
@@ -148,11 +146,6 @@ async function readPending(
     status: String(row.status),
     eventSeq: Number(row.event_seq),
   }));
-}
-
-/** A text[] literal of arbitrary strings (scopes come from labels: quotes and backslashes escaped). */
-function toTextArray(values: string[]): string {
-  return `{${values.map((value) => `"${value.replace(/["\\]/g, (char) => `\\${char}`)}"`).join(",")}}`;
 }
 
 /** Per scope, disjoint trigger-time ranges within a window of any of its pending alerts. */
@@ -207,7 +200,7 @@ async function readNeighbourhood(
     ), members as (
       select ${COLUMNS} from alerts a
       where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(
-        select storm_id from near union select unnest(${`{${touched.join(",")}}`}::uuid[])))
+        select storm_id from near union select unnest(${boundArray(touched, "uuid")})))
     ), found as (
       select * from members
       union all
@@ -361,7 +354,10 @@ async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise
   // Row locks in id order first, as ingest takes them: an update locks in join order, and two
   // transactions locking the same rows in different orders deadlock (a second lost each time).
   await db.execute(sql`
-    select 1 from alerts where id = any(${`{${writes.map((write) => write.id).join(",")}}`}::uuid[])
+    select 1 from alerts where id = any(${boundArray(
+      writes.map((write) => write.id),
+      "uuid",
+    )})
     order by id for update`);
   const { rows } = await db.execute(sql`
     with u as (
@@ -427,7 +423,10 @@ export async function correlateScopes(
           : sql`pg_try_advisory_xact_lock(k)`;
         const { rows } = await tx.execute(sql`
           select n, ${lock} as held
-          from unnest(${`{${keys.map((key) => key.key).join(",")}}`}::bigint[]) with ordinality as l(k, n)
+          from unnest(${boundArray(
+            keys.map((key) => key.key),
+            "bigint",
+          )}) with ordinality as l(k, n)
           order by n`);
         const held = keys.filter((_, n) => rows.find((row) => Number(row.n) === n + 1)?.held === true);
         if (held.length === 0) return 0;

@@ -2,7 +2,7 @@
 // notes of the spec. Expectations are written from those texts; the events are built by hand.
 import { describe, expect, it } from "vitest";
 import type { AlertEvent } from "../sources/types.ts";
-import { type AlertRow, type EventContext, planAlertChange } from "./lifecycle.ts";
+import { type AlertRow, type EventContext, planAlertChange, TIMELINE_POINTS } from "./lifecycle.ts";
 
 const T0 = "2024-05-14T10:00:00.000Z";
 const T1 = "2024-05-14T10:30:00.000Z";
@@ -119,6 +119,7 @@ describe("planAlertChange: a new uid", () => {
       rawPayloadId: '{"alerts":[]}',
       lastEventHash: "h-create",
       eventSeq: 0,
+      timeline: { points: [[Date.parse(T0), "active"]], trimmed: false },
     });
     expect(plan.history).toEqual({
       kind: "created",
@@ -363,8 +364,48 @@ describe("planAlertChange: an existing alert", () => {
     expect(next).toMatchObject({ status: "resolved", resolvedAt: new Date(T1) });
   });
 
-  it("treats a resolve older than the last status change as stale: nothing changes, history says so", () => {
+  it("counts the earlier episode a late resolve reveals, keeping the newer episode's status and data", () => {
+    // Fired at T0 and (a new trigger time) at T2; the resolve at T1 says the T0 episode had ended, so
+    // T2 was a re-fire: in time order the events give active, one re-fire, last resolved at T1.
     const row = nextOf(apply(stored(event()), event({ triggered_at: T2 })));
+    const plan = apply(
+      row,
+      event({
+        status: "resolved",
+        resolved_at: T1,
+        source_event: "resolved",
+        description: "late resolve",
+        labels: { x: "y" },
+      }),
+      context({ eventHash: "late", rawPayloadId: "late body" }),
+    );
+    expect(plan.outcome).toBe("updated");
+    const next = nextOf(plan);
+    expect(next).toMatchObject({
+      status: "active",
+      triggeredAt: new Date(T2),
+      resolvedAt: null,
+      refireCount: 1,
+      lastResolvedAt: new Date(T1),
+      lastStatusChangeAt: new Date(T2),
+      description: row.description,
+      labels: row.labels,
+      rawPayloadId: row.rawPayloadId,
+      updatedAt: new Date(RECEIVED),
+    });
+    expect(plan.history).toEqual({
+      kind: "updated",
+      sourceEvent: "resolved",
+      statusBefore: "active",
+      statusAfter: "active",
+      detail: { event_time: T1, last_status_change_at: T2 },
+    });
+  });
+
+  it("treats a late event that tells nothing new as stale: nothing changes, history says so", () => {
+    let row = stored(event());
+    row = nextOf(apply(row, event({ status: "resolved", resolved_at: T1 })));
+    row = nextOf(apply(row, event({ triggered_at: T2 })));
     const plan = apply(
       row,
       event({
@@ -378,15 +419,16 @@ describe("planAlertChange: an existing alert", () => {
     );
     expect(plan.outcome).toBe("stale");
     const next = nextOf(plan);
-    // Everything the alert shows stays; only the remembered event hash may move, so a retry of the
+    // Everything the alert shows stays; only the remembered event hash moves, so a retry of the
     // stale delivery is a duplicate.
-    expect({ ...next, lastEventHash: row.lastEventHash, updatedAt: row.updatedAt }).toEqual(row);
+    expect({ ...next, lastEventHash: row.lastEventHash }).toEqual(row);
+    expect(next.lastEventHash).toBe("late");
     expect(plan.history).toEqual({
       kind: "stale",
       sourceEvent: "resolved",
       statusBefore: "active",
       statusAfter: "active",
-      detail: expect.objectContaining({ event_time: T1 }),
+      detail: { event_time: T1, last_status_change_at: T2 },
     });
   });
 
@@ -519,5 +561,278 @@ describe("planAlertChange: data comparison", () => {
     expect(apply(fromStore, repeat, context({ eventHash: "h-other" })).outcome).toBe("unchanged");
     const changed = event({ labels: { alertname: "DiskFull", severity: "warning" }, source_event: "repeat" });
     expect(apply(fromStore, changed, context({ eventHash: "h-changed" })).outcome).toBe("updated");
+  });
+});
+
+describe("planAlertChange: events in any order (alert-sources.md 1.10, the timeline)", () => {
+  const at = (time: string) => `2024-05-14T${time}:00.000Z`;
+  const firing = (startsAt: string): AlertEvent => event({ triggered_at: at(startsAt) });
+  const resolvedEvent = (startsAt: string | null, endsAt: string): AlertEvent =>
+    event({
+      status: "resolved",
+      source_event: "resolved",
+      triggered_at: startsAt === null ? null : at(startsAt),
+      resolved_at: at(endsAt),
+    });
+
+  /** Creates the alert from the first event and applies the others in turn, as the ingest does. */
+  function deliverAll(events: AlertEvent[]): { row: AlertRow; outcomes: string[] } {
+    const [first, ...rest] = events;
+    if (!first) throw new Error("no events");
+    let row = stored(first);
+    const outcomes = ["created"];
+    for (const next of rest) {
+      const plan = apply(row, next);
+      outcomes.push(plan.outcome);
+      row = plan.next ?? row;
+    }
+    return { row, outcomes };
+  }
+
+  /** What the alert shows of its episodes. */
+  function shown(row: AlertRow) {
+    return {
+      status: row.status,
+      triggered_at: row.triggeredAt.toISOString(),
+      resolved_at: row.resolvedAt?.toISOString() ?? null,
+      refire_count: row.refireCount,
+      last_resolved_at: row.lastResolvedAt?.toISOString() ?? null,
+    };
+  }
+
+  function permutations<T>(items: T[]): T[][] {
+    if (items.length <= 1) return [items];
+    return items.flatMap((item, index) =>
+      permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [item, ...rest]),
+    );
+  }
+
+  it("re-opens nothing when an episode's firing arrives after its resolve (the delivery-order regression)", () => {
+    const { row, outcomes } = deliverAll([
+      resolvedEvent("00:10", "00:20"),
+      resolvedEvent("01:10", "01:20"),
+      firing("01:10"),
+    ]);
+    // The second resolve is a later episode of an already resolved alert: its start and end are
+    // recorded, and its start, after the first resolve, makes it a re-fire. Its firing, delivered
+    // last, starts before that episode's recorded resolve: it is that episode's, and re-opens nothing.
+    expect(outcomes).toEqual(["created", "updated", "stale"]);
+    expect(shown(row)).toEqual({
+      status: "resolved",
+      triggered_at: at("01:10"),
+      resolved_at: at("01:20"),
+      refire_count: 1,
+      last_resolved_at: at("00:20"),
+    });
+  });
+
+  it("re-fires a resolved alert for a firing that starts after the last resolve", () => {
+    const { row, outcomes } = deliverAll([
+      resolvedEvent("00:10", "00:20"),
+      resolvedEvent("01:10", "01:20"),
+      firing("01:21"),
+    ]);
+    expect(outcomes).toEqual(["created", "updated", "refired"]);
+    expect(shown(row)).toEqual({
+      status: "active",
+      triggered_at: at("01:21"),
+      resolved_at: null,
+      refire_count: 2,
+      last_resolved_at: at("01:20"),
+    });
+  });
+
+  it("takes a firing at the very instant of the recorded resolve as the resolved episode's", () => {
+    // In time order it came first (an episode starts before it ends): a later trigger time of the
+    // episode, which the resolve then ended.
+    const { row, outcomes } = deliverAll([resolvedEvent("00:10", "00:20"), firing("00:20")]);
+    expect(outcomes).toEqual(["created", "updated"]);
+    expect(shown(row)).toEqual({
+      status: "resolved",
+      triggered_at: at("00:20"),
+      resolved_at: at("00:20"),
+      refire_count: 0,
+      last_resolved_at: null,
+    });
+  });
+
+  it("moves a resolved alert's resolve time forward on a later resolve of the same episode", () => {
+    const { row, outcomes } = deliverAll([resolvedEvent("00:10", "00:20"), resolvedEvent("00:10", "00:30")]);
+    expect(outcomes).toEqual(["created", "updated"]);
+    expect(shown(row)).toEqual({
+      status: "resolved",
+      triggered_at: at("00:10"),
+      resolved_at: at("00:30"),
+      refire_count: 0,
+      last_resolved_at: null,
+    });
+  });
+
+  it("splits a resolved period when a firing inside it arrives late", () => {
+    // Resolved at 00:20 and again (no start given) at 00:40; a firing at 00:30 arrives last. In
+    // time order it re-fired the alert between the two resolves.
+    const { row, outcomes } = deliverAll([
+      firing("00:10"),
+      resolvedEvent(null, "00:20"),
+      resolvedEvent(null, "00:40"),
+      firing("00:30"),
+    ]);
+    expect(outcomes).toEqual(["created", "resolved", "updated", "updated"]);
+    expect(shown(row)).toEqual({
+      status: "resolved",
+      triggered_at: at("00:30"),
+      resolved_at: at("00:40"),
+      refire_count: 1,
+      last_resolved_at: at("00:20"),
+    });
+  });
+
+  // Each set is one alert's events, with a re-notification or two. Every order of delivery must
+  // give what the set gives in time order, written out by hand.
+  const sets: { name: string; events: AlertEvent[]; expected: ReturnType<typeof shown> }[] = [
+    {
+      name: "two resolved episodes and a third still firing",
+      events: [
+        firing("00:10"),
+        firing("00:10"),
+        resolvedEvent("00:10", "00:20"),
+        firing("01:10"),
+        resolvedEvent("01:10", "01:20"),
+        firing("02:10"),
+      ],
+      expected: {
+        status: "active",
+        triggered_at: at("02:10"),
+        resolved_at: null,
+        refire_count: 2,
+        last_resolved_at: at("01:20"),
+      },
+    },
+    {
+      name: "three resolved episodes, one known only by its resolve",
+      events: [
+        resolvedEvent("00:10", "00:20"),
+        resolvedEvent("01:10", "01:20"),
+        firing("02:10"),
+        firing("02:10"),
+        resolvedEvent("02:10", "02:20"),
+      ],
+      expected: {
+        status: "resolved",
+        triggered_at: at("02:10"),
+        resolved_at: at("02:20"),
+        refire_count: 2,
+        last_resolved_at: at("01:20"),
+      },
+    },
+    {
+      name: "resolves that carry no start (CloudWatch, Datadog)",
+      events: [
+        firing("00:10"),
+        resolvedEvent(null, "00:20"),
+        firing("00:30"),
+        resolvedEvent(null, "00:40"),
+        firing("00:50"),
+        firing("00:50"),
+      ],
+      expected: {
+        status: "active",
+        triggered_at: at("00:50"),
+        resolved_at: null,
+        refire_count: 2,
+        last_resolved_at: at("00:40"),
+      },
+    },
+  ];
+  for (const { name, events, expected } of sets) {
+    it(`gives the time-order state in every delivery order: ${name}`, () => {
+      const orders = permutations(events.map((_, index) => index));
+      expect(orders.length).toBeGreaterThanOrEqual(120);
+      for (const order of orders) {
+        const { row } = deliverAll(order.map((index) => events[index] as AlertEvent));
+        expect({ order, ...shown(row) }).toEqual({ order, ...expected });
+      }
+    });
+  }
+
+  it("applies events without their source time in delivery order, after every known point", () => {
+    // The source dated the resolve after Vigil's clock (RECEIVED); a firing without a time that
+    // arrives next still comes after it, just after the resolve rather than at the receive time.
+    const ahead = "2024-05-14T12:30:00.000Z";
+    const resolved = nextOf(apply(stored(event()), event({ status: "resolved", resolved_at: ahead })));
+    const plan = apply(resolved, event({ triggered_at: null }));
+    expect(plan.outcome).toBe("refired");
+    expect(nextOf(plan)).toMatchObject({
+      status: "active",
+      refireCount: 1,
+      lastResolvedAt: new Date(ahead),
+      triggeredAt: new Date(Date.parse(ahead) + 1),
+    });
+    // A resolve without a time on a resolved alert, and a firing without one on an active alert,
+    // repeat the status: they move no time.
+    const repeatResolve = nextOf(apply(resolved, event({ status: "resolved", resolved_at: null })));
+    expect(repeatResolve).toMatchObject({ resolvedAt: new Date(ahead), refireCount: 0 });
+    const active = stored(event());
+    expect(nextOf(apply(active, event({ triggered_at: null }))).triggeredAt).toEqual(new Date(T0));
+  });
+
+  it(`keeps the newest ${TIMELINE_POINTS} points: an event older than all of them is stale`, () => {
+    // 40 episodes of 2 points each, delivered in order.
+    const hour = 3_600_000;
+    const base = Date.parse(T0);
+    const episode = (n: number) => ({
+      start: new Date(base + n * hour).toISOString(),
+      end: new Date(base + n * hour + hour / 2).toISOString(),
+    });
+    let row = stored(event({ triggered_at: episode(0).start }));
+    for (let n = 0; n < 40; n++) {
+      const { start, end } = episode(n);
+      if (n > 0) row = nextOf(apply(row, event({ triggered_at: start })));
+      row = nextOf(apply(row, event({ status: "resolved", triggered_at: start, resolved_at: end })));
+    }
+    expect(row.timeline?.points).toHaveLength(TIMELINE_POINTS);
+    expect(row.timeline?.trimmed).toBe(true);
+    expect(shown(row)).toMatchObject({ status: "resolved", refire_count: 39 });
+    // The first episodes' points were dropped: their events are stale and invent no re-fire.
+    const oldest = apply(
+      row,
+      event({ status: "resolved", triggered_at: episode(1).start, resolved_at: episode(1).end }),
+    );
+    expect(oldest.outcome).toBe("stale");
+    expect(nextOf(oldest).refireCount).toBe(39);
+    // Within the kept points, late events are still placed exactly: a later trigger time of the
+    // 31st episode, then a resolve between its two trigger times, which splits it in two.
+    const minutes = (n: number) => new Date(Date.parse(episode(30).start) + n * 60_000).toISOString();
+    const retrigger = apply(row, event({ triggered_at: minutes(10) }));
+    expect(retrigger.outcome).toBe("stale");
+    const split = apply(
+      nextOf(retrigger),
+      event({ status: "resolved", triggered_at: null, resolved_at: minutes(5) }),
+    );
+    expect(split.outcome).toBe("updated");
+    expect(shown(nextOf(split))).toEqual({ ...shown(row), refire_count: 40 });
+  });
+
+  it("builds the timeline of an alert stored before timelines from the times it shows", () => {
+    const legacy: AlertRow = {
+      ...stored(event({ triggered_at: T2 })),
+      refireCount: 2,
+      lastResolvedAt: new Date(T1),
+      timeline: null,
+    };
+    // Earlier than anything it shows: stale, as before.
+    const late = apply(legacy, event({ status: "resolved", triggered_at: T0, resolved_at: T1 }));
+    expect(late.outcome).toBe("stale");
+    expect(nextOf(late)).toMatchObject({ status: "active", refireCount: 2, lastResolvedAt: new Date(T1) });
+    // Later events go on from what it shows, and keep its count.
+    let row = nextOf(apply(legacy, event({ status: "resolved", triggered_at: T2, resolved_at: T3 })));
+    row = nextOf(apply(row, event({ triggered_at: "2024-05-14T11:45:00.000Z" })));
+    expect(shown(row)).toEqual({
+      status: "active",
+      triggered_at: "2024-05-14T11:45:00.000Z",
+      resolved_at: null,
+      refire_count: 3,
+      last_resolved_at: T3,
+    });
   });
 });

@@ -89,6 +89,8 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
   const status = event.status === "unchanged" ? "active" : event.status;
   const triggeredAt = toDate(event.triggered_at) ?? receivedAt;
   const resolvedAt = status === "resolved" ? (toDate(event.resolved_at) ?? receivedAt) : null;
+  const timeline: Timeline = { points: [], trimmed: false };
+  placeEvent(timeline, null, event, context);
   const next: AlertRow = {
     id: uuidv7(),
     orgId: scope.orgId,
@@ -133,6 +135,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     rawPayloadId: context.rawPayloadId,
     lastEventHash: context.eventHash,
     eventSeq: 0,
+    timeline,
   };
   return plan("created", null, next, event);
 }
@@ -175,20 +178,189 @@ function applyData(next: AlertRow, event: AlertEvent, context: EventContext): bo
   return dataFingerprint(next) !== before;
 }
 
-function refire(next: AlertRow, at: Date, via: EventContext["via"]): void {
-  if (next.status === "resolved") {
-    next.refireCount += 1;
-    next.lastResolvedAt = next.resolvedAt;
+// ---- The timeline: what makes the result independent of delivery order ----
+//
+// Sources deliver late, retry, and repeat themselves, so one alert's events reach Vigil in any order.
+// Its status fields are therefore not a running tally of deliveries but a function of the set of
+// source times its events carried (alert-sources.md 1.10):
+//   * an `active` event with a trigger time is a firing point at that time;
+//   * a `resolved` event with a resolve time is a resolve point at that time, and, when it also
+//     carries the trigger time of the episode it ends (Alertmanager's startsAt), a firing point there.
+// Sorted by time (at one instant, firing before resolve: an episode starts before it ends), the
+// points form runs of firing and runs of resolves; each resolve run followed by a firing run is a
+// re-fire. Placing a point in a sorted set is the same whichever order the points come in, so the
+// state read from the set is the state the events give in time order.
+//
+// The runs alone would not do: a late point may split a run, and where it splits depends on the
+// points inside it. So the points themselves are kept, the newest TIMELINE_POINTS of them.
+
+/** A point of the timeline: a source time (epoch milliseconds) at which the alert fired or resolved. */
+export type TimelinePoint = [at: number, kind: "active" | "resolved"];
+
+export interface Timeline {
+  /** Distinct points in time order; at one instant, a firing point before a resolve point. */
+  points: TimelinePoint[];
+  /** Older points were dropped, or never kept: a point before the first one is not placed. */
+  trimmed: boolean;
+}
+
+/**
+ * Points kept per alert, the newest. An Alertmanager episode has two (its startsAt and endsAt), so
+ * events of the last 32 episodes are still placed exactly; an older one is stale.
+ */
+export const TIMELINE_POINTS = 64;
+
+function comparePoints(a: TimelinePoint, b: TimelinePoint): number {
+  return a[0] - b[0] || (a[1] === b[1] ? 0 : a[1] === "active" ? -1 : 1);
+}
+
+/**
+ * The stored timeline, or for an alert stored before timelines were kept, the points its fields
+ * still show. Marked trimmed: its earlier episodes are unknown, so an event older than what it shows
+ * stays stale, as it was before.
+ */
+function timelineOf(row: AlertRow): Timeline {
+  if (row.timeline) return row.timeline;
+  const fired = row.triggeredAt.getTime();
+  if (row.status === "resolved" && row.resolvedAt) {
+    const resolved = row.resolvedAt.getTime();
+    const points: TimelinePoint[] = fired <= resolved ? [[fired, "active"]] : [];
+    return { points: [...points, [resolved, "resolved"]], trimmed: true };
   }
-  next.status = "active";
-  next.resolvedAt = null;
-  next.ignoredBy = null;
-  next.ignoreReason = null;
-  next.triggeredAt = at;
-  next.lastStatusChangeAt = at;
-  next.ingestedVia = via;
-  // A new episode is classified again.
-  next.analysisStatus = "none";
+  return { points: [[fired, "active"]], trimmed: true };
+}
+
+/** Puts `point` in its place; a point already there, or before a trimmed timeline, changes nothing. */
+function place(timeline: Timeline, point: TimelinePoint): void {
+  const { points } = timeline;
+  let index = points.findIndex((other) => comparePoints(other, point) >= 0);
+  if (index === -1) index = points.length;
+  const found = points[index];
+  if (found && comparePoints(found, point) === 0) return;
+  if (index === 0 && timeline.trimmed) return;
+  points.splice(index, 0, point);
+}
+
+/** Resolve runs followed by a firing run: the re-fires the points show. */
+function refiresIn(points: TimelinePoint[]): number {
+  let count = 0;
+  for (let i = 1; i < points.length; i++) {
+    if (points[i - 1]?.[1] === "resolved" && points[i]?.[1] === "active") count += 1;
+  }
+  return count;
+}
+
+function timeOf(value: string | null): number | null {
+  if (!value) return null;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : at;
+}
+
+/** The event's status point: its trigger time when active, its resolve time when resolved. */
+function statusTime(event: AlertEvent): number | null {
+  if (event.status === "active") return timeOf(event.triggered_at);
+  if (event.status === "resolved") return timeOf(event.resolved_at);
+  return null;
+}
+
+/**
+ * Adds the event's points. A status event without its source time has only its place in delivery
+ * order: when it changes the status it goes after every known point, at its receive time (or just
+ * after the last point, should the source's clock run ahead of Vigil's); a repeat of the current
+ * status adds nothing. Returns whether the event is late: its point sorts before the last point
+ * known before it, so a later status has already been applied.
+ */
+function placeEvent(
+  timeline: Timeline,
+  existing: AlertRow | null,
+  event: AlertEvent,
+  context: EventContext,
+): boolean {
+  if (event.status !== "active" && event.status !== "resolved") return false;
+  const last = timeline.points.at(-1) ?? null;
+  const at = statusTime(event);
+  if (at === null) {
+    const current = existing?.status ?? null;
+    const changes =
+      event.status === "resolved"
+        ? current !== "resolved"
+        : current !== "active" && !(current === "ignored" && existing?.ignoredBy === "operator");
+    if (!changes) return false;
+    let time = Math.max(context.receivedAt.getTime(), last?.[0] ?? Number.NEGATIVE_INFINITY);
+    if (last && event.status === "active" && last[1] === "resolved" && time === last[0]) time += 1;
+    // The start a resolve carries is a firing point like any other, if it precedes the resolve.
+    const start = event.status === "resolved" ? timeOf(event.triggered_at) : null;
+    if (start !== null && start <= time) place(timeline, [start, "active"]);
+    place(timeline, [time, event.status]);
+    return false;
+  }
+  const start = event.status === "resolved" ? timeOf(event.triggered_at) : null;
+  if (start !== null && start <= at) place(timeline, [start, "active"]);
+  const point: TimelinePoint = [at, event.status];
+  place(timeline, point);
+  return last !== null && comparePoints(point, last) < 0;
+}
+
+/** What the alert shows of its episodes, read from the timeline (alert-sources.md 1.10). */
+interface Episodes {
+  triggeredAt: Date;
+  resolvedAt: Date | null;
+  refireCount: number;
+  lastResolvedAt: Date | null;
+  lastStatusChangeAt: Date;
+}
+
+function episodesOf(timeline: Timeline, row: AlertRow, refireCount: number): Episodes {
+  const { points } = timeline;
+  const last = points.at(-1);
+  if (!last) {
+    const { triggeredAt, resolvedAt, lastResolvedAt, lastStatusChangeAt } = row;
+    return { triggeredAt, resolvedAt, refireCount, lastResolvedAt, lastStatusChangeAt };
+  }
+  let lastFired: number | null = null;
+  let lastResolvedAt: Date | null = timeline.trimmed ? row.lastResolvedAt : null;
+  for (let i = 0; i < points.length; i++) {
+    const [at, kind] = points[i] as TimelinePoint;
+    if (kind !== "active") continue;
+    lastFired = at;
+    const previous = points[i - 1];
+    if (previous?.[1] === "resolved") lastResolvedAt = new Date(previous[0]);
+  }
+  return {
+    // An alert known only from resolves without a start keeps the trigger time it was created with.
+    triggeredAt: lastFired === null ? row.triggeredAt : new Date(lastFired),
+    resolvedAt: last[1] === "resolved" ? new Date(last[0]) : null,
+    refireCount,
+    lastResolvedAt,
+    lastStatusChangeAt: new Date(last[0]),
+  };
+}
+
+function sameEpisodes(a: Episodes, b: Episodes): boolean {
+  const time = (date: Date | null) => date?.getTime() ?? null;
+  return (
+    time(a.triggeredAt) === time(b.triggeredAt) &&
+    time(a.resolvedAt) === time(b.resolvedAt) &&
+    a.refireCount === b.refireCount &&
+    time(a.lastResolvedAt) === time(b.lastResolvedAt) &&
+    time(a.lastStatusChangeAt) === time(b.lastStatusChangeAt)
+  );
+}
+
+function trim(timeline: Timeline): Timeline {
+  const excess = timeline.points.length - TIMELINE_POINTS;
+  return excess > 0 ? { points: timeline.points.slice(excess), trimmed: true } : timeline;
+}
+
+/** The status the event leaves, for an event that is not late. */
+function nextStatus(existing: AlertRow, event: AlertEvent): string {
+  if (event.status === "resolved") return "resolved";
+  if (event.status === "ignored") return existing.status === "active" ? "ignored" : existing.status;
+  if (event.status !== "active") return existing.status;
+  if (existing.status !== "ignored" || existing.ignoredBy !== "operator") return "active";
+  // Repeats of the episode an operator ignored keep the decision; a later trigger is a new episode.
+  const at = statusTime(event);
+  return at !== null && at > existing.triggeredAt.getTime() ? "active" : "ignored";
 }
 
 export function planAlertChange(
@@ -200,58 +372,49 @@ export function planAlertChange(
   if (existing.lastEventHash === context.eventHash)
     return { outcome: "duplicate", next: null, history: null };
 
-  // A status event older than the last status change belongs to an earlier episode: record it, change nothing.
-  const sourceTime =
-    event.status === "active"
-      ? toDate(event.triggered_at)
-      : event.status === "resolved"
-        ? toDate(event.resolved_at)
-        : null;
-  if (sourceTime && sourceTime < existing.lastStatusChangeAt) {
-    return plan("stale", existing, { ...existing, lastEventHash: context.eventHash }, event, {
-      event_time: sourceTime.toISOString(),
+  const stored = timelineOf(existing);
+  const timeline: Timeline = { points: [...stored.points], trimmed: stored.trimmed };
+  const late = placeEvent(timeline, existing, event, context);
+  const refireCount = existing.refireCount + refiresIn(timeline.points) - refiresIn(stored.points);
+  const episodes = episodesOf(timeline, existing, refireCount);
+  const episodesChanged = !sameEpisodes(episodes, existing);
+
+  if (late) {
+    // A later status is already applied. The event still tells of an earlier episode (a re-fire
+    // that was not known, an earlier resolve time), but it neither changes the status nor its data:
+    // those of the newest episode stay.
+    const next: AlertRow = {
+      ...existing,
+      ...episodes,
+      timeline: trim(timeline),
+      lastEventHash: context.eventHash,
+      updatedAt: episodesChanged ? context.receivedAt : existing.updatedAt,
+    };
+    return plan(episodesChanged ? "updated" : "stale", existing, next, event, {
+      event_time: new Date(statusTime(event) ?? 0).toISOString(),
       last_status_change_at: existing.lastStatusChangeAt.toISOString(),
     });
   }
 
-  const next: AlertRow = { ...existing };
+  const next: AlertRow = { ...existing, ...episodes, timeline: trim(timeline) };
   const dataChanged = applyData(next, event, context);
-  const at = sourceTime ?? context.receivedAt;
-  let outcome: IngestOutcome | null = null;
-
-  if (event.status === "active") {
-    const ignoredByOperator = existing.status === "ignored" && existing.ignoredBy === "operator";
-    if (existing.status === "resolved" || (existing.status === "ignored" && !ignoredByOperator)) {
-      refire(next, at, context.via);
-      outcome = "refired";
-    } else if (ignoredByOperator) {
-      // Repeats of the same episode keep the operator's decision; a later trigger is a new episode.
-      if (sourceTime && sourceTime > existing.triggeredAt) {
-        refire(next, at, context.via);
-        outcome = "refired";
-      }
-    } else if (sourceTime && sourceTime > existing.triggeredAt) {
-      next.triggeredAt = sourceTime;
-      next.lastStatusChangeAt = sourceTime;
-    }
-  } else if (event.status === "resolved" && existing.status !== "resolved") {
-    next.status = "resolved";
-    next.resolvedAt = at;
-    next.lastStatusChangeAt = at;
+  next.status = nextStatus(existing, event);
+  let outcome: IngestOutcome = dataChanged || episodesChanged ? "updated" : "unchanged";
+  if (next.status !== existing.status && next.status === "active") {
+    next.ignoredBy = null;
+    next.ignoreReason = null;
+    next.ingestedVia = context.via;
+    // A new episode is classified again.
+    next.analysisStatus = "none";
+    outcome = "refired";
+  } else if (next.status !== existing.status && next.status === "resolved") {
     next.ignoredBy = null;
     next.ignoreReason = null;
     outcome = "resolved";
-  } else if (event.status === "ignored" && existing.status === "active") {
-    next.status = "ignored";
+  } else if (next.status !== existing.status && next.status === "ignored") {
     next.ignoredBy = "source";
     next.ignoreReason = event.ignore_reason;
     outcome = "ignored";
   }
-
-  return plan(
-    outcome ?? (dataChanged || next.triggeredAt !== existing.triggeredAt ? "updated" : "unchanged"),
-    existing,
-    next,
-    event,
-  );
+  return plan(outcome, existing, next, event);
 }

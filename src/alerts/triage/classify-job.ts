@@ -4,6 +4,7 @@
 // retry marks the alerts `failed` (they can be classified again on request).
 import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
+import { inTenant } from "../../core/auth/tenancy.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob, type JobContext } from "../../core/queue/catalog.ts";
 import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
@@ -17,9 +18,7 @@ import type { ClassifyJobData } from "./triage.ts";
 const RETRY_LIMIT = 3;
 export const CLASSIFY_STEP = "sre_classify_alert_criticality";
 
-function tenantOf(data: Pick<ClassifyJobData, "orgId" | "ownerId">) {
-  return data.orgId ? sql`org_id = ${data.orgId}` : sql`org_id is null and owner_id = ${data.ownerId}`;
-}
+const tenantOf = (data: Pick<ClassifyJobData, "orgId" | "ownerId">) => inTenant({ alias: "alerts" }, data);
 
 interface BucketOf {
   orgId: string | null;
