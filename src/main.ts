@@ -1,7 +1,16 @@
 // The `vigil` command: serve, migrate, and key and org administration.
 import { Command, Option } from "commander";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
-import { createApiKey, createOrg, listApiKeys, revokeApiKey } from "./core/auth/keys.ts";
+import {
+  createKeyOverHttp,
+  createOrgOverHttp,
+  explainDataDirInUse,
+  listKeysOverHttp,
+  revokeKeyOverHttp,
+  type ServerOptions,
+  serverFrom,
+} from "./core/auth/admin-cli.ts";
+import { createApiKey, createOrg, DEFAULT_USER, listApiKeys, revokeApiKey } from "./core/auth/keys.ts";
 import { isScope, SCOPES, type Scope } from "./core/auth/scopes.ts";
 import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
@@ -76,49 +85,100 @@ program
     log.info({ applied }, applied.length ? "migrations applied" : "schema is current");
   });
 
-const keys = program.command("keys").description("manage API keys");
-keys
-  .command("create")
-  .description("create an API key and print it once")
-  .option("--user <name>", "user the key belongs to", "default")
-  .option("--name <name>", "label shown in listings", "")
-  .option("--org <uuid>", "org the key may act in (repeatable)", collect, [])
-  .option("--scope <scope>", `scope to grant (repeatable; default all: ${SCOPES.join(", ")})`, collect, [])
-  .action(async (options: { user: string; name: string; org: string[]; scope: string[] }) => {
-    const unknown = options.scope.filter((scope) => !isScope(scope));
-    if (unknown.length)
-      throw new ConfigError(`unknown scope ${unknown.join(", ")}; known: ${SCOPES.join(", ")}`);
-    const scopes = options.scope.length ? (options.scope as Scope[]) : SCOPES;
-    const created = await withDatabase(loadConfig(), (database) =>
-      createApiKey(database.db, { userName: options.user, name: options.name, orgIds: options.org, scopes }),
-    );
-    process.stdout.write(`id:  ${created.id}\nkey: ${created.key}\n(the key is shown only this once)\n`);
-  });
-keys
-  .command("list")
-  .description("list API keys (never the keys themselves)")
-  .action(async () => {
-    const rows = await withDatabase(loadConfig(), (database) => listApiKeys(database.db));
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-  });
-keys
-  .command("revoke <id>")
-  .description("revoke an API key")
-  .action(async (id: string) => {
-    const revoked = await withDatabase(loadConfig(), (database) => revokeApiKey(database.db, id));
+// keys and orgs work on the database directly (bootstrapping: no key exists yet), or ask a running
+// Vigil over HTTP when given one (--url or VIGIL_URL): the embedded database admits one process.
+function serverOptions(command: Command): Command {
+  return command
+    .option("--url <url>", "ask the Vigil at this URL over HTTP (default: VIGIL_URL; none: the database)")
+    .option("--api-key <key>", "API key for --url (default: VIGIL_API_KEY)");
+}
+
+async function directly<T>(scope: Scope, fn: (database: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  try {
+    return await withDatabase(config, fn);
+  } catch (err) {
+    throw explainDataDirInUse(err, { args: process.argv.slice(2), scope, url: config.publicUrl });
+  }
+}
+
+const keys = program.command("keys").description("manage API keys (the database, or a Vigil with --url)");
+serverOptions(
+  keys
+    .command("create")
+    .description("create an API key and print it once")
+    .option("--user <name>", "user the key belongs to (without --url; default: default)")
+    .option("--name <name>", "label shown in listings", "")
+    .option("--org <uuid>", "org the key may act in (repeatable)", collect, [])
+    .option(
+      "--scope <scope>",
+      `scope to grant (repeatable; default: every scope, or with --url the calling key's; known: ${SCOPES.join(", ")})`,
+      collect,
+      [],
+    ),
+).action(async (options: { user?: string; name: string; org: string[]; scope: string[] } & ServerOptions) => {
+  const unknown = options.scope.filter((scope) => !isScope(scope));
+  if (unknown.length)
+    throw new ConfigError(`unknown scope ${unknown.join(", ")}; known: ${SCOPES.join(", ")}`);
+  const scopes = options.scope as Scope[];
+  const server = serverFrom(options, process.env);
+  if (server && options.user !== undefined) {
+    throw new ConfigError("--user: over HTTP a key belongs to the calling key's user; leave --user out");
+  }
+  const created = server
+    ? await createKeyOverHttp(server, {
+        name: options.name,
+        org_ids: options.org,
+        ...(scopes.length ? { scopes } : {}),
+      })
+    : await directly("api_keys_write", (database) =>
+        createApiKey(database.db, {
+          userName: options.user ?? DEFAULT_USER,
+          name: options.name,
+          orgIds: options.org,
+          scopes: scopes.length ? scopes : SCOPES,
+        }),
+      );
+  process.stdout.write(`id:  ${created.id}\nkey: ${created.key}\n(the key is shown only this once)\n`);
+});
+serverOptions(
+  keys
+    .command("list")
+    .description("list API keys (never the keys themselves); with --url, the caller's user's"),
+).action(async (options: ServerOptions) => {
+  const server = serverFrom(options, process.env);
+  const rows = server
+    ? await listKeysOverHttp(server)
+    : await directly("api_keys_read", (database) => listApiKeys(database.db));
+  process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+});
+serverOptions(keys.command("revoke <id>").description("revoke an API key")).action(
+  async (id: string, options: ServerOptions) => {
+    const server = serverFrom(options, process.env);
+    if (server) {
+      await revokeKeyOverHttp(server, id);
+      process.stdout.write(`revoked ${id}\n`);
+      return;
+    }
+    const revoked = await directly("api_keys_write", (database) => revokeApiKey(database.db, id));
     process.stdout.write(revoked ? `revoked ${id}\n` : `no active key ${id}\n`);
     if (!revoked) process.exitCode = 1;
-  });
+  },
+);
 
-program
-  .command("orgs")
-  .description("manage orgs")
-  .command("create <name>")
-  .description("create an org and print its id")
-  .action(async (name: string) => {
-    const id = await withDatabase(loadConfig(), (database) => createOrg(database.db, name));
-    process.stdout.write(`${id}\n`);
-  });
+serverOptions(
+  program
+    .command("orgs")
+    .description("manage orgs")
+    .command("create <name>")
+    .description("create an org and print its id (with --url, the calling key may act in it at once)"),
+).action(async (name: string, options: ServerOptions) => {
+  const server = serverFrom(options, process.env);
+  const id = server
+    ? (await createOrgOverHttp(server, name)).id
+    : await directly("orgs_write", (database) => createOrg(database.db, name));
+  process.stdout.write(`${id}\n`);
+});
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`vigil: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -16,6 +16,18 @@ export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString("base64url");
 }
 
+const GENERATED_KEY = /^vgl_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The start of a key that listings show, so an operator can tell keys apart. A generated key shows its
+ * public `vgl_` marker and 4 of its 43 random characters (24 of 256 bits). A key an operator chose may
+ * be short and guessable, so it shows 1 character in 8, never more than 4: 2 of a 16-character key.
+ */
+export function keyPrefix(key: string): string {
+  if (GENERATED_KEY.test(key)) return key.slice(0, KEY_PREFIX.length + 4);
+  return key.slice(0, Math.min(4, Math.floor(key.length / 8)));
+}
+
 export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
 }
@@ -34,6 +46,8 @@ export async function createOrg(db: Executor, name: string): Promise<string> {
 }
 
 export interface NewApiKey {
+  /** The owner by id (the API: the caller's user); else by name, created when new. */
+  userId?: string;
   userName?: string;
   name?: string;
   orgIds?: string[];
@@ -42,24 +56,27 @@ export interface NewApiKey {
   key?: string;
 }
 
-export async function createApiKey(db: Executor, input: NewApiKey): Promise<{ id: string; key: string }> {
+export async function createApiKey(
+  db: Executor,
+  input: NewApiKey,
+): Promise<{ id: string; key: string; record: typeof apiKeys.$inferSelect }> {
   const key = input.key ?? generateApiKey();
   if (!KEY_SHAPE.test(key))
     throw new Error("an API key must be 16 to 256 printable characters without spaces");
-  const userId = await ensureUser(db, input.userName ?? DEFAULT_USER);
+  const userId = input.userId ?? (await ensureUser(db, input.userName ?? DEFAULT_USER));
   const [row] = await db
     .insert(apiKeys)
     .values({
       userId,
       name: input.name ?? "",
       keyHash: hashSecret(key),
-      prefix: key.slice(0, 8),
+      prefix: keyPrefix(key),
       orgIds: input.orgIds ?? [],
       scopes: [...(input.scopes ?? SCOPES)],
     })
-    .returning({ id: apiKeys.id });
+    .returning();
   if (!row) throw new Error("API key could not be created");
-  return { id: row.id, key };
+  return { id: row.id, key, record: row };
 }
 
 /** Makes sure BOOTSTRAP_API_KEY exists, is not revoked and carries every scope, for the default user. */
@@ -74,12 +91,13 @@ export async function ensureBootstrapKey(db: Executor, key: string): Promise<voi
       userId,
       name: "bootstrap",
       keyHash: hashSecret(key),
-      prefix: key.slice(0, 8),
+      prefix: keyPrefix(key),
       scopes: [...SCOPES],
     })
     .onConflictDoUpdate({
       target: apiKeys.keyHash,
-      set: { scopes: [...SCOPES], revokedAt: null, userId },
+      // The prefix too: older versions stored 8 characters of it, half of a 16-character key.
+      set: { scopes: [...SCOPES], revokedAt: null, userId, prefix: keyPrefix(key) },
     });
 }
 
@@ -92,21 +110,27 @@ export async function revokeApiKey(db: Executor, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** A key as listings show it: never the key, nor its hash. */
+export function presentKey(row: typeof apiKeys.$inferSelect) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    org_ids: row.orgIds,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** Every user's keys, oldest first, each with its user's name (the command line's listing). */
 export async function listApiKeys(db: Executor) {
-  return db
-    .select({
-      id: apiKeys.id,
-      name: apiKeys.name,
-      prefix: apiKeys.prefix,
-      user: users.name,
-      orgIds: apiKeys.orgIds,
-      scopes: apiKeys.scopes,
-      createdAt: apiKeys.createdAt,
-      revokedAt: apiKeys.revokedAt,
-    })
+  const rows = await db
+    .select({ key: apiKeys, user: users.name })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
-    .orderBy(apiKeys.createdAt);
+    .orderBy(apiKeys.createdAt, apiKeys.id);
+  return rows.map(({ key, user }) => ({ ...presentKey(key), user }));
 }
 
 export interface KeyOwner {

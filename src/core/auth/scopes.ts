@@ -10,6 +10,11 @@ export const SCOPES = [
   "integrations_write",
   "apps_read",
   "apps_write",
+  // Managing the caller's own keys and creating orgs (/api/v1/keys, /api/v1/orgs). Keys made before
+  // these scopes existed do not carry them; BOOTSTRAP_API_KEY gains them at the next start.
+  "api_keys_read",
+  "api_keys_write",
+  "orgs_write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

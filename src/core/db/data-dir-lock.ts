@@ -1,7 +1,49 @@
 // PGlite is single-process: two processes on one data directory would corrupt it. A pid file
-// refuses the second one; a file left by a crashed process is taken over.
+// refuses the second one; a file left by a process that is gone is taken over.
+//
+// A live pid is not enough: after a crash or a reboot, the pid in a stale file may belong to an
+// unrelated process. So the file also records when its process started and the boot it ran in
+// (Linux /proc), and the holder counts only while the process with that pid is that very process.
+// A file of the older, pid-only kind counts while its pid runs node with "vigil" in its command line.
+// Without /proc, a live pid is assumed to hold the directory.
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly holder: number,
+  ) {
+    super(`DATA_DIR ${dataDir} is in use by process ${holder}; use DATABASE_URL to run several instances`);
+    this.name = "DataDirInUseError";
+  }
+}
+
+interface LockRecord {
+  pid: number;
+  /** Start time of the process, in clock ticks since boot (/proc/<pid>/stat field 22). */
+  start: string | null;
+  boot: string | null;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+function startTimeOf(pid: number): string | null {
+  const stat = readText(`/proc/${pid}/stat`);
+  // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ")".
+  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return fields?.[19] ?? null;
+}
+
+function bootId(): string | null {
+  return readText("/proc/sys/kernel/random/boot_id")?.trim() || null;
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -12,19 +54,58 @@ function isAlive(pid: number): boolean {
   }
 }
 
-export function lockDataDir(dataDir: string): () => void {
-  const path = join(dataDir, "vigil.pid");
+/** First line the pid (so `head -1 vigil.pid` still works), then `start <ticks>` and `boot <id>`. */
+function format(record: LockRecord): string {
+  const lines = [String(record.pid)];
+  if (record.start) lines.push(`start ${record.start}`);
+  if (record.boot) lines.push(`boot ${record.boot}`);
+  return `${lines.join("\n")}\n`;
+}
+
+function parse(text: string): LockRecord {
+  const [first = "", ...rest] = text.split("\n");
+  const fields = new Map(rest.map((line) => line.trim().split(/\s+/, 2) as [string, string]));
+  return { pid: Number(first.trim()), start: fields.get("start") ?? null, boot: fields.get("boot") ?? null };
+}
+
+/** True when the process the record names still runs: the same process, not just the same pid. */
+function holds(record: LockRecord): boolean {
+  const { pid } = record;
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isAlive(pid)) return false;
+  const start = startTimeOf(pid);
+  if (start === null) return true;
+  if (record.start !== null) {
+    const boot = bootId();
+    return record.start === start && (record.boot === null || boot === null || record.boot === boot);
+  }
+  const argv = (readText(`/proc/${pid}/cmdline`) ?? "").split("\0");
+  return /node/.test(argv[0]?.split("/").pop() ?? "") && argv.some((arg) => arg.includes("vigil"));
+}
+
+function ownRecord(): LockRecord {
+  return { pid: process.pid, start: startTimeOf(process.pid), boot: bootId() };
+}
+
+function tryCreate(path: string): boolean {
   try {
-    writeFileSync(path, String(process.pid), { flag: "wx" });
+    writeFileSync(path, format(ownRecord()), { flag: "wx" });
+    return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    const holder = Number(readFileSync(path, "utf8"));
-    if (holder !== process.pid && Number.isInteger(holder) && isAlive(holder)) {
-      throw new Error(
-        `DATA_DIR ${dataDir} is in use by process ${holder}; use DATABASE_URL to run several instances`,
-      );
-    }
-    writeFileSync(path, String(process.pid));
+    return false;
+  }
+}
+
+export function lockDataDir(dataDir: string): () => void {
+  const path = join(dataDir, "vigil.pid");
+  // Twice at most: once on a free directory, once after removing a stale file.
+  for (let attempt = 0; attempt < 2 && !tryCreate(path); attempt++) {
+    const text = readText(path) ?? "";
+    const record = parse(text);
+    if (holds(record)) throw new DataDirInUseError(dataDir, record.pid);
+    if (attempt === 1) throw new DataDirInUseError(dataDir, record.pid);
+    // Only the file judged stale: another process may have replaced it meanwhile.
+    if ((readText(path) ?? "") === text) rmSync(path, { force: true });
   }
   return () => rmSync(path, { force: true });
 }
