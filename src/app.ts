@@ -8,6 +8,7 @@ import { registerAuthentication } from "./core/auth/authenticate.ts";
 import { keysRoutes } from "./core/auth/keys-routes.ts";
 import type { Services } from "./core/context.ts";
 import { registerErrorHandling } from "./core/http/error-handler.ts";
+import { registerInputRules } from "./core/http/input-rules.ts";
 import { registerRequestMetrics } from "./core/http/metrics.ts";
 import { registerOpenApi } from "./core/http/openapi.ts";
 import { operationsRoutes } from "./core/http/operations.ts";
@@ -41,6 +42,7 @@ export async function buildApp(
     reply.header("x-request-id", request.id);
   });
   registerErrorHandling(app);
+  registerInputRules(app);
   registerAuthentication(app, services.database.db);
   registerRequestMetrics(app, services.metrics);
   await registerOpenApi(app, services.config.publicUrl);

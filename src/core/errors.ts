@@ -27,7 +27,6 @@ const STATUS_BY_CODE = {
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
-export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as ErrorCode[];
 
 export class AppError extends Error {
   readonly code: ErrorCode;

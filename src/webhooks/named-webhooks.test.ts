@@ -449,7 +449,7 @@ describeEachEngine(
             "POST",
             BASE,
             { name: "x", target_type: "alert_ingest", target_name: agent },
-            "target_type: must be equal to constant",
+            "target_type: must be one of agent, workflow",
             "target_type",
           ],
           [
@@ -480,7 +480,7 @@ describeEachEngine(
             "GET",
             `${BASE}?target_type=alert_ingest`,
             undefined,
-            "target_type: must be equal to constant",
+            "target_type: must be one of agent, workflow",
             "target_type",
           ],
         ];

@@ -12,15 +12,68 @@ interface AjvIssue {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  /** Set by ajv's verbose option: the failing keyword's value. */
+  schema?: unknown;
+}
+
+/** The values a schema admits when it is a literal, an enum, null, or a union of those; else null. */
+function literalValues(schema: unknown): unknown[] | null {
+  if (schema === null || typeof schema !== "object") return null;
+  const record = schema as Record<string, unknown>;
+  if ("const" in record) return [record.const];
+  if (Array.isArray(record.enum)) return record.enum;
+  if (record.type === "null") return [null];
+  const branches = record.anyOf ?? record.oneOf;
+  return Array.isArray(branches) ? literalsOfBranches(branches) : null;
+}
+
+function literalsOfBranches(branches: unknown[]): unknown[] | null {
+  const values: unknown[] = [];
+  for (const branch of branches) {
+    const more = literalValues(branch);
+    if (!more) return null;
+    values.push(...more);
+  }
+  return values;
+}
+
+/**
+ * A value outside a union of literals fails every branch, and ajv reports each branch ("must be
+ * equal to constant", or "must be string" for a number) before the union itself. With allErrors
+ * off the last issue is the keyword that decided: when it is an enum, or a union whose branches
+ * are all literals, the answer lists the allowed values instead.
+ */
+function choiceIssue(issues: AjvIssue[]): { issue: AjvIssue; allowed: unknown[] } | null {
+  const issue = issues.at(-1);
+  if (issue?.keyword === "enum" && Array.isArray(issue.params.allowedValues)) {
+    return { issue, allowed: issue.params.allowedValues };
+  }
+  if ((issue?.keyword === "anyOf" || issue?.keyword === "oneOf") && Array.isArray(issue.schema)) {
+    const allowed = literalsOfBranches(issue.schema);
+    return allowed ? { issue, allowed } : null;
+  }
+  return null;
 }
 
 function fromValidation(issues: AjvIssue[], location: string): AppError {
-  const [issue] = issues;
+  const choice = choiceIssue(issues);
+  const issue = choice?.issue ?? issues[0];
   if (!issue) return new AppError("VALIDATION_FAILED", `${location} is invalid`, { location });
   const path = issue.instancePath
     .split("/")
     .filter(Boolean)
     .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (choice) {
+    const field = path.join(".") || location;
+    const allowed = choice.allowed.map((value) =>
+      typeof value === "string" ? value : JSON.stringify(value),
+    );
+    return new AppError("VALIDATION_FAILED", `${field}: must be one of ${allowed.join(", ")}`, {
+      field,
+      location,
+      rule: "enum",
+    });
+  }
   let message = issue.message ?? "is invalid";
   if (issue.keyword === "required") {
     path.push(String(issue.params.missingProperty));
@@ -43,7 +96,12 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (status && status >= 400 && status < 500) {
     if (status === 413)
       return new AppError("PAYLOAD_TOO_LARGE", "request body is larger than the limit", {}, 413);
-    if (status === 415) return new AppError("UNSUPPORTED_MEDIA_TYPE", err.message, {}, 415);
+    if (status === 415) {
+      return new AppError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        "unsupported content type: send the body as application/json",
+      );
+    }
     if (err instanceof SyntaxError || /JSON/.test(fastifyErr.code ?? "")) {
       return new AppError("INVALID_JSON", `body is not valid JSON: ${err.message}`, {}, 400);
     }
@@ -60,11 +118,36 @@ export function renderError(url: string, err: AppError) {
   return { error: err.message, code: err.code, details: err.details };
 }
 
+/**
+ * The database's own report of a failed query (message, SQLSTATE, the constraint, table or column it
+ * names), found down the `cause` chain: drizzle wraps it in an error whose message is mostly the
+ * query. Its `detail` is left out, as it may quote row values.
+ */
+function databaseErrorOf(err: unknown): Record<string, string> | null {
+  const seen = new Set<unknown>();
+  for (let current = err; current instanceof Error && !seen.has(current); current = current.cause) {
+    seen.add(current);
+    const fields = current as Error & Record<string, unknown>;
+    // Both drivers (pg and PGlite) report a server error with its severity and SQLSTATE code.
+    if (typeof fields.severity === "string" && typeof fields.code === "string") {
+      const report: Record<string, string> = { message: current.message, code: fields.code };
+      for (const key of ["constraint", "table", "column"]) {
+        const value = fields[key];
+        if (typeof value === "string") report[key] = value;
+      }
+      return report;
+    }
+  }
+  return null;
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appErr = toAppError(err);
-    if (appErr.status >= 500) request.log.error({ err }, "request failed");
-    else request.log.info({ code: appErr.code, msg: appErr.message }, "request rejected");
+    if (appErr.status >= 500) {
+      const database = databaseErrorOf(err);
+      request.log.error(database ? { err, database } : { err }, "request failed");
+    } else request.log.info({ code: appErr.code, msg: appErr.message }, "request rejected");
     return reply.status(appErr.status).send(renderError(request.url, appErr));
   });
   app.setNotFoundHandler((request, reply) => {

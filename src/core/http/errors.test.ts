@@ -1,16 +1,58 @@
 // The error contract of every route family, proven through real HTTP requests on routes that
-// declare their schemas like any domain route does.
+// declare their schemas like any domain route does, and on the domains' own routes.
+import { Writable } from "node:stream";
 import { Type } from "@sinclair/typebox";
+import { sql } from "drizzle-orm";
 import type { FastifyInstance, InjectOptions } from "fastify";
-import { expect, it } from "vitest";
+import pino from "pino";
+import { beforeAll, describe, expect, it } from "vitest";
+import { readFixture } from "../../../test/fixtures.ts";
 import { describeEachEngine } from "../../../test/harness.ts";
 import { AppError } from "../errors.ts";
 
+// The spec's enumerations, written out rather than imported: core does not reach into the domains.
+const ALERT_STATUSES = ["active", "resolved", "ignored"];
+const SEVERITY_BUCKETS = ["Critical", "High", "Medium", "Low", "info"];
+const SOURCE_TYPES = [
+  "alertmanager",
+  "grafana",
+  "datadog",
+  "pagerduty",
+  "opsgenie",
+  "cloudwatch",
+  "azure-monitor",
+  "gcp-monitoring",
+  "newrelic",
+  "sentry",
+  "zabbix",
+  "dynatrace",
+  "elastic",
+  "splunk",
+  "uptime-kuma",
+  "checkmk",
+];
+
 const Echo = Type.Object(
-  { name: Type.String({ minLength: 1 }), count: Type.Integer({ minimum: 1 }) },
+  {
+    name: Type.String({ minLength: 1 }),
+    count: Type.Integer({ minimum: 1 }),
+    mode: Type.Optional(Type.Union([Type.Union([Type.Literal("fast"), Type.Literal("safe")]), Type.Null()])),
+  },
   {
     additionalProperties: false,
   },
+);
+
+// Error lines of the Vigil under test, as JSON.
+const errorLines: Record<string, unknown>[] = [];
+const logger = pino(
+  { level: "error" },
+  new Writable({
+    write(chunk, _encoding, done) {
+      errorLines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  }),
 );
 
 async function probeRoutes(app: FastifyInstance) {
@@ -32,6 +74,10 @@ async function probeRoutes(app: FastifyInstance) {
     app.get(`${prefix}/probe/conflict`, { config: { public: true } }, async () => {
       throw new AppError("CONFLICT", "already there", { name: "x" });
     });
+    app.get(`${prefix}/probe/db-failure`, { config: { public: true } }, async () => {
+      await app.services.database.db.execute(sql`select 1 / 0`);
+      return {};
+    });
   }
 }
 
@@ -43,6 +89,11 @@ describeEachEngine(
       { prefix: "/platform/api/v1", shape: (msg: string, errCode: string) => ({ msg, errCode, extras: [] }) },
       { prefix: "/app/sre/api/v1", shape: (error: string, code: string) => ({ error, code, details: {} }) },
     ];
+    /** A 400 VALIDATION_FAILED as the route's family renders it. */
+    const invalid = (url: string, message: string, details: Record<string, unknown>) =>
+      url.startsWith("/platform/")
+        ? { msg: message, errCode: "VALIDATION_FAILED", extras: [details] }
+        : { error: message, code: "VALIDATION_FAILED", details };
 
     for (const { prefix, shape } of families) {
       it(`${prefix}: a valid request passes`, async () => {
@@ -121,13 +172,92 @@ describeEachEngine(
           payload: "<a/>",
         });
         expect(response.statusCode).toBe(415);
-        expect(response.json()).toMatchObject(
-          prefix.startsWith("/platform")
-            ? { errCode: "UNSUPPORTED_MEDIA_TYPE" }
-            : {
-                code: "UNSUPPORTED_MEDIA_TYPE",
-              },
+        expect(response.json()).toEqual(
+          shape("unsupported content type: send the body as application/json", "UNSUPPORTED_MEDIA_TYPE"),
         );
+      });
+
+      it(`${prefix}: a text/plain body on a JSON route is 415, not a schema violation`, async () => {
+        for (const payload of ['{"name": "a", "count": 1}', "plain words"]) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: { "content-type": "text/plain; charset=utf-8" },
+            payload,
+          });
+          expect(response.statusCode, payload).toBe(415);
+          expect(response.json()).toEqual(
+            shape("unsupported content type: send the body as application/json", "UNSUPPORTED_MEDIA_TYPE"),
+          );
+        }
+      });
+
+      it(`${prefix}: a value outside a union of literals is 400 listing the allowed values`, async () => {
+        for (const mode of ["slow", 3]) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            payload: { name: "a", count: 1, mode },
+          });
+          expect(response.statusCode).toBe(400);
+          expect(response.json()).toEqual(
+            invalid(prefix, "mode: must be one of fast, safe, null", {
+              field: "mode",
+              location: "body",
+              rule: "enum",
+            }),
+          );
+        }
+      });
+
+      it(`${prefix}: text PostgreSQL cannot store is 400 naming the field`, async () => {
+        // JSON escapes: the request text is plain ASCII, the parsed strings hold U+0000 or a lone surrogate.
+        const cases: [string, string, string][] = [
+          ['{"name": "a\\u0000b", "count": 1}', "name", "name: must not contain"],
+          ['{"name": "a\\ud800", "count": 1}', "name", "name: must not contain"],
+          ['{"name": "\\udfffa", "count": 1}', "name", "name: must not contain"],
+          ['{"name": "a", "count": 1, "x\\u0000": 1}', "body", "body: keys must not contain"],
+        ];
+        for (const [payload, field, start] of cases) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: { "content-type": "application/json" },
+            payload,
+          });
+          expect(response.statusCode, payload).toBe(400);
+          expect(response.json(), payload).toEqual(
+            invalid(prefix, `${start} U+0000 or unpaired surrogates`, {
+              field,
+              location: "body",
+              rule: "storable_text",
+            }),
+          );
+        }
+        // A surrogate pair is one character (U+1F600), stored like any other.
+        const paired = await inject({
+          method: "POST",
+          url: `${prefix}/probe`,
+          headers: { "content-type": "application/json" },
+          payload: '{"name": "\\ud83d\\ude00", "count": 1}',
+        });
+        expect(paired.statusCode).toBe(200);
+        expect(paired.json()).toEqual({ received: { name: "\u{1F600}", count: 1 } });
+      });
+
+      it(`${prefix}: a failing query is 500, and its log line carries the database's message`, async () => {
+        const requestId = `db-failure.${harness().engine}${prefix.replaceAll("/", ".")}`;
+        const response = await inject({
+          method: "GET",
+          url: `${prefix}/probe/db-failure`,
+          headers: { "x-request-id": requestId },
+        });
+        expect(response.statusCode).toBe(500);
+        expect(response.json()).toEqual(shape("internal error", "INTERNAL"));
+        const lines = errorLines.filter((line) => line.reqId === requestId);
+        expect(lines.map(({ msg, database }) => ({ msg, database }))).toEqual([
+          { msg: "request failed", database: { message: "division by zero", code: "22012" } },
+        ]);
       });
 
       it(`${prefix}: an unknown route is 404`, async () => {
@@ -153,6 +283,195 @@ describeEachEngine(
       });
     }
 
+    describe("on the domains' routes", () => {
+      let auth: { authorization: string };
+      beforeAll(async () => {
+        auth = (await harness().createKey()).auth;
+      });
+      const call = (options: InjectOptions) =>
+        inject({ ...options, headers: { ...auth, ...(options.headers as object) } });
+
+      it("a value outside an enumeration names the field and lists the allowed values", async () => {
+        const cases: [InjectOptions, string, string, readonly unknown[]][] = [
+          [
+            { method: "GET", url: "/app/sre/api/v1/alerts?status=bogus" },
+            "status",
+            "querystring",
+            ALERT_STATUSES,
+          ],
+          [
+            { method: "GET", url: "/app/sre/api/v1/alerts?signal_severity=critical" },
+            "signal_severity",
+            "querystring",
+            SEVERITY_BUCKETS,
+          ],
+          [
+            { method: "POST", url: "/app/sre/api/v1/alerts/webhook", payload: { source: "nagios" } },
+            "source",
+            "body",
+            SOURCE_TYPES,
+          ],
+          // A number fails each literal on its type, and is answered the same way.
+          [
+            { method: "POST", url: "/app/sre/api/v1/alerts/webhook", payload: { source: 5 } },
+            "source",
+            "body",
+            SOURCE_TYPES,
+          ],
+          [
+            { method: "GET", url: "/platform/api/v1/webhooks?target_type=alert" },
+            "target_type",
+            "querystring",
+            ["agent", "workflow"],
+          ],
+        ];
+        for (const [options, field, location, allowed] of cases) {
+          const url = options.url as string;
+          const response = await call(options);
+          expect(response.statusCode, url).toBe(400);
+          expect(response.json(), url).toEqual(
+            invalid(url, `${field}: must be one of ${allowed.join(", ")}`, {
+              field,
+              location,
+              rule: "enum",
+            }),
+          );
+        }
+      });
+
+      it("an integer beyond the database's range is 400 naming the field", async () => {
+        const cases: [InjectOptions, string, string][] = [
+          [{ method: "GET", url: "/app/sre/api/v1/alerts?page=1e30" }, "page", "querystring"],
+          [{ method: "GET", url: "/app/sre/api/v1/alerts?page=2147483648" }, "page", "querystring"],
+          [
+            { method: "GET", url: "/platform/api/v1/executions?offset=9223372036854775808" },
+            "offset",
+            "querystring",
+          ],
+          [
+            { method: "PUT", url: "/platform/api/v1/workflows/wf-range/versions/2147483648", payload: {} },
+            "version",
+            "params",
+          ],
+        ];
+        for (const [options, field, location] of cases) {
+          const url = options.url as string;
+          const response = await call(options);
+          expect(response.statusCode, url).toBe(400);
+          expect(response.json(), url).toEqual(
+            invalid(url, `${field}: must be <= 2147483647`, {
+              field,
+              location,
+              rule: "maximum",
+            }),
+          );
+        }
+        // The largest integer the database holds is still a valid request.
+        const largest = await call({ method: "GET", url: "/platform/api/v1/executions?offset=2147483647" });
+        expect(largest.statusCode).toBe(200);
+        expect(largest.json()).toEqual([]);
+      });
+
+      it("the OpenAPI document shows the bounds every input integer gets", async () => {
+        const document = (await inject({ method: "GET", url: "/openapi.json" })).json();
+        const parameter = (path: string, method: string, name: string) =>
+          document.paths[path][method].parameters.find((p: { name: string }) => p.name === name).schema;
+        expect(parameter("/app/sre/api/v1/alerts", "get", "page")).toEqual({
+          type: "integer",
+          minimum: 1,
+          maximum: 2147483647,
+          default: 1,
+        });
+        expect(parameter("/platform/api/v1/workflows/{name}/versions/{version}", "put", "version")).toEqual({
+          type: "integer",
+          minimum: 1,
+          maximum: 2147483647,
+        });
+        // Explicit bounds stay as the route declares them.
+        expect(parameter("/platform/api/v1/executions", "get", "limit")).toMatchObject({
+          minimum: 1,
+          maximum: 100,
+        });
+      });
+
+      it("text PostgreSQL cannot store in a body, query or path is 400 naming the field", async () => {
+        const cases: [InjectOptions, string, string][] = [
+          [
+            {
+              method: "POST",
+              url: "/platform/api/v1/workflows",
+              headers: { "content-type": "application/json" },
+              payload: '{"name": "wf-text", "description": "disk\\u0000full"}',
+            },
+            "description",
+            "body",
+          ],
+          [
+            {
+              method: "POST",
+              url: "/platform/api/v1/workflows",
+              headers: { "content-type": "application/json" },
+              payload: '{"name": "wf-text", "routing_examples": ["fine", "half \\ud83d"]}',
+            },
+            "routing_examples.1",
+            "body",
+          ],
+          [{ method: "GET", url: "/app/sre/api/v1/alerts?q=disk%00full" }, "q", "querystring"],
+          [{ method: "GET", url: "/app/sre/api/v1/alerts/disk%00full" }, "id", "params"],
+        ];
+        for (const [options, field, location] of cases) {
+          const url = options.url as string;
+          const response = await call(options);
+          expect(response.statusCode, url).toBe(400);
+          expect(response.json(), url).toEqual(
+            invalid(url, `${field}: must not contain U+0000 or unpaired surrogates`, {
+              field,
+              location,
+              rule: "storable_text",
+            }),
+          );
+        }
+        const listed = await call({ method: "GET", url: "/platform/api/v1/workflows" });
+        expect(listed.json()).toEqual([]);
+      });
+
+      it("a text/plain body on a JSON route is 415; the webhook trigger still takes it", async () => {
+        const refused = await call({
+          method: "POST",
+          url: "/platform/api/v1/workflows",
+          headers: { "content-type": "text/plain" },
+          payload: '{"name": "wf-plain"}',
+        });
+        expect(refused.statusCode).toBe(415);
+        expect(refused.json()).toEqual({
+          msg: "unsupported content type: send the body as application/json",
+          errCode: "UNSUPPORTED_MEDIA_TYPE",
+          extras: [],
+        });
+
+        // SNS posts CloudWatch alarms as text/plain.
+        const registered = await call({
+          method: "POST",
+          url: "/app/sre/api/v1/alerts/webhook",
+          payload: { source: "cloudwatch" },
+        });
+        expect(registered.statusCode).toBe(201);
+        const { id, platform_webhook_url } = registered.json();
+        const accepted = await inject({
+          method: "POST",
+          url: `/platform${platform_webhook_url}`,
+          headers: { "content-type": "text/plain; charset=UTF-8", "x-amz-sns-message-type": "Notification" },
+          payload: readFixture("cloudwatch", "sns-alarm-s3-bucket-size.json"),
+        });
+        expect(accepted.statusCode, accepted.body).toBe(202);
+        expect(accepted.json()).toMatchObject({ webhook_id: id, events: 1 });
+        const alerts = await call({ method: "GET", url: "/app/sre/api/v1/alerts" });
+        expect(alerts.json().alerts.map((alert: { title: string }) => alert.title)).toEqual([
+          "bucketbytesAlarm",
+        ]);
+      });
+    });
+
     it("echoes a sane x-request-id and invents one otherwise", async () => {
       const given = await inject({
         method: "GET",
@@ -169,5 +488,5 @@ describeEachEngine(
     });
   },
   { bodyLimitBytes: 2048 },
-  { extraRoutes: [probeRoutes] },
+  { extraRoutes: [probeRoutes], logger },
 );

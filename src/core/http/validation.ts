@@ -3,9 +3,58 @@
 import AjvCompiler from "@fastify/ajv-compiler";
 import type { FastifyServerOptions } from "fastify";
 
-const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+// verbose: a failed union carries its branches, so the error handler can list the allowed values.
+const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: false, verbose: true } as const;
 
 type BuildFromPool = AjvCompiler.BuildCompilerFromPool;
+
+/** PostgreSQL's `integer`, the narrowest column an input integer may reach. */
+const INTEGER_RANGE = { minimum: -2147483648, maximum: 2147483647 } as const;
+
+// Keywords whose values are data, not schemas; and those whose values map names to schemas.
+const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "example"]);
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+
+/**
+ * Gives every integer of an input schema, and of the shared schemas it references, the range of
+ * PostgreSQL's integer where it sets no bound of its own: `page=1e30` is then a 400 naming the
+ * field, not a database error. The schemas change in place, so the OpenAPI document shows the
+ * bounds too; a shared schema only used in responses is left as it is.
+ */
+function boundIntegers(schema: unknown, shared: Record<string, unknown>): void {
+  const seen = new Set<object>();
+  const stack: { node: unknown; map: boolean }[] = [{ node: schema, map: false }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { node, map } = item;
+    if (node === null || typeof node !== "object" || seen.has(node)) continue;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (const child of node) stack.push({ node: child, map: false });
+      continue;
+    }
+    const record = node as Record<string, unknown>;
+    if (map) {
+      for (const child of Object.values(record)) stack.push({ node: child, map: false });
+      continue;
+    }
+    const types = Array.isArray(record.type) ? record.type : [record.type];
+    if (types.includes("integer")) {
+      if (record.minimum === undefined && record.exclusiveMinimum === undefined) {
+        record.minimum = INTEGER_RANGE.minimum;
+      }
+      if (record.maximum === undefined && record.exclusiveMaximum === undefined) {
+        record.maximum = INTEGER_RANGE.maximum;
+      }
+    }
+    if (typeof record.$ref === "string") {
+      const id = record.$ref.split("#")[0];
+      if (id) stack.push({ node: shared[id], map: false });
+    }
+    for (const [key, child] of Object.entries(record)) {
+      if (!DATA_KEYWORDS.has(key)) stack.push({ node: child, map: SCHEMA_MAPS.has(key) });
+    }
+  }
+}
 
 export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaController"> {
   const buildFromPool = AjvCompiler();
@@ -16,8 +65,11 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
       ...options,
       customOptions: { ...options.customOptions, coerceTypes: false },
     } as Parameters<BuildFromPool>[1]);
-    return ((route: AjvCompiler.RouteDefinition) =>
-      (route.httpPart === "body" ? strict : coercing)(route as never)) as ReturnType<BuildFromPool>;
+    return ((route: AjvCompiler.RouteDefinition) => {
+      // Every validated schema passes here before it is compiled, whichever plugin declared it.
+      boundIntegers(route.schema, externalSchemas as Record<string, unknown>);
+      return (route.httpPart === "body" ? strict : coercing)(route as never);
+    }) as ReturnType<BuildFromPool>;
   };
   return {
     ajv: { customOptions: { ...ajvOptions, coerceTypes: "array" } },

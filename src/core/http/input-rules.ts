@@ -1,0 +1,83 @@
+// Rules every route gets at the edge, before its schema is checked: bodies are JSON unless a route
+// registers its own parser, and no text reaches the database that PostgreSQL cannot store.
+import type { FastifyInstance } from "fastify";
+import { AppError } from "../errors.ts";
+
+// U+0000, or a UTF-16 surrogate without its partner: PostgreSQL text and jsonb refuse both, and a
+// JSON body carries them as escapes (`\u0000`, `\ud800`).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what must be refused
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+interface Found {
+  path: string[];
+  inKey: boolean;
+}
+
+interface Visit {
+  value: unknown;
+  key: string | null;
+  parent: Visit | null;
+}
+
+function pathOf(visit: Visit | null): string[] {
+  const path: string[] = [];
+  for (let at = visit; at?.key != null; at = at.parent) path.unshift(at.key);
+  return path;
+}
+
+// Raw bodies (a Buffer, a stream) are kept as bytes, never as text: they are not looked into.
+function isRaw(value: object): boolean {
+  return ArrayBuffer.isView(value) || typeof (value as { pipe?: unknown }).pipe === "function";
+}
+
+/**
+ * The first string (value or object key) PostgreSQL cannot store in parsed JSON, a query or path
+ * parameters. Walks without recursion, so a deeply nested body cannot exhaust the stack.
+ */
+function findUnstorableText(input: unknown): Found | null {
+  const stack: Visit[] = [{ value: input, key: null, parent: null }];
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    const { value } = visit;
+    if (typeof value === "string") {
+      if (UNSTORABLE.test(value)) return { path: pathOf(visit), inKey: false };
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], key: String(i), parent: visit });
+    } else if (value !== null && typeof value === "object" && !isRaw(value)) {
+      const entries = Object.entries(value);
+      for (const [key] of entries) {
+        if (UNSTORABLE.test(key)) return { path: pathOf(visit), inKey: true };
+      }
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i] as [string, unknown];
+        stack.push({ value: child, key, parent: visit });
+      }
+    }
+  }
+  return null;
+}
+
+export function registerInputRules(app: FastifyInstance): void {
+  // A text/plain body on a JSON route is 415, not a string the schema then refuses. Routes that take
+  // any body (the webhook trigger) register their own parsers.
+  app.removeContentTypeParser("text/plain");
+
+  app.addHook("preValidation", async (request) => {
+    const parts = [
+      ["params", request.params],
+      ["querystring", request.query],
+      ["body", request.body],
+    ] as const;
+    for (const [location, input] of parts) {
+      const found = findUnstorableText(input);
+      if (!found) continue;
+      const field = found.path.join(".") || location;
+      const what = found.inKey ? "keys must not contain" : "must not contain";
+      throw new AppError("VALIDATION_FAILED", `${field}: ${what} U+0000 or unpaired surrogates`, {
+        field,
+        location,
+        rule: "storable_text",
+      });
+    }
+  });
+}
