@@ -1,18 +1,25 @@
 // Builds the Fastify instance: core plugins first, then one register() per domain.
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyReply,
+} from "fastify";
 import type { Logger } from "pino";
 import { ALERT_WEBHOOK_TARGETS, registerAlerts } from "./alerts/index.ts";
 import { AUTOMATION_WEBHOOK_TARGETS, registerAutomation } from "./automation/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import { keysRoutes } from "./core/auth/keys-routes.ts";
 import type { Services } from "./core/context.ts";
-import { registerErrorHandling } from "./core/http/error-handler.ts";
+import { AppError } from "./core/errors.ts";
+import { registerErrorHandling, renderError } from "./core/http/error-handler.ts";
 import { registerInputRules } from "./core/http/input-rules.ts";
 import { registerRequestMetrics } from "./core/http/metrics.ts";
 import { registerOpenApi } from "./core/http/openapi.ts";
 import { operationsRoutes } from "./core/http/operations.ts";
 import { validationOptions } from "./core/http/validation.ts";
+import { redactSecrets } from "./core/redact.ts";
 import { registerIntegrations } from "./integrations/index.ts";
 import { registerWebhooks } from "./webhooks/index.ts";
 
@@ -34,6 +41,14 @@ export async function buildApp(
     },
     // Idle keep-alive sockets close at shutdown; requests in flight finish first.
     forceCloseConnections: "idle",
+    // A URL the router cannot take (bad percent-encoding, an over-long parameter): Fastify's own
+    // answer quotes it whole, query included, and a sender may log the answer with a webhook token.
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      const status = error.statusCode ?? 500;
+      const code = status < 500 ? "BAD_REQUEST" : "INTERNAL";
+      const appError = new AppError(code, redactSecrets(error.message), {}, status);
+      return reply.status(status).send(renderError(request.url, appError));
+    },
     ...validationOptions(),
   });
 

@@ -1,7 +1,7 @@
 // Brings a Vigil up (database, migrations, bootstrap key, job queue, HTTP app) and down again in
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import pino, { type Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
 import { type StormCorrelator, startStormCorrelator } from "./alerts/index.ts";
 import { buildApp } from "./app.ts";
 import { configureAgentRunners } from "./automation/index.ts";
@@ -13,6 +13,7 @@ import { migrate } from "./core/db/migrate.ts";
 import { createMetrics } from "./core/http/metrics.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
 import { startQueue } from "./core/queue/queue.ts";
+import { redactSecrets } from "./core/redact.ts";
 import { createSecrets, resolveSecretKey } from "./core/secrets.ts";
 import { JOBS, SCHEDULES } from "./jobs.ts";
 
@@ -35,12 +36,19 @@ export interface StartOptions {
   extraRoutes?: FastifyPluginAsync[];
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
-    level: config.logLevel,
-    base: { service: "vigil" },
-    timestamp: pino.stdTimeFunctions.isoTime,
-  });
+/** The service's logger; `destination` (stdout by default) lets a test read the lines. */
+export function createLogger(config: Config, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level: config.logLevel,
+      base: { service: "vigil" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Every finished line, whatever logged it: a webhook token in a request URL, or a credential
+      // quoted in an error, never reaches the log.
+      hooks: { streamWrite: redactSecrets },
+    },
+    destination,
+  );
 }
 
 export async function openConfiguredDatabase(config: Config): Promise<Database> {

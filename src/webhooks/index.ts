@@ -1,4 +1,5 @@
 export { webhooksRoutes as registerWebhooks } from "./routes.ts";
+export { storableText, storableValue } from "./storable.ts";
 export type { BatchedTarget, TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "./targets.ts";
 export {
   createWebhook,

@@ -7,6 +7,7 @@ import type { Services } from "../core/context.ts";
 import { deferWrite, type Executor, executeNamed, sql } from "../core/db/database.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
+import { storableValue } from "./storable.ts";
 import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
 import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
 
@@ -119,7 +120,9 @@ async function recordInvocations(
   records: { webhook: WebhookRow; invocation: Invocation; result: Outcome }[],
 ): Promise<void> {
   const rows = records.map(({ webhook, invocation, result }) => {
-    const row = invocationRow(webhook, invocation, result);
+    // Headers, error, note and outcome carry the sender's text: what PostgreSQL cannot store is
+    // cleaned here, or the record itself would fail and the delivery be lost. The payload is bytes.
+    const row = storableValue(invocationRow(webhook, invocation, result));
     return { ...row, payload: row.payload.toString("hex") };
   });
   await deferWrite(db, () =>

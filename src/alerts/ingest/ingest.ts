@@ -14,7 +14,13 @@ import type { Services } from "../../core/context.ts";
 import { deferWrite, type Executor, executeNamed, executeNow, type Tx } from "../../core/db/database.ts";
 import { uuidv7 } from "../../core/ids.ts";
 import type { EnqueueMany, SendOptions } from "../../core/queue/catalog.ts";
-import type { BatchedTarget, TargetResult, WebhookTarget } from "../../webhooks/index.ts";
+import {
+  type BatchedTarget,
+  storableText,
+  storableValue,
+  type TargetResult,
+  type WebhookTarget,
+} from "../../webhooks/index.ts";
 import type { ImpactOptions } from "../correlation/impact.ts";
 import { markStorms } from "../correlation/storms.ts";
 import { registrationOfWebhook } from "../registrations/registrations.ts";
@@ -57,32 +63,6 @@ export interface IngestOptions {
   /** Sends the triage jobs, in the transaction. */
   enqueueMany: EnqueueMany;
   impact?: ImpactOptions;
-}
-
-// PostgreSQL text and jsonb cannot hold U+0000, and jsonb refuses unpaired surrogates, yet a JSON
-// body carries both as escapes (`\u0000`, `\ud800`). They become U+FFFD, so the alert is stored
-// rather than the whole delivery failing with a 500.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must go
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-function storable(text: string): string {
-  return text.replace(UNSTORABLE, "\ufffd");
-}
-
-function storableEvent(event: AlertEvent): AlertEvent {
-  return {
-    ...event,
-    ignore_reason: event.ignore_reason === null ? null : storable(event.ignore_reason),
-    title: storable(event.title),
-    description: storable(event.description),
-    source_severity: storable(event.source_severity),
-    labels: Object.fromEntries(
-      Object.entries(event.labels).map(([key, value]) => [storable(key), storable(value)]),
-    ),
-    links: event.links.map((link) => ({ ...link, url: storable(link.url) })),
-    source_event: storable(event.source_event),
-    unmapped: event.unmapped.map((item) => ({ ...item, value: storable(item.value) })),
-  };
 }
 
 function eventHash(event: AlertEvent): string {
@@ -211,8 +191,11 @@ export async function applyAlertBatches(
     const payload =
       batch.rawPayload === null
         ? null
-        : { id: uuidv7(), body: storable(batch.rawPayload), received_at: batch.receivedAt };
-    for (const event of batch.events.map(storableEvent)) {
+        : { id: uuidv7(), body: storableText(batch.rawPayload), received_at: batch.receivedAt };
+    // Every field of every event is made storable (storable.ts) before it is planned, so a retry of
+    // the same delivery compares equal to what the first one stored. Pushed events already are
+    // (prepare); pulled ones (alert sync) come straight here.
+    for (const event of batch.events.map(storableValue)) {
       const key = alertKey(batch.scope, event.external_uid);
       const existing = current.get(key) ?? null;
       const plan: AlertPlan = planAlertChange(existing, event, {
@@ -325,15 +308,17 @@ const batched: BatchedTarget<IngestWork> = {
     if (!registration)
       return { status: "rejected", message: "this webhook has no alert-ingest registration" };
     const source = registration.source as SourceType;
-    const parsed = PARSERS[source]({
-      body,
-      headers,
-      options: { severityOverrides: registration.severityOverrides },
-    });
+    // What the parser read from the body (events, note, refusal) is cleaned once, here, so the answer,
+    // the invocation record, the alerts and the job data all hold the same storable text.
+    const parsed = storableValue(
+      PARSERS[source]({ body, headers, options: { severityOverrides: registration.severityOverrides } }),
+    );
     if (!parsed.ok) return { status: "rejected", message: `${source}: ${parsed.error}` };
     countUnmapped(services, source, parsed.events);
     const handshake =
-      source === "cloudwatch" && registration.snsAutoConfirm ? readSnsHandshake({ body, headers }) : null;
+      source === "cloudwatch" && registration.snsAutoConfirm
+        ? storableValue(readSnsHandshake({ body, headers }))
+        : null;
     return {
       status: "prepared",
       work: {

@@ -8,6 +8,7 @@ import {
   buildLinks,
   createLabelBuilder,
   decodeBody,
+  encodeUrlPart,
   firstText,
   hashUid,
   isRecord,
@@ -178,7 +179,7 @@ function labelsOf(alarm: Record<string, unknown>, region: string | null): Record
 // The console link needs a region code; a display name (`EU (Ireland)`) makes no host.
 function consoleUrl(region: string | null, alarmName: string): string | null {
   if (region === null || !REGION_CODE.test(region)) return null;
-  return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#alarmsV2:alarm/${encodeURIComponent(alarmName)}`;
+  return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#alarmsV2:alarm/${encodeUrlPart(alarmName)}`;
 }
 
 function normalizeAlarm(

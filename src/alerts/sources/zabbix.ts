@@ -7,6 +7,7 @@ import {
   buildLinks,
   createLabelBuilder,
   decodeBody,
+  encodeUrlPart,
   firstText,
   hashUid,
   isRecord,
@@ -176,7 +177,7 @@ function keepEventLink(payload: Payload, trigger: string | null): string | null 
   const base = normalizeLinkUrl(param(payload, "url"));
   const eventId = param(payload, "id", "event_id");
   if (base === null || trigger === null || eventId === null) return null;
-  const query = `triggerid=${encodeURIComponent(trigger)}&eventid=${encodeURIComponent(eventId)}`;
+  const query = `triggerid=${encodeUrlPart(trigger)}&eventid=${encodeUrlPart(eventId)}`;
   return `${base.replace(/\/+$/, "")}/tr_events.php?${query}`;
 }
 

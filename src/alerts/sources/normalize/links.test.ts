@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildLinks, normalizeLinkUrl } from "./links.ts";
+import { buildLinks, encodeUrlPart, normalizeLinkUrl } from "./links.ts";
 
 describe("normalizeLinkUrl", () => {
   it("keeps absolute http and https URLs as written", () => {
@@ -112,5 +112,17 @@ describe("buildLinks", () => {
 
   it("gives no links for no candidates", () => {
     expect(buildLinks([])).toEqual([]);
+  });
+});
+
+describe("encodeUrlPart", () => {
+  it("encodes like encodeURIComponent", () => {
+    expect(encodeUrlPart("disk full (/var) & more")).toBe(encodeURIComponent("disk full (/var) & more"));
+    expect(encodeUrlPart("nul\u0000 and \u{1F525}")).toBe("nul%00%20and%20%F0%9F%94%A5");
+  });
+
+  it("encodes an unpaired surrogate as U+FFFD instead of throwing", () => {
+    expect(() => encodeURIComponent("a\ud800")).toThrow(URIError);
+    expect(encodeUrlPart("a\ud800b\udfff")).toBe("a%EF%BF%BDb%EF%BF%BD");
   });
 });

@@ -25,6 +25,18 @@ export function normalizeLinkUrl(value: unknown, baseUrl?: unknown): string | nu
   return isWebUrl(resolved) ? resolved.href : null;
 }
 
+// An unpaired UTF-16 surrogate: encodeURIComponent throws on one (URIError), and a source can send
+// one as a JSON escape (`"\ud800"`).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `encodeURIComponent` for source text, for a parser building a link from an id or a name. It never
+ * throws: an unpaired surrogate is encoded as U+FFFD (`%EF%BF%BD`), as a URL parser would do.
+ */
+export function encodeUrlPart(text: string): string {
+  return encodeURIComponent(text.replace(LONE_SURROGATE, "\ufffd"));
+}
+
 /** One wanted link: the first usable URL of `urls` ("A or B") becomes a link of this kind. */
 export interface LinkCandidate {
   kind: LinkKind;
