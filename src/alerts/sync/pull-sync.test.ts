@@ -294,6 +294,7 @@ describeEachEngine(
       const fingerprints = await fire(am, [alert("NotFetched")]);
       // As after a restart with a narrower list: the integration was saved under the old one.
       const config = h.vigil.services.config;
+      const allowedHosts = config.integrationAllowedHosts;
       config.integrationAllowedHosts = ["alertmanager.internal"];
       try {
         const run = await sync(auth, "am-listed");
@@ -303,13 +304,60 @@ describeEachEngine(
           error: `host ${new URL(am.base).host} is not on INTEGRATION_ALLOWED_HOSTS`,
         });
       } finally {
-        config.integrationAllowedHosts = [];
+        config.integrationAllowedHosts = allowedHosts;
       }
       const stored = await h.vigil.app.inject({
         url: `/app/sre/api/v1/alerts/${fingerprints.NotFetched}`,
         headers: auth,
       });
       expect(stored.statusCode).toBe(404);
+    });
+
+    it("fetches under the outbound rules: no internal host unless named, never Vigil's own or a metadata address", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "am-rules", url: am.base });
+      const fingerprints = await fire(am, [alert("NeverFetched")]);
+      const amHost = new URL(am.base).host;
+      const config = h.vigil.services.config;
+      const { integrationAllowedHosts, port } = config;
+      try {
+        // An empty list means any public host: loopback is not one.
+        config.integrationAllowedHosts = [];
+        expect((await sync(auth, "am-rules")).error).toBe(
+          `host ${amHost} is 127.0.0.1, an internal address: name the host on INTEGRATION_ALLOWED_HOSTS to call it`,
+        );
+        // Named on the list, but where Vigil itself listens.
+        config.integrationAllowedHosts = integrationAllowedHosts;
+        config.port = Number(new URL(am.base).port);
+        expect((await sync(auth, "am-rules")).error).toBe(
+          `host ${amHost} is Vigil's own address, which Vigil never calls`,
+        );
+      } finally {
+        config.integrationAllowedHosts = integrationAllowedHosts;
+        config.port = port;
+      }
+      const stored = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${fingerprints.NeverFetched}`,
+        headers: auth,
+      });
+      expect(stored.statusCode).toBe(404);
+
+      config.integrationAllowedHosts = [...integrationAllowedHosts, "169.254.169.254"];
+      try {
+        await createIntegration(auth, { name: "am-metadata", url: "http://169.254.169.254/" });
+        expect(await sync(auth, "am-metadata")).toEqual({
+          ...completed({}, "am-metadata"),
+          status: "failed",
+          error:
+            "host 169.254.169.254 is 169.254.169.254, a link-local, metadata or reserved address, which Vigil never calls",
+        });
+      } finally {
+        config.integrationAllowedHosts = integrationAllowedHosts;
+      }
+      // With the rules satisfied, the same integration syncs.
+      expect(await sync(auth, "am-rules")).toEqual(completed({ fetched: 1, created: 1 }, "am-rules"));
     });
 
     it("records a failed run and resolves nothing when Alertmanager cannot be reached", async () => {
@@ -394,8 +442,8 @@ describeEachEngine(
 
         const failures: [(res: import("node:http").ServerResponse) => void, string][] = [
           [
-            (res) => res.writeHead(401).end("Unauthorized\n"),
-            "/prefix/api/v2/alerts answered 401: Unauthorized",
+            (res) => res.writeHead(401).end("Unauthorized by the peer\n"),
+            "/prefix/api/v2/alerts answered 401",
           ],
           [(res) => res.writeHead(302, { location: "http://elsewhere.example/" }).end(), "answered 302"],
           [
@@ -410,6 +458,8 @@ describeEachEngine(
           expect(run.status, error).toBe("failed");
           expect(run.error).toContain(error);
           expect(run.error).not.toContain("s3cret");
+          // The answer's body stays out of the error the tenant reads.
+          expect(run.error).not.toContain("by the peer");
         }
       } finally {
         server.closeAllConnections();
@@ -565,6 +615,8 @@ describeEachEngine(
       ownedResource: true,
     });
   },
-  {},
+  // The test Alertmanagers and peers listen on loopback, an internal address: named here, as a
+  // laptop names its own Alertmanager. grafana.example is an integration that is never synced.
+  { integrationAllowedHosts: ["127.0.0.1", "grafana.example"] },
   { schedules: [] },
 );

@@ -1,6 +1,7 @@
 // Pull sync of an Alertmanager integration: read its API's alert list and make Vigil agree with it.
 //   1. record the run as `running` (committed at once, so it shows while the fetch is under way)
-//   2. GET <url>/api/v2/alerts with the integration's credentials, a timeout and a size limit
+//   2. GET <url>/api/v2/alerts with the integration's credentials, under the outbound rules
+//      (core/http/outbound.ts: allowed hosts and addresses, no redirects, a timeout, a size limit)
 //   3. in one transaction: ingest every listed alert (via "pull"), resolve the alerts this sync had
 //      seen that are no longer listed, and complete the run with its counts
 // A failed fetch or an unreadable answer fails the run and changes no alert: an Alertmanager that
@@ -14,7 +15,7 @@ import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import type { Db, Tx } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
-import { hostAllowed } from "../../core/http/allowed-hosts.ts";
+import { type OutboundError, outboundRequest } from "../../core/http/outbound.ts";
 import type { EnqueueMany } from "../../core/queue/catalog.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 import type { Secrets } from "../../core/secrets.ts";
@@ -52,7 +53,10 @@ export interface SyncContext {
   secrets: Secrets;
   /** Sends the classification jobs of pulled alerts. */
   enqueueMany: EnqueueMany;
-  config: Pick<Config, "environmentCriticality" | "integrationAllowedHosts">;
+  config: Pick<
+    Config,
+    "environmentCriticality" | "integrationAllowedHosts" | "host" | "port" | "databaseUrl"
+  >;
 }
 
 function syncContextOf(ctx: Ctx): SyncContext {
@@ -117,33 +121,7 @@ function requestOf(connection: IntegrationConnection): { url: URL; headers: Reco
   return { url, headers };
 }
 
-async function readLimited(response: Response, limitBytes: number): Promise<string | null> {
-  const declared = Number(response.headers.get("content-length"));
-  if (declared > limitBytes) {
-    await response.body?.cancel();
-    return null;
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limitBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 function describeFetchError(err: unknown): string {
-  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
-    return `no answer within ${FETCH_TIMEOUT_MS} ms`;
-  }
   const cause = (err as { cause?: { message?: string; code?: string } })?.cause;
   if (cause?.message) return cause.message;
   return err instanceof Error ? err.message : String(err);
@@ -151,7 +129,7 @@ function describeFetchError(err: unknown): string {
 
 async function fetchAlertList(
   connection: IntegrationConnection,
-  allowedHosts: readonly string[],
+  config: SyncContext["config"],
 ): Promise<FetchResult> {
   if (connection.credentialsError) return { ok: false, error: connection.credentialsError };
   let target: ReturnType<typeof requestOf>;
@@ -160,31 +138,33 @@ async function fetchAlertList(
   } catch {
     return { ok: false, error: `the integration's url is not a valid URL` };
   }
-  // Checked again here: the list may have changed since the integration was saved.
-  if (allowedHosts.length > 0 && !hostAllowed(target.url, allowedHosts)) {
-    return { ok: false, error: `host ${target.url.host} is not on INTEGRATION_ALLOWED_HOSTS` };
-  }
   const where = `GET ${target.url.origin}${target.url.pathname}`;
   try {
-    // No redirects: one could carry the credentials to another host.
-    const response = await fetch(target.url, {
-      headers: target.headers,
-      redirect: "manual",
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
-    const body = await readLimited(response, MAX_RESPONSE_BYTES);
-    if (body === null)
-      return { ok: false, error: `${where}: answer larger than ${MAX_RESPONSE_BYTES} bytes` };
-    if (response.status !== 200) {
-      const excerpt = body.replace(/\s+/g, " ").trim().slice(0, 200);
-      return {
-        ok: false,
-        error: `${where} answered ${response.status}${excerpt ? `: ${excerpt}` : ""}`,
-      };
-    }
-    return { ok: true, body };
+    // The outbound rules: the allow-list is checked again here (it may have changed since the
+    // integration was saved), and no redirect is followed (one could carry the credentials away).
+    const response = await outboundRequest(
+      {
+        allowedHosts: config.integrationAllowedHosts.length > 0 ? config.integrationAllowedHosts : null,
+        allowedHostsSetting: "INTEGRATION_ALLOWED_HOSTS",
+        config,
+      },
+      {
+        url: target.url,
+        headers: target.headers,
+        timeoutMs: FETCH_TIMEOUT_MS,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+        oversize: "fail",
+      },
+    );
+    // Only the status: the body of an answer that is not the alert list stays out of the run's
+    // error, which the tenant reads (the url may name something that is not an Alertmanager).
+    if (response.status !== 200) return { ok: false, error: `${where} answered ${response.status}` };
+    return { ok: true, body: response.body.toString("utf8") };
   } catch (err) {
-    return { ok: false, error: `${where} failed: ${describeFetchError(err)}` };
+    const error = err as OutboundError;
+    if (error.kind === "refused" || error.kind === "invalid") return { ok: false, error: error.message };
+    if (error.kind === "too_large") return { ok: false, error: `${where}: ${error.message}` };
+    return { ok: false, error: `${where} failed: ${error.message}` };
   }
 }
 
@@ -415,7 +395,7 @@ async function runSync(
 ): Promise<AlertSyncRun> {
   const fetchStartedAt = ctx.now();
   const run = await startRun(ctx.db, connection, trigger, fetchStartedAt);
-  const fetched = await fetchAlertList(connection, ctx.config.integrationAllowedHosts);
+  const fetched = await fetchAlertList(connection, ctx.config);
   if (!fetched.ok) {
     ctx.log.warn({ integration: connection.name, runId: run.id, error: fetched.error }, "alert sync failed");
     return present(await failRun(ctx.db, run, fetched.error, ctx.now()));

@@ -1,8 +1,19 @@
-// The built-in actions and templates on their own: no database, a loopback server for HTTP.
+// The built-in actions and templates on their own (no database, a loopback server for HTTP), then
+// http_request's outbound rules once more through a real workflow run.
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Auth,
+  call,
+  createApprovedWorkflow,
+  type Loopback,
+  startAs,
+  startLoopback,
+  uniqueName,
+} from "../../../test/automation-runs.ts";
+import { describeEachEngine, waitFor } from "../../../test/harness.ts";
 import { loadConfig } from "../../config.ts";
 import { costOf } from "../../llm/index.ts";
 import { HTTP_RESPONSE_MAX_BYTES, runAction, StepError } from "./actions.ts";
@@ -49,8 +60,16 @@ describe("templates", () => {
   });
 });
 
+// Vigil's own address and database as loadConfig defaults them (127.0.0.1:8080, PGlite).
+const defaults = loadConfig({});
+const configWith = (hosts: string[], overrides: Partial<typeof defaults> = {}) => ({
+  ...defaults,
+  automationHttpAllowedHosts: hosts,
+  ...overrides,
+});
+
 describe("json_transform", () => {
-  const env = { config: { automationHttpAllowedHosts: [] }, context };
+  const env = { config: configWith([]), context };
 
   it("evaluates JSONata over the run's context", async () => {
     const outcome = await runAction(
@@ -93,7 +112,7 @@ describe("write_report", () => {
         summary: "all good",
         confidence: "low",
       },
-      { config: { automationHttpAllowedHosts: [] }, context },
+      { config: configWith([]), context },
     );
     const structured = { summary: "all good", impact: "", recommendations: "", confidence: "low" };
     expect(outcome.structuredOutput).toEqual(structured);
@@ -102,11 +121,7 @@ describe("write_report", () => {
       ["r.md", "text/markdown; charset=utf-8", "# checkout\nall good (3)"],
     ]);
     await expect(
-      runAction(
-        "write_report",
-        { name: "../etc/passwd" },
-        { config: { automationHttpAllowedHosts: [] }, context },
-      ),
+      runAction("write_report", { name: "../etc/passwd" }, { config: configWith([]), context }),
     ).rejects.toThrow("write_report: name must be a file name");
   });
 });
@@ -114,8 +129,10 @@ describe("write_report", () => {
 describe("http_request", () => {
   let server: Server;
   let port = 0;
+  let hits = 0;
   beforeAll(async () => {
     server = createServer((req, res) => {
+      hits += 1;
       if (req.url === "/big") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(`"${"x".repeat(HTTP_RESPONSE_MAX_BYTES * 2)}"`);
@@ -140,7 +157,10 @@ describe("http_request", () => {
     server.closeAllConnections();
     server.close();
   });
-  const env = (hosts: string[]) => ({ config: { automationHttpAllowedHosts: hosts }, context });
+  const env = (hosts: string[], overrides: Partial<typeof defaults> = {}) => ({
+    config: configWith(hosts, overrides),
+    context,
+  });
 
   it("calls an allow-listed host, by name or by name and port", async () => {
     for (const hosts of [["127.0.0.1"], [`127.0.0.1:${port}`]]) {
@@ -171,6 +191,50 @@ describe("http_request", () => {
     await expect(
       runAction("http_request", { url: `http://127.0.0.1:${port}/redirect` }, env(["127.0.0.1"])),
     ).rejects.toMatchObject({ retryable: false, message: expect.stringContaining("answered 302") });
+  });
+
+  it("never calls Vigil's own port, the database's or a metadata address, even on an allowed host", async () => {
+    const before = hits;
+    const never = (host: string, what: string) =>
+      `http_request: host ${host} is ${what}, which Vigil never calls`;
+    for (const [url, overrides, hosts, message] of [
+      [
+        `http://127.0.0.1:${port}/x`,
+        { port },
+        ["127.0.0.1"],
+        never(`127.0.0.1:${port}`, "Vigil's own address"),
+      ],
+      [
+        `http://localhost:${port}/x`,
+        { port },
+        ["localhost"],
+        never(`localhost:${port}`, "Vigil's own address"),
+      ],
+      [
+        `http://127.1:${port}/x`,
+        { databaseUrl: `postgres://localhost:${port}/vigil` },
+        ["127.0.0.1"],
+        never(`127.0.0.1:${port}`, "the database's address"),
+      ],
+      [
+        "http://169.254.169.254/latest/meta-data/",
+        {},
+        ["169.254.169.254"],
+        never("169.254.169.254", "169.254.169.254, a link-local, metadata or reserved address"),
+      ],
+    ] as const) {
+      await expect(runAction("http_request", { url }, env([...hosts], overrides))).rejects.toMatchObject({
+        retryable: false,
+        message,
+      });
+    }
+    expect(hits).toBe(before);
+    // The same peer, with Vigil and its database elsewhere, is called.
+    expect(
+      (await runAction("http_request", { url: `http://127.1:${port}/x` }, env(["127.0.0.1"]))).output,
+    ).toMatchObject({
+      status: 200,
+    });
   });
 
   it("retries 5xx, timeouts and network errors but not other statuses or bad settings", async () => {
@@ -219,5 +283,52 @@ describe("price table and config", () => {
       loadConfig({ AUTOMATION_HTTP_ALLOWED_HOSTS: " Api.Example.com, 10.0.0.5:8080 ,," })
         .automationHttpAllowedHosts,
     ).toEqual(["api.example.com", "10.0.0.5:8080"]);
+  });
+});
+
+describeEachEngine("http_request in a workflow run", (harness) => {
+  let loopback: Loopback;
+  beforeAll(async () => {
+    loopback = await startLoopback();
+  });
+  afterAll(async () => {
+    await loopback.close();
+  });
+
+  async function stageOutcome(auth: Auth, traceId: string) {
+    return waitFor(async () => {
+      const response = await call(harness(), auth, "GET", `/platform/api/v1/executions/${traceId}`);
+      const body = response.json() as { execution: { status: string; error: string | null } };
+      return body.execution.status === "running" ? undefined : body.execution;
+    });
+  }
+
+  it("calls an allowed peer, and never Vigil's own listening port", async () => {
+    const h = harness();
+    const me = await h.createKey();
+    const name = uniqueName("fetch");
+    await createApprovedWorkflow(h, me.auth, {
+      name,
+      stages: [{ id: "fetch", action_type: "http_request", config: { url: `${loopback.url}/ok` } }],
+    });
+    const allowed = await startAs(h, me, { target: { type: "workflow", name } });
+    expect(await stageOutcome(me.auth, allowed.traceId)).toMatchObject({ status: "completed" });
+    const before = loopback.hits.get("/ok");
+    expect(before).toBe(1);
+
+    // As if Vigil listened on the peer's port: the same stage is refused, at once and for good.
+    const config = h.vigil.services.config;
+    const port = config.port;
+    config.port = Number(new URL(loopback.url).port);
+    try {
+      const refused = await startAs(h, me, { target: { type: "workflow", name } });
+      expect(await stageOutcome(me.auth, refused.traceId)).toMatchObject({
+        status: "error",
+        error: `stage fetch failed: http_request: host ${new URL(loopback.url).host} is Vigil's own address, which Vigil never calls`,
+      });
+    } finally {
+      config.port = port;
+    }
+    expect(loopback.hits.get("/ok")).toBe(before);
   });
 });

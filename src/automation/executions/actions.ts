@@ -3,7 +3,7 @@
 // the next stages can read. They never throw anything but StepError.
 import jsonata from "jsonata";
 import type { Config } from "../../config.ts";
-import { hostAllowed } from "../../core/http/allowed-hosts.ts";
+import { type OutboundError, type OutboundResponse, outboundRequest } from "../../core/http/outbound.ts";
 import type { ActionType, StructuredOutput } from "../schemas.ts";
 import { asText, renderText, renderValue } from "./template.ts";
 
@@ -31,7 +31,7 @@ export interface ActionOutcome {
 }
 
 export interface ActionEnv {
-  config: Pick<Config, "automationHttpAllowedHosts">;
+  config: Pick<Config, "automationHttpAllowedHosts" | "host" | "port" | "databaseUrl">;
   /** The run's context: { input, stages: { <id>: { output } }, execution, agent? }. */
   context: Record<string, unknown>;
   /** Aborts when the run stops (cancelled): an http_request under way is dropped. */
@@ -86,31 +86,11 @@ export async function runAction(
   return writeReport(rawSettings, env);
 }
 
-async function readLimited(
-  response: Response,
-  maxBytes: number,
-): Promise<{ bytes: Buffer; truncated: boolean }> {
-  if (!response.body) return { bytes: Buffer.alloc(0), truncated: false };
-  const reader = response.body.getReader();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return { bytes: Buffer.concat(chunks), truncated: false };
-    chunks.push(Buffer.from(value));
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      return { bytes: Buffer.concat(chunks).subarray(0, maxBytes), truncated: true };
-    }
-  }
-}
-
 /**
  * settings: method (default GET), url, headers, body (a string is sent as is, anything else as
- * JSON), timeout_ms (default 10000, at most 60000). Only hosts on AUTOMATION_HTTP_ALLOWED_HOSTS;
- * redirects are not followed. 5xx, 408, 429, timeouts and network errors are retried; other
- * statuses fail at once.
+ * JSON), timeout_ms (default 10000, at most 60000). Only hosts on AUTOMATION_HTTP_ALLOWED_HOSTS,
+ * under the outbound rules (core/http/outbound.ts); redirects are not followed. 5xx, 408, 429,
+ * timeouts and network errors are retried; other statuses and refused hosts fail at once.
  */
 async function httpRequest(rendered: unknown, env: ActionEnv): Promise<ActionOutcome> {
   const action = "http_request";
@@ -130,9 +110,6 @@ async function httpRequest(rendered: unknown, env: ActionEnv): Promise<ActionOut
     throw invalid(action, `url ${rawUrl} is not a valid URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid(action, "url must be http(s)");
-  if (!hostAllowed(url, env.config.automationHttpAllowedHosts)) {
-    throw invalid(action, `host ${url.host} is not on AUTOMATION_HTTP_ALLOWED_HOSTS`);
-  }
   const timeoutMs = settings.timeout_ms ?? HTTP_DEFAULT_TIMEOUT_MS;
   if (
     typeof timeoutMs !== "number" ||
@@ -157,31 +134,40 @@ async function httpRequest(rendered: unknown, env: ActionEnv): Promise<ActionOut
     }
   }
   const target = `${method} ${url.origin}${url.pathname}`;
-  let response: Response;
+  let response: OutboundResponse;
   try {
-    response = await fetch(url, {
-      method,
-      headers,
-      body,
-      redirect: "manual",
-      signal: env.signal
-        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), env.signal])
-        : AbortSignal.timeout(timeoutMs),
-    });
+    response = await outboundRequest(
+      {
+        allowedHosts: env.config.automationHttpAllowedHosts,
+        allowedHostsSetting: "AUTOMATION_HTTP_ALLOWED_HOSTS",
+        config: env.config,
+      },
+      {
+        url,
+        method,
+        headers: Object.fromEntries(headers),
+        body,
+        timeoutMs,
+        maxResponseBytes: HTTP_RESPONSE_MAX_BYTES,
+        oversize: "truncate",
+        signal: env.signal,
+      },
+    );
   } catch (err) {
-    const reason =
-      (err as Error).name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (err as Error).message;
-    throw new StepError(`${action}: ${target} failed: ${reason}`, true);
+    const error = err as OutboundError;
+    // A refused host or a request that cannot be sent fails the same way on every attempt.
+    if (error.kind === "refused" || error.kind === "invalid") throw invalid(action, error.message);
+    throw new StepError(`${action}: ${target} failed: ${error.message}`, true);
   }
-  const { bytes, truncated } = await readLimited(response, HTTP_RESPONSE_MAX_BYTES).catch((err: Error) => {
-    throw new StepError(`${action}: ${target}: reading the response failed: ${err.message}`, true);
-  });
-  const text = bytes.toString("utf8");
-  if (!response.ok) {
+  const { truncated } = response;
+  const text = response.body.toString("utf8");
+  // The failure names the start of the answer's body: the same body, answered 2xx, would be the
+  // step's output, so the run's reader learns nothing more from it.
+  if (response.status < 200 || response.status > 299) {
     const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
     throw new StepError(`${action}: ${target} answered ${response.status}: ${text.slice(0, 200)}`, retryable);
   }
-  const contentType = response.headers.get("content-type") ?? "";
+  const contentType = response.headers["content-type"] ?? "";
   let parsed: unknown = text;
   if (!truncated && /\bjson\b/i.test(contentType) && text.length > 0) {
     try {

@@ -1,5 +1,8 @@
 // Host allow-lists for the URLs Vigil calls on a user's behalf (AUTOMATION_HTTP_ALLOWED_HOSTS,
 // INTEGRATION_ALLOWED_HOSTS): an entry is a host name or IP (any port) or `host:port`, lower-case.
+// An entry is matched against the URL's host as written (after URL parsing, so `127.1` is
+// `127.0.0.1`); the addresses it resolves to are judged by the outbound rules (outbound.ts), which
+// no entry can lift for a metadata address, Vigil's own port or the database's.
 
 /** A comma-separated list from the environment, trimmed and lower-cased; empty items dropped. */
 export function parseHostList(text: string): string[] {
