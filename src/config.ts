@@ -27,8 +27,9 @@ export interface Config {
   /** Hosts (`name` or `name:port`, lower-case) the http_request action may call. */
   automationHttpAllowedHosts: string[];
   /**
-   * Hosts an integration's url may name (`name` or `name:port`, lower-case); empty: any host. A
-   * shared deployment sets it, so that no tenant can make Vigil fetch from an internal address.
+   * Hosts an integration's url may name (`name` or `name:port`, lower-case); empty: any host whose
+   * addresses are public. An internal address is called only for a host named here
+   * (core/http/outbound.ts).
    */
   integrationAllowedHosts: string[];
   /**

@@ -2,7 +2,7 @@
 // for agents). Credentials are sealed with the secret key and never leave the server.
 import { and, asc, eq } from "drizzle-orm";
 import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
-import type { Ctx } from "../core/context.ts";
+import type { CallerCtx } from "../core/context.ts";
 import { isUniqueViolation } from "../core/db/pg-errors.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { hostAllowed } from "../core/http/allowed-hosts.ts";
@@ -26,8 +26,8 @@ function present(row: Row): Integration {
 }
 
 /** 400 when INTEGRATION_ALLOWED_HOSTS is set and the url's host is not on it. */
-function assertUrlAllowed(ctx: Ctx, url: string | null | undefined): void {
-  const allowed = ctx.services.config.integrationAllowedHosts;
+function assertUrlAllowed(ctx: CallerCtx, url: string | null | undefined): void {
+  const allowed = ctx.config.integrationAllowedHosts;
   if (!url || allowed.length === 0) return;
   const parsed = URL.canParse(url) ? new URL(url) : null;
   if (parsed && !hostAllowed(parsed, allowed)) {
@@ -35,7 +35,7 @@ function assertUrlAllowed(ctx: Ctx, url: string | null | undefined): void {
   }
 }
 
-export async function createIntegration({ ctx, input }: { ctx: Ctx; input: IntegrationWrite }) {
+export async function createIntegration({ ctx, input }: { ctx: CallerCtx; input: IntegrationWrite }) {
   assertUrlAllowed(ctx, input.url);
   const tenant = tenantOf(ctx.actor);
   try {
@@ -48,9 +48,7 @@ export async function createIntegration({ ctx, input }: { ctx: Ctx; input: Integ
         type: input.type,
         url: input.url ?? null,
         description: input.description ?? "",
-        credentialsSealed: input.credentials
-          ? ctx.services.secrets.encrypt(JSON.stringify(input.credentials))
-          : null,
+        credentialsSealed: input.credentials ? ctx.secrets.encrypt(JSON.stringify(input.credentials)) : null,
       })
       .returning();
     return present(row as Row);
@@ -61,7 +59,7 @@ export async function createIntegration({ ctx, input }: { ctx: Ctx; input: Integ
   }
 }
 
-export async function listIntegrations({ ctx }: { ctx: Ctx }) {
+export async function listIntegrations({ ctx }: { ctx: CallerCtx }) {
   const rows = await ctx.db
     .select()
     .from(integrations)
@@ -70,7 +68,7 @@ export async function listIntegrations({ ctx }: { ctx: Ctx }) {
   return rows.map(present);
 }
 
-export async function getIntegration({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function getIntegration({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const [row] = await ctx.db
     .select()
     .from(integrations)
@@ -83,7 +81,7 @@ export async function updateIntegration({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { name: string; changes: IntegrationWrite };
 }) {
   const { changes } = input;
@@ -99,7 +97,7 @@ export async function updateIntegration({
         // Omitted credentials are kept; null clears them.
         ...(changes.credentials !== undefined && {
           credentialsSealed: changes.credentials
-            ? ctx.services.secrets.encrypt(JSON.stringify(changes.credentials))
+            ? ctx.secrets.encrypt(JSON.stringify(changes.credentials))
             : null,
         }),
         updatedAt: ctx.now(),
@@ -115,7 +113,7 @@ export async function updateIntegration({
   }
 }
 
-export async function deleteIntegration({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function deleteIntegration({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const rows = await ctx.db
     .delete(integrations)
     .where(and(inTenant(integrations, tenantOf(ctx.actor)), eq(integrations.name, input.name)))
@@ -124,7 +122,7 @@ export async function deleteIntegration({ ctx, input }: { ctx: Ctx; input: { nam
 }
 
 /** For other domains: the names among `names` that are not integrations of the tenant. */
-export async function missingIntegrations({ ctx, input }: { ctx: Ctx; input: { names: string[] } }) {
+export async function missingIntegrations({ ctx, input }: { ctx: CallerCtx; input: { names: string[] } }) {
   const existing = new Set((await listIntegrations({ ctx })).map((item) => item.name));
   return input.names.filter((name) => !existing.has(name));
 }

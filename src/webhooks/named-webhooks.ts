@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { and, asc, count, eq, inArray, isNull, ne, type SQL, sql } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
-import type { Ctx } from "../core/context.ts";
+import type { CallerCtx } from "../core/context.ts";
 import { type Executor, type Tx, withTransaction } from "../core/db/database.ts";
 import { AppError, conflict, notFound } from "../core/errors.ts";
 import type {
@@ -64,7 +64,7 @@ async function assertReady(
 }
 
 async function present(
-  ctx: Ctx,
+  ctx: CallerCtx,
   targets: WebhookTargets,
   row: WebhookRow,
   db: Executor = ctx.db,
@@ -98,17 +98,17 @@ async function present(
 }
 
 async function presentWithToken(
-  ctx: Ctx,
+  ctx: CallerCtx,
   targets: WebhookTargets,
   row: WebhookRow,
   db: Executor = ctx.db,
 ): Promise<WebhookWithToken> {
-  const path = triggerPathOf(row, ctx.services.secrets);
+  const path = triggerPathOf(row, ctx.secrets);
   return {
     ...(await present(ctx, targets, row, db)),
-    token: ctx.services.secrets.decrypt(row.tokenSealed),
+    token: ctx.secrets.decrypt(row.tokenSealed),
     platform_webhook_url: path,
-    trigger_url: `${ctx.services.config.publicUrl}/platform${path}`,
+    trigger_url: `${ctx.config.publicUrl}/platform${path}`,
   };
 }
 
@@ -162,7 +162,7 @@ export async function createNamedWebhook({
   targets,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   targets: WebhookTargets;
   input: WebhookCreate;
 }): Promise<WebhookWithToken> {
@@ -172,7 +172,7 @@ export async function createNamedWebhook({
   if (enabled) await assertReady(ctx.db, targets, tenant, target);
   return withTransaction(ctx.db, async (tx) => {
     await assertNameFree(tx, tenant, input.name);
-    const row = await createWebhook(tx, ctx.services.secrets, {
+    const row = await createWebhook(tx, ctx.secrets, {
       tenant,
       id: randomUUID(),
       name: input.name,
@@ -191,7 +191,7 @@ export async function listNamedWebhooks({
   targets,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   targets: WebhookTargets;
   input: { limit: number; offset: number; targetType?: NamedTargetType; targetName?: string };
 }): Promise<WebhookList> {
@@ -223,7 +223,7 @@ export async function getNamedWebhook({
   targets,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   targets: WebhookTargets;
   input: { webhookId: string };
 }): Promise<Webhook> {
@@ -236,7 +236,7 @@ export async function updateNamedWebhook({
   targets,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   targets: WebhookTargets;
   input: { webhookId: string; changes: WebhookUpdate };
 }): Promise<Webhook> {
@@ -273,7 +273,7 @@ export async function deleteNamedWebhook({
   targets,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   targets: WebhookTargets;
   input: { webhookId: string };
 }): Promise<void> {
@@ -293,12 +293,12 @@ export async function rotateNamedWebhookToken({
   targets,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   targets: WebhookTargets;
   input: { webhookId: string };
 }): Promise<WebhookWithToken> {
   const current = await findNamed(ctx.db, targets, tenantOf(ctx.actor), input.webhookId);
-  const row = await rotateWebhookToken(ctx.db, ctx.services.secrets, current.id, ctx.now());
+  const row = await rotateWebhookToken(ctx.db, ctx.secrets, current.id, ctx.now());
   if (!row) throw notFound("webhook", { webhook_id: input.webhookId });
   return presentWithToken(ctx, targets, row);
 }

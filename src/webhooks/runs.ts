@@ -1,7 +1,7 @@
 // Invocation history of a webhook: newest first without payloads, or one run with its payload.
 import { and, count, desc, eq, or } from "drizzle-orm";
 import { tenantOf } from "../core/auth/tenancy.ts";
-import type { Ctx } from "../core/context.ts";
+import type { CallerCtx } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";
 import type { WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
 import { webhookInvocations } from "./tables.ts";
@@ -31,7 +31,7 @@ function present(row: InvocationRow, webhook: WebhookRow): WebhookRun {
   };
 }
 
-async function ownWebhook(ctx: Ctx, webhookId: string): Promise<WebhookRow> {
+async function ownWebhook(ctx: CallerCtx, webhookId: string): Promise<WebhookRow> {
   const webhook = await findWebhook(ctx.db, tenantOf(ctx.actor), webhookId);
   if (!webhook) throw notFound("webhook", { webhook_id: webhookId });
   return webhook;
@@ -41,7 +41,7 @@ export async function listWebhookRuns({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { webhookId: string; limit: number; offset: number };
 }): Promise<WebhookRunList> {
   const webhook = await ownWebhook(ctx, input.webhookId);
@@ -68,7 +68,7 @@ export async function getWebhookRun({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { webhookId: string; runId: string };
 }): Promise<WebhookRunDetail> {
   const webhook = await ownWebhook(ctx, input.webhookId);

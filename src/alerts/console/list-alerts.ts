@@ -2,7 +2,7 @@
 // whatever list is shown, scoped by integration_names when given (spec, listAlerts rule 1).
 import { and, asc, count, desc, eq, ilike, inArray, or, type SQL, sql } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { AppError } from "../../core/errors.ts";
 import { ANALYSIS_STATUSES, ATTENTIONS } from "../schemas.ts";
 import { DISPLAY_PRIORITY } from "../sources/normalize/severity.ts";
@@ -46,14 +46,20 @@ function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
-function scopeConditions(ctx: Ctx, integrationNames: string[] | null): SQL[] {
+function scopeConditions(ctx: CallerCtx, integrationNames: string[] | null): SQL[] {
   const conditions: SQL[] = [inTenant(alerts, tenantOf(ctx.actor))];
   if (integrationNames) conditions.push(inArray(alerts.integrationName, integrationNames));
   return conditions;
 }
 
 /** The ListAlertsResponse, as JSON text. */
-export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsInput }): Promise<string> {
+export async function listAlerts({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: ListAlertsInput;
+}): Promise<string> {
   const integrationNames = parseIntegrationNames(input.integration_names);
   const scope = scopeConditions(ctx, integrationNames);
   const filters: SQL[] = [];
@@ -133,14 +139,14 @@ export async function listAlerts({ ctx, input }: { ctx: Ctx; input: ListAlertsIn
  * Past LIST_COUNT_LIMIT (10,000, as search engines answer "10,000+") the exact number tells an
  * engineer nothing more; the active list without filters is the summary's exact count.
  */
-function countLimit(ctx: Ctx, search: boolean): number {
-  const { searchCountLimit, listCountLimit } = ctx.services.config;
+function countLimit(ctx: CallerCtx, search: boolean): number {
+  const { searchCountLimit, listCountLimit } = ctx.config;
   return search ? Math.min(searchCountLimit, listCountLimit) : listCountLimit;
 }
 
 /** The list's total, exact up to `limit`; past it `exact` is false and the total is a lower bound. */
 async function countAlerts(
-  ctx: Ctx,
+  ctx: CallerCtx,
   where: SQL | undefined,
   limit: number,
 ): Promise<{ n: number; exact: boolean }> {
@@ -162,7 +168,7 @@ async function countAlerts(
  * alert.
  */
 async function countActiveBy<Value extends string>(
-  ctx: Ctx,
+  ctx: CallerCtx,
   scope: SQL[],
   column: typeof alerts.attention | typeof alerts.analysisStatus,
   values: readonly Value[],
@@ -176,7 +182,7 @@ async function countActiveBy<Value extends string>(
   return Object.fromEntries(values.map((value) => [value, row[value] ?? 0])) as Record<Value, number>;
 }
 
-async function attentionSummary(ctx: Ctx, scope: SQL[]) {
+async function attentionSummary(ctx: CallerCtx, scope: SQL[]) {
   const counts = await countActiveBy(ctx, scope, alerts.attention, ATTENTIONS);
   return {
     total_active: ATTENTIONS.reduce((sum, attention) => sum + counts[attention], 0),
@@ -191,7 +197,7 @@ export async function categorizationSummary({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { integration_names?: string };
 }) {
   const scope = scopeConditions(ctx, parseIntegrationNames(input.integration_names));

@@ -1,7 +1,7 @@
 // Reading what arrived: one alert by id or external_uid, and its history.
 import { and, asc, desc, eq, or } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
 import type { AlertV1 } from "../schemas.ts";
 import { alertEvents, alertPayloads, alerts } from "../tables.ts";
@@ -9,7 +9,7 @@ import { presentAlert, presentHistoryEvent } from "./present.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-async function findAlertRow(ctx: Ctx, id: string) {
+async function findAlertRow(ctx: CallerCtx, id: string) {
   const byUid = eq(alerts.externalUid, id);
   const [row] = await ctx.db
     .select({ alert: alerts, rawPayload: alertPayloads.body })
@@ -23,12 +23,12 @@ async function findAlertRow(ctx: Ctx, id: string) {
   return row;
 }
 
-export async function getAlert({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<AlertV1> {
+export async function getAlert({ ctx, input }: { ctx: CallerCtx; input: { id: string } }): Promise<AlertV1> {
   const row = await findAlertRow(ctx, input.id);
   return presentAlert(row.alert, row.rawPayload);
 }
 
-export async function getAlertHistory({ ctx, input }: { ctx: Ctx; input: { id: string } }) {
+export async function getAlertHistory({ ctx, input }: { ctx: CallerCtx; input: { id: string } }) {
   const { alert } = await findAlertRow(ctx, input.id);
   const events = await ctx.db
     .select()

@@ -2,7 +2,7 @@
 // each owning the platform webhook that monitoring systems post to.
 import { and, asc, eq, type SQL } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { withTransaction } from "../../core/db/database.ts";
 import { isUniqueViolation } from "../../core/db/pg-errors.ts";
 import { conflict, notFound } from "../../core/errors.ts";
@@ -35,13 +35,13 @@ function assertAlertApp(appName: string): void {
   if (!ALERT_APPS.has(appName)) throw notFound("app", { app_name: appName });
 }
 
-function present(ctx: Ctx, row: RegistrationRow, webhook: WebhookRow): AlertWebhook {
-  const path = triggerPathOf(webhook, ctx.services.secrets);
+function present(ctx: CallerCtx, row: RegistrationRow, webhook: WebhookRow): AlertWebhook {
+  const path = triggerPathOf(webhook, ctx.secrets);
   return {
     id: row.id,
     platform_webhook_id: row.id,
     platform_webhook_url: path,
-    trigger_url: `${ctx.services.config.publicUrl}/platform${path}`,
+    trigger_url: `${ctx.config.publicUrl}/platform${path}`,
     app_name: row.appName,
     source: row.source as SourceType,
     integration: row.integration,
@@ -63,7 +63,7 @@ export async function createAlertWebhook({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { appName: string; body: AlertWebhookCreate };
 }): Promise<AlertWebhook> {
   assertAlertApp(input.appName);
@@ -73,7 +73,7 @@ export async function createAlertWebhook({
   const key = `${input.appName}/${settings.source}/${settings.integration}`;
   try {
     return await withTransaction(ctx.db, async (tx) => {
-      const webhook = await createWebhook(tx, ctx.services.secrets, {
+      const webhook = await createWebhook(tx, ctx.secrets, {
         tenant,
         name: key,
         targetType: ALERT_INGEST_TARGET,
@@ -115,7 +115,7 @@ export async function createAlertWebhook({
   }
 }
 
-async function findOwn(ctx: Ctx, appName: string, id: string) {
+async function findOwn(ctx: CallerCtx, appName: string, id: string) {
   assertAlertApp(appName);
   const tenant = tenantOf(ctx.actor);
   const [row] = await ctx.db
@@ -129,7 +129,13 @@ async function findOwn(ctx: Ctx, appName: string, id: string) {
   return { row, webhook };
 }
 
-export async function getAlertWebhook({ ctx, input }: { ctx: Ctx; input: { appName: string; id: string } }) {
+export async function getAlertWebhook({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { appName: string; id: string };
+}) {
   const { row, webhook } = await findOwn(ctx, input.appName, input.id);
   return present(ctx, row, webhook);
 }
@@ -138,7 +144,7 @@ export async function listAlertWebhooks({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { appName: string; source?: string; integration?: string };
 }): Promise<AlertWebhook[]> {
   assertAlertApp(input.appName);
@@ -163,7 +169,7 @@ export async function updateAlertWebhook({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { appName: string; id: string; changes: AlertWebhookUpdate };
 }): Promise<AlertWebhook> {
   const { row } = await findOwn(ctx, input.appName, input.id);
@@ -196,11 +202,11 @@ export async function rotateAlertWebhookToken({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { appName: string; id: string };
 }) {
   const { row } = await findOwn(ctx, input.appName, input.id);
-  const webhook = await rotateWebhookToken(ctx.db, ctx.services.secrets, row.id, ctx.now());
+  const webhook = await rotateWebhookToken(ctx.db, ctx.secrets, row.id, ctx.now());
   if (!webhook) throw notFound("alert webhook", { id: input.id });
   return present(ctx, row, webhook);
 }
@@ -209,7 +215,7 @@ export async function deleteAlertWebhook({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { appName: string; id: string };
 }) {
   const { row } = await findOwn(ctx, input.appName, input.id);
@@ -225,7 +231,7 @@ const byWebhookId = createTtlCache<string, RegistrationRow>(5_000, 10_000);
 
 /** The registration a trigger belongs to; null once it was deleted. */
 export async function registrationOfWebhook(
-  db: Ctx["db"],
+  db: CallerCtx["db"],
   webhookId: string,
 ): Promise<RegistrationRow | null> {
   const cached = byWebhookId.get(webhookId);

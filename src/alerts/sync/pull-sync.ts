@@ -9,16 +9,12 @@
 import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { and, count, desc, eq, gt, lt, or, sql } from "drizzle-orm";
-import type { Logger } from "pino";
-import type { Config } from "../../config.ts";
 import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx, Ctx } from "../../core/context.ts";
 import type { Db, Tx } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import { type OutboundError, outboundRequest } from "../../core/http/outbound.ts";
-import type { EnqueueMany } from "../../core/queue/catalog.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
-import type { Secrets } from "../../core/secrets.ts";
 import {
   getIntegration,
   type IntegrationConnection,
@@ -44,31 +40,6 @@ const ERROR_MAX_CHARS = 2000;
 const SYNCABLE_TYPE = "alertmanager";
 
 type SyncTrigger = "manual" | "scheduled";
-
-/** What a sync needs: the request's Ctx and the job's context both provide it. */
-export interface SyncContext {
-  db: Db;
-  log: Logger;
-  now: () => Date;
-  secrets: Secrets;
-  /** Sends the classification jobs of pulled alerts. */
-  enqueueMany: EnqueueMany;
-  config: Pick<
-    Config,
-    "environmentCriticality" | "integrationAllowedHosts" | "host" | "port" | "databaseUrl"
-  >;
-}
-
-function syncContextOf(ctx: Ctx): SyncContext {
-  return {
-    db: ctx.db,
-    log: ctx.log,
-    now: ctx.now,
-    secrets: ctx.services.secrets,
-    enqueueMany: ctx.services.queue.enqueueMany,
-    config: ctx.services.config,
-  };
-}
 
 type RunRow = typeof alertSyncRuns.$inferSelect;
 
@@ -129,7 +100,7 @@ function describeFetchError(err: unknown): string {
 
 async function fetchAlertList(
   connection: IntegrationConnection,
-  config: SyncContext["config"],
+  config: Ctx["config"],
 ): Promise<FetchResult> {
   if (connection.credentialsError) return { ok: false, error: connection.credentialsError };
   let target: ReturnType<typeof requestOf>;
@@ -317,7 +288,7 @@ function isRetryable(err: unknown): boolean {
 }
 
 async function applyAlertList(
-  ctx: SyncContext,
+  ctx: Ctx,
   connection: IntegrationConnection,
   run: RunRow,
   body: string,
@@ -389,7 +360,7 @@ async function applyAlertList(
 }
 
 async function runSync(
-  ctx: SyncContext,
+  ctx: Ctx,
   connection: IntegrationConnection,
   trigger: SyncTrigger,
 ): Promise<AlertSyncRun> {
@@ -434,7 +405,7 @@ async function syncIntegration({
   ctx,
   input,
 }: {
-  ctx: SyncContext;
+  ctx: Ctx;
   input: { tenant: Tenant; integrationName: string; trigger: SyncTrigger };
 }): Promise<AlertSyncRun> {
   const connection = await readIntegrationConnection(ctx.db, ctx.secrets, {
@@ -459,7 +430,7 @@ export async function syncDueIntegrations({
   ctx,
   input = {},
 }: {
-  ctx: SyncContext;
+  ctx: Ctx;
   input?: { minIntervalSeconds?: number };
 }): Promise<AlertSyncRun[]> {
   const now = ctx.now();
@@ -517,7 +488,7 @@ export async function listAlertSyncRuns({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { integrationName: string; limit: number; offset: number };
 }): Promise<AlertSyncRunPage> {
   const tenant = tenantOf(ctx.actor);
@@ -540,9 +511,9 @@ export async function listAlertSyncRuns({
 }
 
 /** The manual sync of the caller's integration `name` (syncIntegrationAlerts). */
-export async function syncIntegrationAlerts({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function syncIntegrationAlerts({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   return syncIntegration({
-    ctx: syncContextOf(ctx),
+    ctx,
     input: { tenant: tenantOf(ctx.actor), integrationName: input.name, trigger: "manual" },
   });
 }

@@ -5,8 +5,9 @@
 import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
 import { inTenant } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
 import { Nullable } from "../../core/http/schemas.ts";
-import { defineJob, type JobContext } from "../../core/queue/catalog.ts";
+import { defineJob } from "../../core/queue/catalog.ts";
 import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
 import { correlateScope } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
@@ -26,7 +27,7 @@ interface BucketOf {
   bucket: string;
 }
 
-async function claim(ctx: JobContext, data: BucketOf, attempt: number): Promise<AlertRow[]> {
+async function claim(ctx: Ctx, data: BucketOf, attempt: number): Promise<AlertRow[]> {
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock.
@@ -40,7 +41,7 @@ async function claim(ctx: JobContext, data: BucketOf, attempt: number): Promise<
   return rows.map(rowFromRecord);
 }
 
-async function historyOf(ctx: JobContext, ids: string[]) {
+async function historyOf(ctx: Ctx, ids: string[]) {
   const { rows } = await ctx.db.execute(sql`
     select alert_id, kind, at from alert_events
     where alert_id in (select json_array_elements_text(${JSON.stringify(ids)}::json)::uuid) and actor = 'source'
@@ -59,7 +60,7 @@ async function historyOf(ctx: JobContext, ids: string[]) {
  * the correlator are correlated first. If that fails, the alerts are still classified (the
  * correlator loop places them later).
  */
-async function correlateBucket(ctx: JobContext, data: BucketOf): Promise<void> {
+async function correlateBucket(ctx: Ctx, data: BucketOf): Promise<void> {
   try {
     const { rows } = await ctx.db.execute(sql`
       select distinct storm_scope from alerts
@@ -77,7 +78,7 @@ async function correlateBucket(ctx: JobContext, data: BucketOf): Promise<void> {
   }
 }
 
-async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number): Promise<void> {
+async function classifyBucket(ctx: Ctx, data: BucketOf, attempt: number): Promise<void> {
   await correlateBucket(ctx, data);
   const claimed = await claim(ctx, data, attempt);
   if (claimed.length === 0) return;
@@ -145,7 +146,7 @@ async function classifyBucket(ctx: JobContext, data: BucketOf, attempt: number):
   }
 }
 
-async function markFailed(ctx: JobContext, data: BucketOf, reason: string): Promise<void> {
+async function markFailed(ctx: Ctx, data: BucketOf, reason: string): Promise<void> {
   await ctx.db.execute(sql`
     update alerts set analysis_status = 'failed'
     where id in (

@@ -3,7 +3,7 @@
 // Each change is a conditional update and lands in the alert's history.
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import { getAlert } from "../console/read-alerts.ts";
@@ -25,7 +25,7 @@ export async function triageAlert({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { id: string; patch: AlertPatch };
 }): Promise<AlertV1> {
   const { patch } = input;
@@ -101,7 +101,13 @@ export async function triageAlert({
 }
 
 /** Classifies an alert again (after a failure, or on an analyst's request): it is queued alone. */
-export async function reclassifyAlert({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<AlertV1> {
+export async function reclassifyAlert({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { id: string };
+}): Promise<AlertV1> {
   const current = await getAlert({ ctx, input });
   const tenant = tenantOf(ctx.actor);
   const bucket = `alert:${current.id}`;
@@ -110,7 +116,7 @@ export async function reclassifyAlert({ ctx, input }: { ctx: Ctx; input: { id: s
       .update(alerts)
       .set({ analysisStatus: "queued", triageBucket: bucket })
       .where(and(inTenant(alerts, tenant), eq(alerts.id, current.id)));
-    await ctx.services.queue.enqueue(tx, classifyAlertsJob, {
+    await ctx.enqueue(tx, classifyAlertsJob, {
       orgId: tenant.orgId,
       ownerId: tenant.ownerId,
       buckets: [bucket],

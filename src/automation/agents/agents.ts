@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, conflict, notFound } from "../../core/errors.ts";
 import { missingIntegrations } from "../../integrations/index.ts";
@@ -32,7 +32,7 @@ function present(row: AgentRow): AgentStatus {
   };
 }
 
-async function validateAgent(ctx: Ctx, input: RegisterAgentRequest): Promise<void> {
+async function validateAgent(ctx: CallerCtx, input: RegisterAgentRequest): Promise<void> {
   const missing = await missingIntegrations({ ctx, input: { names: input.integrations ?? [] } });
   if (missing.length > 0) {
     throw new AppError("VALIDATION_FAILED", `integrations: ${missing.join(", ")} not found in this tenant`, {
@@ -71,7 +71,7 @@ function fields(input: RegisterAgentRequest) {
 
 export async function findAgent(
   db: Executor,
-  ctx: Pick<Ctx, "actor">,
+  ctx: Pick<CallerCtx, "actor">,
   name: string,
 ): Promise<AgentRow | null> {
   const [row] = await db
@@ -81,7 +81,7 @@ export async function findAgent(
   return row ?? null;
 }
 
-export async function registerAgent({ ctx, input }: { ctx: Ctx; input: RegisterAgentRequest }) {
+export async function registerAgent({ ctx, input }: { ctx: CallerCtx; input: RegisterAgentRequest }) {
   await validateAgent(ctx, input);
   const tenant = tenantOf(ctx.actor);
   const now = ctx.now();
@@ -105,7 +105,7 @@ export async function updateAgent({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { name: string; agent: RegisterAgentRequest };
 }) {
   const existing = await findAgent(ctx.db, ctx, input.name);
@@ -123,13 +123,13 @@ export async function updateAgent({
   return present(row);
 }
 
-export async function getAgent({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function getAgent({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const row = await findAgent(ctx.db, ctx, input.name);
   if (!row) throw notFound("agent", { name: input.name });
   return present(row);
 }
 
-export async function listAgents({ ctx }: { ctx: Ctx }) {
+export async function listAgents({ ctx }: { ctx: CallerCtx }) {
   const rows = await ctx.db
     .select()
     .from(agents)
@@ -138,7 +138,7 @@ export async function listAgents({ ctx }: { ctx: Ctx }) {
   return rows.map(present);
 }
 
-export async function deleteAgent({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function deleteAgent({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const rows = await ctx.db
     .delete(agents)
     .where(and(inTenant(agents, tenantOf(ctx.actor)), eq(agents.name, input.name)))
@@ -147,7 +147,7 @@ export async function deleteAgent({ ctx, input }: { ctx: Ctx; input: { name: str
 }
 
 /** Names of the tenant's agents, for stage binding checks. */
-export async function agentNames(db: Executor, ctx: Pick<Ctx, "actor">): Promise<Set<string>> {
+export async function agentNames(db: Executor, ctx: Pick<CallerCtx, "actor">): Promise<Set<string>> {
   const rows = await db
     .select({ name: agents.name })
     .from(agents)

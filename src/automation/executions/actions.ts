@@ -2,7 +2,7 @@
 // takes its settings (the stage's `config`, templated over the run's context) and returns an output
 // the next stages can read. They never throw anything but StepError.
 import jsonata from "jsonata";
-import type { Config } from "../../config.ts";
+import type { Ctx } from "../../core/context.ts";
 import { type OutboundError, type OutboundResponse, outboundRequest } from "../../core/http/outbound.ts";
 import type { ActionType, StructuredOutput } from "../schemas.ts";
 import { asText, renderText, renderValue } from "./template.ts";
@@ -30,8 +30,9 @@ export interface ActionOutcome {
   structuredOutput: StructuredOutput | null;
 }
 
+/** What an action reads: the settings of the run's Ctx it needs, the run's data and its stop signal. */
 export interface ActionEnv {
-  config: Pick<Config, "automationHttpAllowedHosts" | "host" | "port" | "databaseUrl">;
+  config: Pick<Ctx["config"], "automationHttpAllowedHosts" | "host" | "port" | "databaseUrl">;
   /** The run's context: { input, stages: { <id>: { output } }, execution, agent? }. */
   context: Record<string, unknown>;
   /** Aborts when the run stops (cancelled): an http_request under way is dropped. */

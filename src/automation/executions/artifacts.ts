@@ -1,7 +1,7 @@
 // Session artifacts: files a run wrote (write_report), listed and downloaded by the session's owner.
 import { and, asc, desc, eq, sql } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
 import type { ArtifactInfo } from "../schemas.ts";
 import { sessionArtifacts, sessions } from "../tables.ts";
@@ -11,7 +11,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Session ids are uuids; anything else is simply not found (never a database error). */
 export const isUuid = (value: string) => UUID.test(value);
 
-async function ownedSession(ctx: Ctx, sessionId: string): Promise<string> {
+async function ownedSession(ctx: CallerCtx, sessionId: string): Promise<string> {
   if (!UUID.test(sessionId)) throw notFound("session", { session_id: sessionId });
   const [row] = await ctx.db
     .select({ id: sessions.id })
@@ -25,7 +25,7 @@ export async function listSessionArtifacts({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { sessionId: string };
 }): Promise<ArtifactInfo[]> {
   const sessionId = await ownedSession(ctx, input.sessionId);
@@ -55,7 +55,7 @@ export async function downloadSessionArtifact({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { sessionId: string; artifactId: string };
 }): Promise<{ name: string; mimeType: string; content: Buffer }> {
   const sessionId = await ownedSession(ctx, input.sessionId);

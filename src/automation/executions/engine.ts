@@ -10,9 +10,8 @@
 // stopped.
 import { randomUUID } from "node:crypto";
 import { and, eq, lt, sql } from "drizzle-orm";
-import type { Logger } from "pino";
-import type { Config } from "../../config.ts";
 import { inTenant } from "../../core/auth/tenancy.ts";
+import type { Ctx } from "../../core/context.ts";
 import { type Db, withTransaction } from "../../core/db/database.ts";
 import { costOf, type Usage } from "../../llm/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
@@ -22,21 +21,13 @@ import { type ArtifactDraft, runAction, StepError } from "./actions.ts";
 import {
   closeExecution,
   completeIfDone,
-  type Enqueue,
+  type EnqueueStage,
   type ExecutionRow,
   enqueueReadyStages,
   lockRunningExecution,
   RunStoppedError,
   stageKey,
 } from "./execution-state.ts";
-
-export interface EngineCtx {
-  db: Db;
-  config: Config;
-  log: Logger;
-  now: () => Date;
-  enqueue: Enqueue;
-}
 
 interface StepResult {
   output: unknown;
@@ -60,11 +51,13 @@ export type StageOutcome = "completed" | "failed" | "retrying" | "duplicate" | "
 
 export async function runStage({
   ctx,
+  enqueueStage,
   data,
   attempt,
   lastAttempt,
 }: {
-  ctx: EngineCtx;
+  ctx: Ctx;
+  enqueueStage: EnqueueStage;
   data: { traceId: string; stageId: string };
   attempt: number;
   lastAttempt: boolean;
@@ -91,7 +84,7 @@ export async function runStage({
   try {
     if (!stage) throw new StepError(`stage ${data.stageId} is not in the pinned plan`, false);
     const output = await executeStage(ctx, execution, stage, attempt);
-    await finishStage(ctx, execution, data.stageId, attempt, output);
+    await finishStage(ctx, enqueueStage, execution, data.stageId, attempt, output);
     return "completed";
   } catch (err) {
     if (err instanceof RunStoppedError) return "stopped";
@@ -115,7 +108,7 @@ export async function runStage({
   }
 }
 
-async function executeStage(ctx: EngineCtx, execution: ExecutionRow, stage: Stage, attempt: number) {
+async function executeStage(ctx: Ctx, execution: ExecutionRow, stage: Stage, attempt: number) {
   const context = await runContext(ctx.db, execution);
   const key = stageKey(stage.id);
   const stageConfig = stage.config ?? {};
@@ -159,7 +152,7 @@ const stagePositionOf = (execution: ExecutionRow, stage: Stage) =>
   execution.stages.findIndex((candidate) => candidate.id === stage.id);
 
 async function runAgentStep(
-  ctx: EngineCtx,
+  ctx: Ctx,
   execution: ExecutionRow,
   stage: Stage,
   name: string,
@@ -304,7 +297,7 @@ function watchForStop(db: Db, traceId: string): { signal: AbortSignal; end(): vo
 
 /** One step (agent, action or tool call): reused when it already succeeded, else run and recorded. */
 async function runStep(
-  ctx: EngineCtx,
+  ctx: Ctx,
   execution: ExecutionRow,
   spec: NodeSpec,
   attempt: number,
@@ -357,7 +350,7 @@ async function runStep(
 }
 
 async function completeStep(
-  ctx: EngineCtx,
+  ctx: Ctx,
   execution: ExecutionRow,
   key: string,
   attempt: number,
@@ -416,7 +409,8 @@ async function completeStep(
 }
 
 async function finishStage(
-  ctx: EngineCtx,
+  ctx: Ctx,
+  enqueueStage: EnqueueStage,
   execution: ExecutionRow,
   stageId: string,
   attempt: number,
@@ -439,13 +433,13 @@ async function finishStage(
       )
       .returning({ id: executionNodes.id });
     if (!done) return;
-    await enqueueReadyStages(tx, running, ctx.enqueue, now);
+    await enqueueReadyStages(tx, running, enqueueStage, now);
     await completeIfDone(tx, running, now);
   });
 }
 
 async function failStage(
-  ctx: EngineCtx,
+  ctx: Ctx,
   traceId: string,
   stageId: string,
   attempt: number,

@@ -9,8 +9,8 @@ import { executionNodes, executions } from "../tables.ts";
 import { asText } from "./template.ts";
 
 export type ExecutionRow = typeof executions.$inferSelect;
-type NodeRow = typeof executionNodes.$inferSelect;
-export type Enqueue = (tx: Tx, data: { traceId: string; stageId: string }) => Promise<string | null>;
+/** Sends the job that runs one stage (a port: the stage job itself calls the engine). */
+export type EnqueueStage = (tx: Tx, data: { traceId: string; stageId: string }) => Promise<string | null>;
 
 export const stageKey = (stageId: string) => `stage:${stageId}`;
 
@@ -32,7 +32,7 @@ export async function lockRunningExecution(tx: Tx, traceId: string): Promise<Exe
 export async function enqueueReadyStages(
   tx: Tx,
   execution: Pick<ExecutionRow, "traceId" | "stages">,
-  enqueue: Enqueue,
+  enqueue: EnqueueStage,
   now: Date,
 ): Promise<string[]> {
   const nodes = await tx

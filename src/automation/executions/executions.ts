@@ -5,10 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
-import { type Executor, type Tx, withTransaction } from "../../core/db/database.ts";
+import type { CallerCtx, Ctx } from "../../core/context.ts";
+import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
-import type { Queue } from "../../core/queue/queue.ts";
 import type { Stage, WorkflowInput } from "../schemas.ts";
 import { agents, executionNodes, executions, sessions, workflows } from "../tables.ts";
 import { missingTarget, type NotReady } from "../workflows/readiness.ts";
@@ -16,14 +15,6 @@ import { runnableVersion } from "../workflows/workflows.ts";
 import { isUuid } from "./artifacts.ts";
 import { closeExecution, enqueueReadyStages, lockRunningExecution, stageKey } from "./execution-state.ts";
 import { runStageJob, WATCH_INTERVAL_SECONDS, watchExecutionJob } from "./jobs.ts";
-
-/** What starting a run needs: an executor (a caller's transaction joins), the tenant and the queue. */
-export interface StartCtx {
-  db: Executor;
-  tenant: Tenant;
-  queue: Queue;
-  now: () => Date;
-}
 
 export interface StartExecutionInput {
   target: { type: "agent" | "workflow"; name: string };
@@ -49,12 +40,6 @@ export interface StartedExecution {
 
 function notReadyError(reason: NotReady): AppError {
   return new AppError(reason.errCode, reason.msg, { ...reason.extras });
-}
-
-function toStartCtx(ctx: Ctx | StartCtx): StartCtx {
-  if ("actor" in ctx)
-    return { db: ctx.db, tenant: tenantOf(ctx.actor), queue: ctx.services.queue, now: ctx.now };
-  return ctx;
 }
 
 /** Fills declared defaults and checks required inputs and patterns; 400 names the input. */
@@ -120,34 +105,39 @@ async function resolvePlan(tx: Tx, tenant: Tenant, target: StartExecutionInput["
   return { stages: version.stages, declared: version.inputs, workflowVersion: version.version };
 }
 
+/**
+ * Starts a run for `tenant`. `ctx.db` may be a caller's transaction, which the run's writes join
+ * (a webhook delivery records its invocation and starts the run together).
+ */
 export async function startExecution({
-  ctx: given,
+  ctx,
+  tenant,
   input,
 }: {
-  ctx: Ctx | StartCtx;
+  ctx: Ctx;
+  tenant: Tenant;
   input: StartExecutionInput;
 }): Promise<StartedExecution> {
-  const ctx = toStartCtx(given);
   const now = ctx.now();
   return withTransaction(ctx.db, async (tx) => {
-    const plan = await resolvePlan(tx, ctx.tenant, input.target);
+    const plan = await resolvePlan(tx, tenant, input.target);
     const runInput = applyDeclaredInputs(plan.declared, input.input);
     let sessionId = input.sessionId;
     if (sessionId) {
       const [session] = await tx
         .update(sessions)
         .set({ updatedAt: now })
-        .where(and(inTenant(sessions, ctx.tenant), eq(sessions.id, sessionId)))
+        .where(and(inTenant(sessions, tenant), eq(sessions.id, sessionId)))
         .returning({ id: sessions.id });
       if (!session) throw notFound("session", { session_id: sessionId });
     } else {
       sessionId = randomUUID();
       await tx.insert(sessions).values({
         id: sessionId,
-        orgId: ctx.tenant.orgId,
-        ownerId: ctx.tenant.ownerId,
+        orgId: tenant.orgId,
+        ownerId: tenant.ownerId,
         title: input.title ?? `${input.target.type} ${input.target.name}`,
-        initiator: input.initiator ?? `user:${ctx.tenant.ownerId}`,
+        initiator: input.initiator ?? `user:${tenant.ownerId}`,
         sourceApp: input.sourceApp ?? null,
         sourceMetadata: input.sourceMetadata ?? {},
         createdAt: now,
@@ -159,8 +149,8 @@ export async function startExecution({
       traceId,
       runId: randomUUID(),
       sessionId,
-      orgId: ctx.tenant.orgId,
-      ownerId: ctx.tenant.ownerId,
+      orgId: tenant.orgId,
+      ownerId: tenant.ownerId,
       targetType: input.target.type,
       targetName: input.target.name,
       workflowVersion: plan.workflowVersion,
@@ -186,18 +176,8 @@ export async function startExecution({
         status: "pending",
       })),
     );
-    await enqueueReadyStages(
-      tx,
-      execution,
-      (jobTx, data) => ctx.queue.enqueue(jobTx, runStageJob, data),
-      now,
-    );
-    await ctx.queue.enqueue(
-      tx,
-      watchExecutionJob,
-      { traceId },
-      { startAfterSeconds: WATCH_INTERVAL_SECONDS },
-    );
+    await enqueueReadyStages(tx, execution, (jobTx, data) => ctx.enqueue(jobTx, runStageJob, data), now);
+    await ctx.enqueue(tx, watchExecutionJob, { traceId }, { startAfterSeconds: WATCH_INTERVAL_SECONDS });
     return {
       sessionId,
       traceId,
@@ -227,7 +207,7 @@ export async function cancelExecution({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { traceId: string; reason?: string | null };
 }): Promise<boolean> {
   const [row] = await ctx.db
@@ -243,7 +223,7 @@ export async function terminateSession({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { sessionId: string; reason?: string | null };
 }): Promise<{ cancelled_workflows: number }> {
   const tenant = tenantOf(ctx.actor);

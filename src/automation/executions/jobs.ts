@@ -35,7 +35,8 @@ export function createRunStageJob(policy: RunStagePolicy = {}) {
     expireInSeconds: policy.expireInSeconds ?? 15 * 60,
     handler: async ({ ctx, data, attempt }) => {
       await runStage({
-        ctx: { ...ctx, enqueue: (tx, payload) => ctx.enqueue(tx, runStageJob, payload) },
+        ctx,
+        enqueueStage: (tx, payload) => ctx.enqueue(tx, runStageJob, payload),
         data,
         attempt,
         lastAttempt: attempt > retryLimit,

@@ -7,7 +7,7 @@
 // At most TRACE_NODE_LIMIT nodes are returned (stages first); `truncated` says when there were more.
 import { and, asc, desc, eq, type SQL } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
 import type { ExecutionListItem, TraceDAGResponse } from "../schemas.ts";
 import { executionNodes, executions } from "../tables.ts";
@@ -32,7 +32,7 @@ export async function getExecutionTrace({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { traceId: string };
 }): Promise<TraceDAGResponse> {
   const [execution] = await ctx.db
@@ -106,7 +106,7 @@ export async function listExecutions({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { session_id?: string; agent_name?: string; limit: number; offset: number };
 }): Promise<ExecutionListItem[]> {
   const conditions: SQL[] = [inTenant(executions, tenantOf(ctx.actor))];

@@ -4,6 +4,7 @@
 // (session, execution, first jobs) commit together or not at all.
 import { and, eq } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
+import { workContext } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, type ErrorCode } from "../../core/errors.ts";
 import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
@@ -86,7 +87,7 @@ function refused(reason: { errCode: ErrorCode; msg: string; extras: Record<strin
 }
 
 function automationTarget(type: TargetType): WebhookTarget {
-  const trigger = async ({ tx, webhook, invocationId, body, headers, services }: TargetInput) => {
+  const trigger = async ({ tx, webhook, invocationId, body, headers, services, log }: TargetInput) => {
     const tenant = { orgId: webhook.orgId, ownerId: webhook.ownerId };
     const target = { type, name: webhook.targetName };
     const [reason] = await targetReadiness(tx, tenant, target);
@@ -98,7 +99,8 @@ function automationTarget(type: TargetType): WebhookTarget {
       // trigger's transaction still records the invocation.
       const started = await tx.transaction((savepoint) =>
         startExecution({
-          ctx: { db: savepoint, tenant, queue: services.queue, now: services.now },
+          ctx: { ...workContext(services, log), db: savepoint },
+          tenant,
           input: {
             target,
             input: read.input,

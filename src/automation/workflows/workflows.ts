@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, max, sql } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
-import type { Ctx } from "../../core/context.ts";
+import type { CallerCtx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { type Executor, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
@@ -41,7 +41,7 @@ function presentVersion(row: VersionRow): WorkflowVersion {
 /** Workflows with their versions and readiness: one read of the versions and one of the agents for the whole list. */
 async function presentAll(
   db: Executor,
-  ctx: Ctx,
+  ctx: CallerCtx,
   rows: WorkflowRow[],
   includeDrafts: boolean,
 ): Promise<Workflow[]> {
@@ -66,7 +66,7 @@ async function presentAll(
   return rows.map((row) => presentWorkflow(row, byWorkflow.get(row.id) ?? [], agents, includeDrafts));
 }
 
-async function present(ctx: Ctx, row: WorkflowRow, includeDrafts: boolean): Promise<Workflow> {
+async function present(ctx: CallerCtx, row: WorkflowRow, includeDrafts: boolean): Promise<Workflow> {
   const [workflow] = await presentAll(ctx.db, ctx, [row], includeDrafts);
   return workflow as Workflow;
 }
@@ -104,7 +104,12 @@ function presentWorkflow(
   };
 }
 
-async function validContent(ctx: Ctx, db: Executor, base: Content, write: WorkflowWrite): Promise<Content> {
+async function validContent(
+  ctx: CallerCtx,
+  db: Executor,
+  base: Content,
+  write: WorkflowWrite,
+): Promise<Content> {
   const content: Content = {
     description: write.description ?? base.description,
     inputs: write.inputs ?? base.inputs,
@@ -119,7 +124,7 @@ async function validContent(ctx: Ctx, db: Executor, base: Content, write: Workfl
   return content;
 }
 
-async function findWorkflow(db: Executor, ctx: Ctx, name: string): Promise<WorkflowRow> {
+async function findWorkflow(db: Executor, ctx: CallerCtx, name: string): Promise<WorkflowRow> {
   const [row] = await db
     .select()
     .from(workflows)
@@ -148,7 +153,7 @@ async function latestVersion(db: Executor, workflow: WorkflowRow): Promise<Versi
   return row;
 }
 
-export async function createWorkflow({ ctx, input }: { ctx: Ctx; input: WorkflowWrite }) {
+export async function createWorkflow({ ctx, input }: { ctx: CallerCtx; input: WorkflowWrite }) {
   if (!input.name) throw new AppError("VALIDATION_FAILED", "name: is required", { field: "name" });
   const name = input.name;
   const content = await validContent(
@@ -192,13 +197,13 @@ export async function getWorkflow({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { name: string; includeDrafts: boolean };
 }) {
   return present(ctx, await findWorkflow(ctx.db, ctx, input.name), input.includeDrafts);
 }
 
-export async function listWorkflows({ ctx, input }: { ctx: Ctx; input: { includeDrafts: boolean } }) {
+export async function listWorkflows({ ctx, input }: { ctx: CallerCtx; input: { includeDrafts: boolean } }) {
   const rows = await ctx.db
     .select()
     .from(workflows)
@@ -216,7 +221,7 @@ export async function updateWorkflow({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { name: string; write: WorkflowWrite };
 }) {
   const { write } = input;
@@ -247,7 +252,12 @@ export async function updateWorkflow({
   return present(ctx, await findWorkflow(ctx.db, ctx, input.name), true);
 }
 
-async function writeDraft(ctx: Ctx, tx: Executor, draft: VersionRow, write: WorkflowWrite): Promise<void> {
+async function writeDraft(
+  ctx: CallerCtx,
+  tx: Executor,
+  draft: VersionRow,
+  write: WorkflowWrite,
+): Promise<void> {
   const content = await validContent(ctx, tx, draft, write);
   // Conditional: an approval that won the race leaves the version untouched.
   const rows = await tx
@@ -259,7 +269,7 @@ async function writeDraft(ctx: Ctx, tx: Executor, draft: VersionRow, write: Work
     throw new AppError("NOT_A_DRAFT", `version ${draft.version} is approved and cannot change`);
 }
 
-export async function createWorkflowVersion({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function createWorkflowVersion({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const workflow = await findWorkflow(ctx.db, ctx, input.name);
   const now = ctx.now();
   await withTransaction(ctx.db, async (tx) => {
@@ -302,7 +312,7 @@ export async function updateWorkflowVersion({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { name: string; version: number; write: WorkflowWrite };
 }) {
   if (input.write.name !== undefined && input.write.name !== input.name) {
@@ -335,7 +345,7 @@ export async function approveWorkflowVersion({
   ctx,
   input,
 }: {
-  ctx: Ctx;
+  ctx: CallerCtx;
   input: { name: string; version: number };
 }) {
   const workflow = await findWorkflow(ctx.db, ctx, input.name);
@@ -361,7 +371,7 @@ export async function approveWorkflowVersion({
   return present(ctx, workflow, true);
 }
 
-export async function deleteWorkflow({ ctx, input }: { ctx: Ctx; input: { name: string } }) {
+export async function deleteWorkflow({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const workflow = await findWorkflow(ctx.db, ctx, input.name);
   await ctx.db.delete(workflows).where(eq(workflows.id, workflow.id));
 }

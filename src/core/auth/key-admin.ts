@@ -2,7 +2,7 @@
 // creates keys with some of its own scopes and orgs, revokes only keys that hold no scope or org it
 // lacks, and an org it creates is added to its own orgs (otherwise no key could ever act in it).
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { Ctx } from "../context.ts";
+import type { CallerCtx } from "../context.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import { createApiKey, presentKey } from "./keys.ts";
 import type { ApiKey, ApiKeyWrite, Org, OrgWrite } from "./keys-schemas.ts";
@@ -11,7 +11,7 @@ import { apiKeys, orgs } from "./tables.ts";
 
 type KeyRow = typeof apiKeys.$inferSelect;
 
-async function callingKey(ctx: Ctx): Promise<KeyRow> {
+async function callingKey(ctx: CallerCtx): Promise<KeyRow> {
   const [row] = await ctx.db.select().from(apiKeys).where(eq(apiKeys.id, ctx.actor.keyId));
   if (!row) throw new AppError("UNAUTHENTICATED", "unknown or revoked API key");
   return row;
@@ -20,7 +20,7 @@ async function callingKey(ctx: Ctx): Promise<KeyRow> {
 const missingFrom = (wanted: readonly string[], held: readonly string[]) =>
   wanted.filter((item) => !held.includes(item));
 
-export async function createKey({ ctx, input }: { ctx: Ctx; input: ApiKeyWrite }) {
+export async function createKey({ ctx, input }: { ctx: CallerCtx; input: ApiKeyWrite }) {
   const caller = await callingKey(ctx);
   const scopes = [...new Set(input.scopes ?? caller.scopes.filter(isScope))];
   const lacking = missingFrom(scopes, caller.scopes);
@@ -44,7 +44,7 @@ export async function createKey({ ctx, input }: { ctx: Ctx; input: ApiKeyWrite }
   return { ...presentKey(created.record), key: created.key };
 }
 
-export async function listKeys({ ctx }: { ctx: Ctx }): Promise<ApiKey[]> {
+export async function listKeys({ ctx }: { ctx: CallerCtx }): Promise<ApiKey[]> {
   const rows = await ctx.db
     .select()
     .from(apiKeys)
@@ -53,7 +53,7 @@ export async function listKeys({ ctx }: { ctx: Ctx }): Promise<ApiKey[]> {
   return rows.map(presentKey);
 }
 
-export async function revokeKey({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<ApiKey> {
+export async function revokeKey({ ctx, input }: { ctx: CallerCtx; input: { id: string } }): Promise<ApiKey> {
   const [target] = await ctx.db
     .select()
     .from(apiKeys)
@@ -78,7 +78,7 @@ export async function revokeKey({ ctx, input }: { ctx: Ctx; input: { id: string 
   return presentKey(revoked);
 }
 
-export async function createOrgForCaller({ ctx, input }: { ctx: Ctx; input: OrgWrite }): Promise<Org> {
+export async function createOrgForCaller({ ctx, input }: { ctx: CallerCtx; input: OrgWrite }): Promise<Org> {
   return ctx.db.transaction(async (tx) => {
     const [org] = await tx.insert(orgs).values({ name: input.name }).returning();
     if (!org) throw new Error("org could not be created");

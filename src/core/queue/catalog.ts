@@ -1,21 +1,8 @@
 // A job is declared once: name (`domain.verb`), payload schema, handler and retry policy.
 // Domains export their definitions; the queue registers whatever the app hands it.
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { Logger } from "pino";
-import type { Config } from "../../config.ts";
-import type { Db, Executor } from "../db/database.ts";
-import type { Secrets } from "../secrets.ts";
-
-export interface JobContext {
-  db: Db;
-  log: Logger;
-  config: Config;
-  secrets: Secrets;
-  now: () => Date;
-  /** Sends a follow-up job, inside the handler's transaction when given one. */
-  enqueue: Enqueue;
-  enqueueMany: EnqueueMany;
-}
+import type { Ctx } from "../context.ts";
+import type { Executor } from "../db/database.ts";
 
 export interface SendOptions {
   startAfterSeconds?: number;
@@ -41,7 +28,7 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   name: string;
   schema: S;
   // Method syntax keeps a catalog of differently typed jobs assignable to JobDefinition[].
-  handler(args: { ctx: JobContext; data: Static<S>; attempt: number }): Promise<void>;
+  handler(args: { ctx: Ctx; data: Static<S>; attempt: number }): Promise<void>;
   /** Retries after the first attempt. */
   retryLimit: number;
   retryDelaySeconds: number;

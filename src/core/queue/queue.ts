@@ -5,9 +5,10 @@ import { sql } from "drizzle-orm";
 import { fromDrizzle, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
+import type { Ctx } from "../context.ts";
 import { type Database, defersWrites, deferWrite, type Executor } from "../db/database.ts";
 import type { Secrets } from "../secrets.ts";
-import type { Enqueue, EnqueueMany, JobContext, JobDefinition, JobSchedule } from "./catalog.ts";
+import type { Enqueue, EnqueueMany, JobDefinition, JobSchedule } from "./catalog.ts";
 
 export interface Queue {
   enqueue: Enqueue;
@@ -76,7 +77,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       { db: insertOnly(executor) },
     );
   };
-  const ctx: JobContext = {
+  const ctx: Ctx = {
     db: database.db,
     log,
     config,
