@@ -1,14 +1,16 @@
-// Shared by the execution tests: a loopback HTTP server with scripted answers, and helpers that
-// register agents and approved workflows and start runs as a given API key's owner.
+// Shared by the execution tests: a loopback HTTP server with scripted answers, helpers that register
+// agents and approved workflows and start runs as a given API key's owner, and the run's trace as
+// GET /platform/api/v1/executions/:traceId shows it.
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import { type StartExecutionInput, startExecution } from "../src/automation/executions/executions.ts";
 import { findActiveKey } from "../src/core/auth/keys.ts";
-import type { Harness } from "./harness.ts";
+import { workContext } from "../src/core/context.ts";
+import { type Auth, call, type Harness, waitFor } from "./harness.ts";
 
-export type Auth = { authorization: string };
+export { type Auth, call };
 export type Owner = { key: string; auth: Auth };
 
 export interface Loopback {
@@ -63,10 +65,6 @@ export async function startLoopback(): Promise<Loopback> {
   };
 }
 
-export function call(h: Harness, auth: Auth, method: "GET" | "POST" | "PUT", url: string, payload?: object) {
-  return h.vigil.app.inject({ method, url, headers: auth, payload: payload as never });
-}
-
 export async function registerAgent(
   h: Harness,
   auth: Auth,
@@ -76,6 +74,7 @@ export async function registerAgent(
   expect(response.statusCode, response.body).toBe(201);
 }
 
+/** Creates a workflow and approves its version 1; returns the approved workflow. */
 export async function createApprovedWorkflow(
   h: Harness,
   auth: Auth,
@@ -85,17 +84,45 @@ export async function createApprovedWorkflow(
   expect(created.statusCode, created.body).toBe(201);
   const approved = await call(h, auth, "POST", `/platform/api/v1/workflows/${body.name}/versions/1/approve`);
   expect(approved.statusCode, approved.body).toBe(200);
+  return approved.json();
 }
 
 /** Starts a run in the key owner's personal namespace, as a webhook or Ask would. */
 export async function startAs(h: Harness, owner: Owner, input: StartExecutionInput) {
-  const { database, queue, now } = h.vigil.services;
-  const found = await findActiveKey(database.db, owner.key);
+  const found = await findActiveKey(h.vigil.services.database.db, owner.key);
   if (!found) throw new Error("unknown key");
   return startExecution({
-    ctx: { db: database.db, tenant: { orgId: null, ownerId: found.userId }, queue, now },
+    ctx: workContext(h.vigil.services, h.vigil.log),
+    tenant: { orgId: null, ownerId: found.userId },
     input,
   });
 }
 
 export const uniqueName = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+
+/** The run's trace (execution, nodes, edges), read as the key's owner; expects 200. */
+export async function readTrace(h: Harness, auth: Auth, traceId: string) {
+  const response = await call(h, auth, "GET", `/platform/api/v1/executions/${traceId}`);
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json();
+}
+
+/** Polls the trace until the run is finished for polling purposes (final status and settled). */
+export const settledTrace = (h: Harness, auth: Auth, traceId: string) =>
+  waitFor(async () => {
+    const body = await readTrace(h, auth, traceId);
+    return body.execution.status !== "running" && body.execution.trace_settled ? body : undefined;
+  });
+
+/** A trace node as expected: its `status` follows from `state`; first attempt, no error, no cost, unless `fields` say otherwise. */
+export const traceNode = (id: string, type: string, label: string, state: string, fields: object = {}) => ({
+  id,
+  type,
+  label,
+  status: state === "success" ? "success" : state === "error" || state === "skipped" ? "error" : "running",
+  state,
+  attempt: 1,
+  error: null,
+  cost: 0,
+  ...fields,
+});

@@ -60,6 +60,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return loadConfig({}, { dataDir, logLevel: "silent", secretKey: "test-secret-key", ...overrides });
 }
 
+/** The headers that authenticate a request as an API key's owner. */
+export type Auth = { authorization: string };
+
 export interface KeyOptions {
   userName?: string;
   scopes?: readonly Scope[];
@@ -70,7 +73,7 @@ export interface Harness {
   engine: Engine;
   vigil: Vigil;
   /** A new API key; by default for a fresh user with every scope. */
-  createKey(options?: KeyOptions): Promise<{ id: string; key: string; auth: { authorization: string } }>;
+  createKey(options?: KeyOptions): Promise<{ id: string; key: string; auth: Auth }>;
   revokeKey(id: string): Promise<void>;
   createOrg(name?: string): Promise<string>;
 }
@@ -136,6 +139,13 @@ export function describeEachEngine(
       });
     });
   }
+}
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Injects a request as the key's owner; an object `payload` is sent as JSON. */
+export function call(h: Harness, auth: Auth, method: Method, url: string, payload?: object) {
+  return h.vigil.app.inject({ method, url, headers: auth, payload: payload as never });
 }
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */

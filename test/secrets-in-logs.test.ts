@@ -10,11 +10,9 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/start.ts";
 import { readFixture } from "./fixtures.ts";
-import { describeEachEngine, type Harness } from "./harness.ts";
+import { type Auth, describeEachEngine, type Harness } from "./harness.ts";
 
 const TRIGGER = "/platform/api/v1/webhooks/trigger";
-
-type Auth = { authorization: string };
 
 /** A route that fails with an error quoting its own URL, as an upstream client's error would. */
 async function failingRoute(app: FastifyInstance) {

@@ -2,22 +2,16 @@
 // trigger time (423, the invocation still recorded), the body as the run's input, and auth.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { registerAlerts } from "../../test/alerts.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
-import { describeEachEngine, type Harness } from "../../test/harness.ts";
+import { createApprovedWorkflow, uniqueName } from "../../test/automation-runs.ts";
+import { type Auth, call, describeEachEngine, type Harness, type Method } from "../../test/harness.ts";
 
 const PUBLIC_URL = "https://vigil.example.com";
 const BASE = "/platform/api/v1/webhooks";
 const TRIGGER = `${BASE}/trigger`;
 
-type Auth = { authorization: string };
-type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Created = { id: string; token: string; [field: string]: unknown };
-
-const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-
-function call(h: Harness, auth: Auth, method: Method, url: string, payload?: object) {
-  return h.vigil.app.inject({ method, url, headers: auth, payload: payload as never });
-}
 
 function trigger(h: Harness, token: string, payload = "checkout is down", contentType = "text/plain") {
   return h.vigil.app.inject({
@@ -33,8 +27,8 @@ async function expectStatus(response: { statusCode: number; body: string }, stat
 }
 
 /** A builtin agent with an integration: ready to run unattended. */
-async function readyAgent(h: Harness, auth: Auth, name = unique("agent")): Promise<string> {
-  const integration = unique("grafana");
+async function readyAgent(h: Harness, auth: Auth, name = uniqueName("agent")): Promise<string> {
+  const integration = uniqueName("grafana");
   await expectStatus(
     await call(h, auth, "POST", "/api/v1/integrations", { name: integration, type: "grafana" }),
     201,
@@ -52,11 +46,7 @@ async function readyAgent(h: Harness, auth: Auth, name = unique("agent")): Promi
 }
 
 async function approvedWorkflow(h: Harness, auth: Auth, body: { name: string; [field: string]: unknown }) {
-  await expectStatus(await call(h, auth, "POST", "/platform/api/v1/workflows", body), 201);
-  await expectStatus(
-    await call(h, auth, "POST", `/platform/api/v1/workflows/${body.name}/versions/1/approve`),
-    200,
-  );
+  await createApprovedWorkflow(h, auth, body);
   return body.name;
 }
 
@@ -151,7 +141,7 @@ const ownedWebhook =
   async (h: Harness, owner: { auth: Auth }) => {
     const agent = await readyAgent(h, owner.auth);
     const created = await createWebhook(h, owner.auth, {
-      name: unique("hook"),
+      name: uniqueName("hook"),
       target_type: "agent",
       target_name: agent,
     });
@@ -206,7 +196,10 @@ describeEachEngine(
       it("creates a disabled workflow webhook, lists by name with filters and pages", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const workflow = await approvedWorkflow(h, auth, { name: unique("wf"), stages: [transformStage] });
+        const workflow = await approvedWorkflow(h, auth, {
+          name: uniqueName("wf"),
+          stages: [transformStage],
+        });
         const agent = await readyAgent(h, auth);
         const b = await createWebhook(h, auth, {
           name: "b-hook",
@@ -291,7 +284,10 @@ describeEachEngine(
         const h = harness();
         const { auth } = await h.createKey();
         const agent = await readyAgent(h, auth);
-        const workflow = await approvedWorkflow(h, auth, { name: unique("wf"), stages: [transformStage] });
+        const workflow = await approvedWorkflow(h, auth, {
+          name: uniqueName("wf"),
+          stages: [transformStage],
+        });
         const created = await createWebhook(h, auth, {
           name: "hook",
           target_type: "agent",
@@ -396,11 +392,8 @@ describeEachEngine(
       it("answers 404 for unknown webhooks and for alert-ingest webhooks, which it never lists", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const registration = await call(h, auth, "POST", "/app/sre/api/v1/alerts/webhook", {
-          source: "alertmanager",
-        });
-        await expectStatus(registration, 201);
-        for (const id of [randomUUID(), registration.json().id]) {
+        const registration = await registerAlerts(h, auth, { source: "alertmanager" });
+        for (const id of [randomUUID(), registration.id]) {
           const expected = { msg: "webhook not found", errCode: "NOT_FOUND", extras: [{ webhook_id: id }] };
           for (const [method, url, payload] of [
             ["GET", `${BASE}/${id}`, undefined],
@@ -415,14 +408,9 @@ describeEachEngine(
         }
         expect((await call(h, auth, "GET", BASE)).json().webhooks).toEqual([]);
         // The registration is untouched and still readable by its own API.
-        const alertWebhook = await call(
-          h,
-          auth,
-          "GET",
-          `/app/sre/api/v1/alerts/webhook/${registration.json().id}`,
-        );
+        const alertWebhook = await call(h, auth, "GET", `/app/sre/api/v1/alerts/webhook/${registration.id}`);
         await expectStatus(alertWebhook, 200);
-        expect(alertWebhook.json()).toMatchObject({ id: registration.json().id, enabled: true });
+        expect(alertWebhook.json()).toMatchObject({ id: registration.id, enabled: true });
       });
 
       it("answers 400 naming the field", async () => {
@@ -496,12 +484,12 @@ describeEachEngine(
       it("refuses each unready target with the spec's errCode and extras", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const lonely = unique("lonely");
+        const lonely = uniqueName("lonely");
         await expectStatus(
           await call(h, auth, "POST", "/platform/api/v1/agents", { name: lonely, kind: "builtin" }),
           201,
         );
-        const draft = unique("draft");
+        const draft = uniqueName("draft");
         await expectStatus(
           await call(h, auth, "POST", "/platform/api/v1/workflows", {
             name: draft,
@@ -509,9 +497,9 @@ describeEachEngine(
           }),
           201,
         );
-        const empty = await approvedWorkflow(h, auth, { name: unique("empty"), stages: [] });
+        const empty = await approvedWorkflow(h, auth, { name: uniqueName("empty"), stages: [] });
         const loose = await approvedWorkflow(h, auth, {
-          name: unique("loose"),
+          name: uniqueName("loose"),
           stages: [transformStage, { id: "think" }],
         });
         const cases: [string, string, object][] = [
@@ -523,7 +511,7 @@ describeEachEngine(
           ["workflow", loose, unbound(loose, "think", 2)],
         ];
         for (const [targetType, targetName, error] of cases) {
-          const body = { name: unique("hook"), target_type: targetType, target_name: targetName };
+          const body = { name: uniqueName("hook"), target_type: targetType, target_name: targetName };
           const response = await call(h, auth, "POST", BASE, body);
           expect(response.statusCode, `${targetType} ${targetName}`).toBe(400);
           expect(response.json()).toEqual(error);
@@ -534,7 +522,7 @@ describeEachEngine(
       it("saves a disabled webhook on an unready target, showing why, and refuses to enable it", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const lonely = unique("lonely");
+        const lonely = uniqueName("lonely");
         await expectStatus(
           await call(h, auth, "POST", "/platform/api/v1/agents", { name: lonely, kind: "builtin" }),
           201,
@@ -590,7 +578,7 @@ describeEachEngine(
         breakTarget: () => Promise<void>,
         error: { msg: string; errCode: string; extras: { resolution_hint: string }[] },
       ) {
-        const created = await createWebhook(h, auth, { name: unique("hook"), ...target });
+        const created = await createWebhook(h, auth, { name: uniqueName("hook"), ...target });
         await expectStatus(await trigger(h, created.token), 202);
         await breakTarget();
         const refused = await trigger(h, created.token, "again");
@@ -645,7 +633,10 @@ describeEachEngine(
       it("TARGET_NOT_FOUND when the workflow was deleted", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const workflow = await approvedWorkflow(h, auth, { name: unique("wf"), stages: [transformStage] });
+        const workflow = await approvedWorkflow(h, auth, {
+          name: uniqueName("wf"),
+          stages: [transformStage],
+        });
         await becomesUnready(
           h,
           auth,
@@ -680,7 +671,10 @@ describeEachEngine(
       it("WORKFLOW_HAS_NO_STAGES when the new approved version has no stages", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const workflow = await approvedWorkflow(h, auth, { name: unique("wf"), stages: [transformStage] });
+        const workflow = await approvedWorkflow(h, auth, {
+          name: uniqueName("wf"),
+          stages: [transformStage],
+        });
         await becomesUnready(
           h,
           auth,
@@ -693,7 +687,10 @@ describeEachEngine(
       it("WORKFLOW_HAS_UNBOUND_STAGE when the new approved version has an unbound stage", async () => {
         const h = harness();
         const { auth } = await h.createKey();
-        const workflow = await approvedWorkflow(h, auth, { name: unique("wf"), stages: [transformStage] });
+        const workflow = await approvedWorkflow(h, auth, {
+          name: uniqueName("wf"),
+          stages: [transformStage],
+        });
         await becomesUnready(
           h,
           auth,
@@ -708,7 +705,7 @@ describeEachEngine(
         const { auth } = await h.createKey();
         const agent = await readyAgent(h, auth);
         const workflow = await approvedWorkflow(h, auth, {
-          name: unique("wf"),
+          name: uniqueName("wf"),
           stages: [{ id: "look", agent_ref: agent }],
         });
         await becomesUnready(
@@ -728,7 +725,7 @@ describeEachEngine(
         const h = harness();
         const { auth } = await h.createKey();
         const workflow = await approvedWorkflow(h, auth, {
-          name: unique("wf"),
+          name: uniqueName("wf"),
           inputs: [{ name: "service", required: true, pattern: "^[a-z-]+$" }],
           stages: [{ id: "echo", action_type: "json_transform", config: { expression: "input" } }],
         });

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { readAlert, registerAlerts } from "../../test/alerts.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { readFixture } from "../../test/fixtures.ts";
-import { describeEachEngine, type Harness } from "../../test/harness.ts";
+import { type Auth, describeEachEngine, type Harness } from "../../test/harness.ts";
 
 const fixture = (path: string) => readFixture(...(path.split("/") as [string, string]));
 
@@ -23,19 +24,7 @@ const TRIGGER = "/platform/api/v1/webhooks/trigger";
 // millisecond, as they do under load.
 const clock = { now: new Date("2024-06-01T12:00:00.000Z") };
 
-type Auth = { authorization: string };
 type Registration = { id: string; platform_webhook_url: string };
-
-async function register(h: Harness, auth: Auth, body: object, query = ""): Promise<Registration> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: `/app/sre/api/v1/alerts/webhook${query}`,
-    headers: auth,
-    payload: body,
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json();
-}
 
 function tokenOf(registration: Registration): string {
   const token = new URL(registration.platform_webhook_url, "http://x").searchParams.get("apiKey");
@@ -56,7 +45,7 @@ async function trigger(h: Harness, { query = "", headers = {}, payload = AM_FIRI
 /** A fresh registration and a way to trigger it with its token in the query. */
 async function setup(h: Harness, body: object = { source: "alertmanager" }) {
   const owner = await h.createKey();
-  const registration = await register(h, owner.auth, body);
+  const registration = await registerAlerts(h, owner.auth, body);
   const token = tokenOf(registration);
   const post = (options: TriggerOptions = {}) =>
     trigger(h, {
@@ -69,12 +58,18 @@ async function setup(h: Harness, body: object = { source: "alertmanager" }) {
 }
 
 const runsRoute = async (h: Harness, owner: { auth: Auth }) => {
-  const registration = await register(h, owner.auth, { source: "alertmanager", integration: randomUUID() });
+  const registration = await registerAlerts(h, owner.auth, {
+    source: "alertmanager",
+    integration: randomUUID(),
+  });
   return `/platform/api/v1/webhooks/${registration.id}/runs`;
 };
 
 const runRoute = async (h: Harness, owner: { auth: Auth }) => {
-  const registration = await register(h, owner.auth, { source: "alertmanager", integration: randomUUID() });
+  const registration = await registerAlerts(h, owner.auth, {
+    source: "alertmanager",
+    integration: randomUUID(),
+  });
   const accepted = await trigger(h, { query: `?apiKey=${encodeURIComponent(tokenOf(registration))}` });
   expect(accepted.statusCode).toBe(202);
   return `/platform/api/v1/webhooks/${registration.id}/runs/${accepted.json().invocation_id}`;
@@ -138,8 +133,8 @@ describeEachEngine(
         const h = harness();
         const orgId = await h.createOrg("sre");
         const owner = await h.createKey({ orgIds: [orgId] });
-        const inOrg = await register(h, owner.auth, { source: "alertmanager" }, `?orgId=${orgId}`);
-        const personal = await register(h, owner.auth, { source: "alertmanager" });
+        const inOrg = await registerAlerts(h, owner.auth, { source: "alertmanager" }, `?orgId=${orgId}`);
+        const personal = await registerAlerts(h, owner.auth, { source: "alertmanager" });
         const post = (registration: Registration, org: string) =>
           trigger(h, { query: `?apiKey=${encodeURIComponent(tokenOf(registration))}&orgId=${org}` });
 
@@ -207,12 +202,7 @@ describeEachEngine(
           ],
           note: null,
         });
-        const alert = await h.vigil.app.inject({
-          url: `/app/sre/api/v1/alerts/${body.alerts[0].id}`,
-          headers: owner.auth,
-        });
-        expect(alert.statusCode).toBe(200);
-        expect(alert.json()).toMatchObject({
+        expect(await readAlert(h, owner.auth, body.alerts[0].id)).toMatchObject({
           id: body.alerts[0].id,
           external_uid: AM_FIRING_UID,
           source_type: "alertmanager",
@@ -555,7 +545,7 @@ describeEachEngine(
         const first = await setup(h);
         const accepted = await first.post();
         const invocationId = accepted.json().invocation_id;
-        const second = await register(h, first.owner.auth, { source: "grafana" });
+        const second = await registerAlerts(h, first.owner.auth, { source: "grafana" });
         const get = (url: string, auth: Auth = first.owner.auth) =>
           h.vigil.app.inject({ url, headers: auth });
 

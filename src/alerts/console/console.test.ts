@@ -2,10 +2,9 @@
 // categorization summary; and an operator's PATCH.
 import { sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
+import { amBody, deliver, registerTrigger } from "../../../test/alerts.ts";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
-
-type Auth = { authorization: string };
+import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
 
 interface Seed {
   name: string;
@@ -28,29 +27,21 @@ const SEEDS: Seed[] = [
   { name: "NodeDown", integration: "staging", severity: "critical", summary: "node worker-3 not ready" },
 ];
 
-function body(seed: Seed, status = "firing") {
-  return JSON.stringify({
-    version: "4",
-    status,
-    receiver: "vigil",
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    groupKey: `{}:{alertname="${seed.name}"}`,
-    alerts: [
+function body(seed: Seed, status: "firing" | "resolved" = "firing") {
+  return amBody(
+    [
       {
         status,
-        labels: { alertname: seed.name, severity: seed.severity },
-        annotations: { summary: seed.summary },
+        fingerprint: `fp${seed.name.toLowerCase()}`,
         // Distinct trigger times: the tie-break after severity is the most recent trigger.
         startsAt: `2026-11-22T10:0${SEEDS.indexOf(seed)}:00Z`,
-        endsAt: status === "resolved" ? "2026-11-22T10:30:00Z" : "0001-01-01T00:00:00Z",
-        generatorURL: "http://prometheus.example:9090/graph",
-        fingerprint: `fp${seed.name.toLowerCase()}`,
+        endsAt: status === "resolved" ? "2026-11-22T10:30:00Z" : undefined,
+        labels: { alertname: seed.name, severity: seed.severity },
+        summary: seed.summary,
       },
     ],
-  });
+    { groupKey: `{}:{alertname="${seed.name}"}` },
+  );
 }
 
 describeEachEngine(
@@ -75,21 +66,15 @@ describeEachEngine(
       const h: Harness = harness();
       ({ auth } = await h.createKey());
       for (const integration of ["prod", "staging"]) {
-        const registration = await h.vigil.app.inject({
-          method: "POST",
-          url: "/app/sre/api/v1/alerts/webhook",
-          headers: auth,
-          payload: { source: "alertmanager", integration },
-        });
-        const url = `/platform${registration.json().platform_webhook_url}`;
+        const url = await registerTrigger(h, auth, { source: "alertmanager", integration });
         for (const seed of SEEDS.filter((item) => item.integration === integration)) {
-          const delivered = await h.vigil.app.inject({ method: "POST", url, payload: body(seed) });
+          const delivered = await deliver(h, url, body(seed));
           ids.set(seed.name, delivered.json().alerts[0].id);
         }
         if (integration === "staging") {
           // CertExpiry resolves: it leaves the active list and the summary.
           const cert = SEEDS.find((seed) => seed.name === "CertExpiry") as Seed;
-          await h.vigil.app.inject({ method: "POST", url, payload: body(cert, "resolved") });
+          await deliver(h, url, body(cert, "resolved"));
         }
       }
       // What classification, storms and impact will set later, set here to test filters and sorts.
@@ -355,17 +340,11 @@ describeEachEngine(
       method: "PATCH",
       scope: "sre_alerts_write",
       url: async (h, owner) => {
-        const registration = await h.vigil.app.inject({
-          method: "POST",
-          url: "/app/sre/api/v1/alerts/webhook",
-          headers: owner.auth,
-          payload: { source: "alertmanager", integration: `auth-${Math.random().toString(36).slice(2, 8)}` },
+        const url = await registerTrigger(h, owner.auth, {
+          source: "alertmanager",
+          integration: `auth-${Math.random().toString(36).slice(2, 8)}`,
         });
-        const delivered = await h.vigil.app.inject({
-          method: "POST",
-          url: `/platform${registration.json().platform_webhook_url}`,
-          payload: body(SEEDS[0] as Seed),
-        });
+        const delivered = await deliver(h, url, body(SEEDS[0] as Seed));
         return `/app/sre/api/v1/alerts/${delivered.json().alerts[0].id}`;
       },
       body: { attention: "others" },

@@ -4,11 +4,12 @@
 // list-alerts.ts: severity rather than display_priority, strpos rather than ILIKE.
 import { type SQL, sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
-import { describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
+import { amBody, deliver, registerTrigger } from "../../../test/alerts.ts";
+import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 
 interface Tenant {
   name: string;
-  auth: { authorization: string };
+  auth: Auth;
   /** `orgId=...` selecting the tenant, or "" for the personal namespace. */
   orgQuery: string;
   where: SQL;
@@ -26,26 +27,18 @@ const SUMMARIES = [
 const ALERTS_PER_TENANT = 36;
 
 function alertmanagerBody(tenant: string, status: "firing" | "resolved", numbers: number[]) {
-  return {
-    version: "4",
-    status,
-    receiver: "vigil",
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    groupKey: `{}:{tenant="${tenant}"}`,
-    alerts: numbers.map((n) => ({
+  return amBody(
+    numbers.map((n) => ({
       status,
-      labels: { alertname: `Alert${n}`, severity: SEVERITIES[n % SEVERITIES.length] as string },
-      annotations: { summary: SUMMARIES[n % SUMMARIES.length] as string },
+      fingerprint: `${tenant}-${n}`,
       // Four alerts share each trigger time: ties that only the id breaks.
       startsAt: `2026-11-22T10:${String(Math.floor(n / 4)).padStart(2, "0")}:00Z`,
-      endsAt: status === "resolved" ? "2026-11-22T11:00:00Z" : "0001-01-01T00:00:00Z",
-      generatorURL: "http://prometheus.example:9090/graph",
-      fingerprint: `${tenant}-${n}`,
+      endsAt: status === "resolved" ? "2026-11-22T11:00:00Z" : undefined,
+      labels: { alertname: `Alert${n}`, severity: SEVERITIES[n % SEVERITIES.length] as string },
+      summary: SUMMARIES[n % SUMMARIES.length] as string,
     })),
-  };
+    { groupKey: `{}:{tenant="${tenant}"}` },
+  );
 }
 
 const ORDERS = {
@@ -131,24 +124,18 @@ describeEachEngine("alert list paging and counts", (harness) => {
         ["prod", Array.from({ length: ALERTS_PER_TENANT / 2 }, (_, i) => i)],
         ["staging", Array.from({ length: ALERTS_PER_TENANT / 2 }, (_, i) => ALERTS_PER_TENANT / 2 + i)],
       ] as const) {
-        const registration = await h.vigil.app.inject({
-          method: "POST",
-          url: `/app/sre/api/v1/alerts/webhook${tenant.orgQuery ? `?${tenant.orgQuery}` : ""}`,
-          headers: tenant.auth,
-          payload: { source: "alertmanager", integration },
-        });
-        expect(registration.statusCode, registration.body).toBe(201);
-        const url = `/platform${registration.json().platform_webhook_url}`;
+        const url = await registerTrigger(
+          h,
+          tenant.auth,
+          { source: "alertmanager", integration },
+          tenant.orgQuery ? `?${tenant.orgQuery}` : "",
+        );
         const key = `${tenant.name}-${integration}`;
         for (const [status, sent] of [
           ["firing", numbers],
           ["resolved", numbers.filter((n) => n % 3 === 0)],
         ] as const) {
-          const delivered = await h.vigil.app.inject({
-            method: "POST",
-            url,
-            payload: alertmanagerBody(key, status, sent),
-          });
+          const delivered = await deliver(h, url, alertmanagerBody(key, status, sent));
           expect(delivered.statusCode, delivered.body).toBeLessThan(300);
         }
       }

@@ -5,47 +5,21 @@
 // classification job itself. Expected scores are worked out from README.md ("Impact", "Storms").
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { deliverIds, readAlert, registerTrigger } from "../../../test/alerts.ts";
 import { readFixture } from "../../../test/fixtures.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
 import { PARSERS, type SourceType } from "../sources/index.ts";
 import { classifyAlertsJob } from "../triage/classify-job.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
-
-type Auth = { authorization: string };
 
 /** Own keys only: JSON.parse keeps `__proto__` as an ordinary key, as a delivery's body does. */
 const NAMED = JSON.parse(
   '{"constructor":"constructor","__proto__":"__proto__","toString":"toString","hasOwnProperty":"hasOwnProperty"}',
 ) as Record<string, string>;
 
-async function register(h: Harness, auth: Auth, source: SourceType): Promise<string> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source, integration: "prototype-named", classify_mode: "immediate" },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return `/platform${response.json().platform_webhook_url}`;
-}
-
-/** Delivers a body; answers the alert ids in payload order. */
-async function deliver(h: Harness, path: string, body: string): Promise<string[]> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: path,
-    headers: { "content-type": "application/json" },
-    payload: body,
-  });
-  expect(response.statusCode, response.body).toBe(202);
-  return response.json().alerts.map((alert: { id: string }) => alert.id);
-}
-
-async function readAlert(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json();
-}
+/** A registration of the source that classifies at once; answers its trigger path. */
+const register = (h: Harness, auth: Auth, source: SourceType) =>
+  registerTrigger(h, auth, { source, integration: "prototype-named", classify_mode: "immediate" });
 
 /** The labels the source's parser reads from the body: what the alert must read back with. */
 function parsedLabels(source: SourceType, body: string): Record<string, string>[] {
@@ -79,7 +53,7 @@ describeEachEngine(
       };
       fixture.alerts = [crashLoop, node];
       const body = JSON.stringify(fixture);
-      const ids = await deliver(h, path, body);
+      const ids = await deliverIds(h, path, body);
       const [podId, nodeId] = ids as [string, string];
 
       // Alertmanager drops `__` keys (Prometheus' internal labels); every other label is kept as sent.
@@ -152,7 +126,7 @@ describeEachEngine(
       const grafana = JSON.parse(readFixture("grafana", "docs-firing-2-alerts.json"));
       grafana.alerts[0].labels = { ...grafana.alerts[0].labels, ...NAMED, hasOwnProperty: "" };
       const grafanaBody = JSON.stringify(grafana);
-      const [grafanaId] = await deliver(h, await register(h, auth, "grafana"), grafanaBody);
+      const [grafanaId] = await deliverIds(h, await register(h, auth, "grafana"), grafanaBody);
       const grafanaAlert = await readAlert(h, auth, grafanaId as string);
       const [grafanaLabels] = parsedLabels("grafana", grafanaBody);
       expect(grafanaLabels).toMatchObject({
@@ -176,7 +150,7 @@ describeEachEngine(
         "env:constructor",
       ];
       const opsgenieBody = JSON.stringify(opsgenie);
-      const [opsgenieId] = await deliver(h, await register(h, auth, "opsgenie"), opsgenieBody);
+      const [opsgenieId] = await deliverIds(h, await register(h, auth, "opsgenie"), opsgenieBody);
       const opsgenieAlert = await readAlert(h, auth, opsgenieId as string);
       const [opsgenieLabels] = parsedLabels("opsgenie", opsgenieBody);
       expect(entriesOf(opsgenieLabels ?? {})).toEqual(

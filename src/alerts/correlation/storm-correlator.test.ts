@@ -4,72 +4,29 @@
 // are worked out by hand from README.md ("Impact", "Storms").
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { type AmAlert, amBody } from "../../../test/alertmanager-body.ts";
-import { describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
+import {
+  type AmAlert,
+  amBody,
+  deliverAlerts,
+  readAlert,
+  registerTrigger,
+  stormHistory,
+} from "../../../test/alerts.ts";
+import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
 
 const clock = new Date("2024-05-14T09:30:00.000Z");
 
-type Auth = { authorization: string };
-
-async function register(h: Harness, auth: Auth, integration: string): Promise<string> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source: "alertmanager", integration },
-  });
-  expect(response.statusCode).toBe(201);
-  return `/platform${response.json().platform_webhook_url}`;
-}
-
-interface Delivered {
-  id: string;
-  outcome: string;
-}
-
-/** Posts a body; returns its alerts' ids and ingest outcomes, in payload order. */
-async function deliver(h: Harness, path: string, body: string): Promise<Delivered[]> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: path,
-    headers: { "content-type": "application/json" },
-    payload: body,
-  });
-  expect(response.statusCode).toBe(202);
-  return response.json().alerts.map((alert: Delivered) => ({ id: alert.id, outcome: alert.outcome }));
-}
-
 async function deliverOne(h: Harness, path: string, alert: AmAlert): Promise<string> {
-  const [delivered] = await deliver(h, path, amBody([alert]));
+  const [delivered] = await deliverAlerts(h, path, amBody([alert]));
   if (!delivered) throw new Error("the delivery returned no alert");
   return delivered.id;
-}
-
-async function readAlert(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth });
-  expect(response.statusCode).toBe(200);
-  return response.json();
 }
 
 /** What storms decide for an alert, as a row to compare whole. */
 async function stormFields(h: Harness, auth: Auth, id: string) {
   const alert = await readAlert(h, auth, id);
   return [alert.storm_id, alert.alert_role, alert.likely_upstream, alert.impact_score];
-}
-
-/** [kind, actor, storm_id, previous_storm_id] of each history event, oldest first. */
-async function historyOf(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}/history`, headers: auth });
-  expect(response.statusCode).toBe(200);
-  return response
-    .json()
-    .events.map((event: { kind: string; actor: string; detail: Record<string, unknown> }) => [
-      event.kind,
-      event.actor,
-      event.detail.storm_id ?? null,
-      event.detail.previous_storm_id ?? null,
-    ]);
 }
 
 /** The stored storm_pending flag: no API field shows it. */
@@ -97,7 +54,7 @@ describeEachEngine(
     it("places co-firing alerts of one cluster in a storm without being asked", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "loop");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "loop" });
       const cluster = { cluster: "prod-ap-south-1", env: "production" };
       // Two deliveries two minutes apart (trigger times): a node's disk, then the API's errors.
       const disk = await deliverOne(
@@ -159,7 +116,7 @@ describeEachEngine(
     it("scores an environment ENVIRONMENT_CRITICALITY adds, at ingest and in the correlator", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "canary");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "canary" });
 
       // Alone: canary is high here (50; the default map does not know it: unknown 20) + one
       // service 20 + not in a storm 0.
@@ -231,7 +188,7 @@ describeEachEngine(
     it("leaves delivered alerts pending until correlatePendingStorms places them", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "api-only");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "api-only" });
       const cluster = { cluster: "prod-eu-central-1", env: "production" };
       const lag = await deliverOne(
         h,
@@ -268,7 +225,7 @@ describeEachEngine(
         [stormId, "symptom", "PostgresReplicationLag", 75],
       ]);
       expect([await isPending(h, lag), await isPending(h, latency)]).toEqual([false, false]);
-      expect(await historyOf(h, auth, latency)).toEqual([
+      expect(await stormHistory(h, auth, latency)).toEqual([
         ["created", "source", null, null],
         ["storm_joined", "vigil", stormId, null],
       ]);
@@ -277,7 +234,7 @@ describeEachEngine(
     it("takes a member whose cluster changes out of its storm, which dissolves", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "mover");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "mover" });
       const node = firing("d000000000000001", "09:20:00", {
         alertname: "KubeNodeNotReady",
         cluster: "prod-us-west-2",
@@ -301,7 +258,7 @@ describeEachEngine(
       ]);
 
       // The same alert (fingerprint) now reports another cluster.
-      const moved = await deliver(
+      const moved = await deliverAlerts(
         h,
         path,
         amBody([{ ...errors, labels: { ...errors.labels, cluster: "prod-us-west-3" } }]),
@@ -315,13 +272,13 @@ describeEachEngine(
         [null, "unknown", null, 60],
         [null, "unknown", null, 70],
       ]);
-      expect(await historyOf(h, auth, errorsId)).toEqual([
+      expect(await stormHistory(h, auth, errorsId)).toEqual([
         ["created", "source", null, null],
         ["storm_joined", "vigil", stormId, null],
         ["updated", "source", null, null],
         ["storm_left", "vigil", null, stormId],
       ]);
-      expect(await historyOf(h, auth, nodeId)).toEqual([
+      expect(await stormHistory(h, auth, nodeId)).toEqual([
         ["created", "source", null, null],
         ["storm_joined", "vigil", stormId, null],
         ["storm_left", "vigil", null, stormId],
@@ -332,7 +289,7 @@ describeEachEngine(
     it("takes a member an operator ignores out of its storm", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "ignored");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "ignored" });
       const cluster = { cluster: "prod-ca-central-1", env: "production" };
       const diskId = await deliverOne(
         h,
@@ -379,14 +336,14 @@ describeEachEngine(
         [stormId, "symptom", "NodeDiskFull", 75],
         [null, "unknown", null, 70],
       ]);
-      const left = (await historyOf(h, auth, latencyId)).filter(([kind]: string[]) => kind === "storm_left");
+      const left = (await stormHistory(h, auth, latencyId)).filter(([kind]) => kind === "storm_left");
       expect(left).toEqual([["storm_left", "vigil", null, stormId]]);
     });
 
     it("does not mark a duplicate delivery, and marks a label change", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "renotify");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "renotify" });
       const cluster = { cluster: "prod-sa-east-1", env: "production" };
       const alerts = [
         firing("f000000000000001", "09:20:00", {
@@ -402,14 +359,17 @@ describeEachEngine(
         }),
       ];
       const body = amBody(alerts);
-      const [redis, latency] = (await deliver(h, path, body)).map((alert) => alert.id) as [string, string];
+      const [redis, latency] = (await deliverAlerts(h, path, body)).map((alert) => alert.id) as [
+        string,
+        string,
+      ];
       expect(await settle(h)).toBe(2);
       const stormId = (await readAlert(h, auth, redis)).storm_id;
       expect(stormId).toMatch(UUID);
       expect([await isPending(h, redis), await isPending(h, latency)]).toEqual([false, false]);
 
       // Alertmanager re-sends the group unchanged: a duplicate, nothing written, nothing marked.
-      expect(await deliver(h, path, body)).toEqual([
+      expect(await deliverAlerts(h, path, body)).toEqual([
         { id: redis, outcome: "duplicate" },
         { id: latency, outcome: "duplicate" },
       ]);
@@ -418,7 +378,7 @@ describeEachEngine(
       const [, latencyAlert] = alerts as [AmAlert, AmAlert];
       // A label change is something storms read: marked, and settled again into the same storm.
       expect(
-        await deliver(
+        await deliverAlerts(
           h,
           path,
           amBody([{ ...latencyAlert, labels: { ...latencyAlert.labels, severity: "critical" } }]),
@@ -439,7 +399,7 @@ describeEachEngine(
     it("does not mark a re-notification that changes only the description", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "description");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "description" });
       const cluster = { cluster: "prod-me-south-1", env: "production" };
       const queue = firing("g000000000000001", "09:20:00", { alertname: "KafkaConsumerLag", ...cluster });
       const latency = firing("g000000000000002", "09:21:00", {
@@ -447,21 +407,21 @@ describeEachEngine(
         ...cluster,
         service: "feeds",
       });
-      const [, latencyId] = (await deliver(h, path, amBody([queue, latency]))).map((alert) => alert.id);
+      const [, latencyId] = (await deliverAlerts(h, path, amBody([queue, latency]))).map((alert) => alert.id);
       expect(await settle(h)).toBe(2);
       expect(await isPending(h, latencyId as string)).toBe(false);
 
       // Same title, trigger time and labels; only the summary (the description) is new.
-      expect(await deliver(h, path, amBody([{ ...latency, summary: "p99 above 2s for 5 minutes" }]))).toEqual(
-        [{ id: latencyId, outcome: "updated" }],
-      );
+      expect(
+        await deliverAlerts(h, path, amBody([{ ...latency, summary: "p99 above 2s for 5 minutes" }])),
+      ).toEqual([{ id: latencyId, outcome: "updated" }]);
       expect(await isPending(h, latencyId as string)).toBe(false);
     });
 
     it("correlates every pending scope in one pass, whatever characters the scope holds", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const path = await register(h, auth, "many-scopes");
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "many-scopes" });
       const clusters = ['k8s-"quoted"', "back\\slash,{comma}", "plain-1"];
       const ids = await Promise.all(
         clusters.flatMap((cluster, n) =>

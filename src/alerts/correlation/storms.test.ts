@@ -2,47 +2,23 @@
 // hand-built bodies of two sources, read back with getAlertV1. Expected groupings, roles and impact
 // scores are worked out by hand from the rules of README.md ("Impact", "Storms").
 import { expect, it } from "vitest";
-import { type AmAlert, amBody } from "../../../test/alertmanager-body.ts";
+import {
+  type AmAlert,
+  amBody,
+  deliverIds,
+  readAlert,
+  registerTrigger,
+  stormHistory,
+} from "../../../test/alerts.ts";
 import { readFixture } from "../../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../../test/harness.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
 
 let clock = new Date("2024-05-14T09:30:00.000Z");
 
-type Auth = { authorization: string };
-
-async function register(h: Harness, auth: Auth, source: string, integration: string): Promise<string> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source, integration },
-  });
-  expect(response.statusCode).toBe(201);
-  return `/platform${response.json().platform_webhook_url}`;
-}
-
-/** Posts a body and returns the ids of its alerts, in payload order. */
-async function deliver(h: Harness, path: string, body: string): Promise<string[]> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: path,
-    headers: { "content-type": "application/json" },
-    payload: body,
-  });
-  expect(response.statusCode).toBe(202);
-  return response.json().alerts.map((alert: { id: string }) => alert.id);
-}
-
 /** Storms are placed after the commit (storm-correlator.ts): wait until nothing is pending. */
 async function settle(h: Harness): Promise<void> {
   await correlatePendingStorms(h.vigil.services.database.db, { now: h.vigil.services.now, wait: true });
-}
-
-async function readAlert(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth });
-  expect(response.statusCode).toBe(200);
-  return response.json();
 }
 
 const PAYMENTS = { cluster: "prod-eu-west-1", env: "production", namespace: "payments" };
@@ -91,21 +67,21 @@ describeEachEngine(
     it("groups a database outage across sources, marks the cause, scores the fan-out, and dissolves on resolve", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const prometheus = await register(h, auth, "alertmanager", "prod");
-      const dynatrace = await register(h, auth, "dynatrace", "prod");
+      const prometheus = await registerTrigger(h, auth, { source: "alertmanager", integration: "prod" });
+      const dynatrace = await registerTrigger(h, auth, { source: "dynatrace", integration: "prod" });
 
       // 09:10 the database goes down; 09:12:31 the payments API crash-loops (the fixture);
       // 09:13 latency, 09:13:30 error rate; 09:14 Dynatrace sees the failure rate rise (its body
       // has no time: the receive time counts).
-      const [databaseId] = await deliver(h, prometheus, amBody([database]));
-      const [crashLoopId] = await deliver(
+      const [databaseId] = await deliverIds(h, prometheus, amBody([database]));
+      const [crashLoopId] = await deliverIds(
         h,
         prometheus,
         readFixture("alertmanager", "firing-single-critical.json"),
       );
-      const [latencyId, errorRateId] = await deliver(h, prometheus, amBody([latency, errorRate]));
+      const [latencyId, errorRateId] = await deliverIds(h, prometheus, amBody([latency, errorRate]));
       clock = new Date("2024-05-14T09:14:00.000Z");
-      const [failureRateId] = await deliver(
+      const [failureRateId] = await deliverIds(
         h,
         dynatrace,
         readFixture("dynatrace", "custom-payload-open-service-error.json"),
@@ -143,7 +119,7 @@ describeEachEngine(
 
       // The database recovers: it leaves the storm; among the four left (all application alerts),
       // the earliest, the crash loop, is now the likely cause.
-      await deliver(h, prometheus, amBody([resolved(database, "2024-05-14T09:20:00.000Z")]));
+      await deliverIds(h, prometheus, amBody([resolved(database, "2024-05-14T09:20:00.000Z")]));
       await settle(h);
       const afterDatabase = await Promise.all(ids.map((id) => readAlert(h, auth, id)));
       expect(
@@ -165,24 +141,11 @@ describeEachEngine(
       ]);
 
       // Joining and leaving are in the alert's history, written by the correlator ("vigil").
-      const history = await h.vigil.app.inject({
-        url: `/app/sre/api/v1/alerts/${databaseId}/history`,
-        headers: auth,
-      });
-      expect(history.statusCode).toBe(200);
       // The critical database alert is classified at once (critical bypass) whenever the job worker
       // polls; when that happens is not what this test is about.
-      const events = history
-        .json()
-        .events.filter(
-          (event: { kind: string }) => !["storm_role_changed", "classified"].includes(event.kind),
-        )
-        .map((event: { kind: string; actor: string; detail: Record<string, unknown> }) => [
-          event.kind,
-          event.actor,
-          event.detail.storm_id ?? null,
-          event.detail.previous_storm_id ?? null,
-        ]);
+      const events = (await stormHistory(h, auth, databaseId as string)).filter(
+        ([kind]) => !["storm_role_changed", "classified"].includes(kind as string),
+      );
       expect(events).toEqual([
         ["created", "source", null, null],
         ["storm_joined", "vigil", stormId, null],
@@ -191,8 +154,8 @@ describeEachEngine(
       ]);
 
       // The API recovers too; Dynatrace's alert is left alone: the storm dissolves.
-      await deliver(h, prometheus, crashLoopResolved("2024-05-14T09:21:00.000Z"));
-      await deliver(
+      await deliverIds(h, prometheus, crashLoopResolved("2024-05-14T09:21:00.000Z"));
+      await deliverIds(
         h,
         prometheus,
         amBody([
@@ -221,7 +184,7 @@ describeEachEngine(
     it("leaves an isolated alert, and alerts without scope labels, outside any storm", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const prometheus = await register(h, auth, "alertmanager", "other");
+      const prometheus = await registerTrigger(h, auth, { source: "alertmanager", integration: "other" });
       const lone = {
         status: "firing" as const,
         fingerprint: "e000000000000001",
@@ -235,7 +198,7 @@ describeEachEngine(
         startsAt: "2024-05-14T09:12:00.000Z",
         labels: { alertname: "BatchJobLate", env: "production", severity: "warning" },
       }));
-      const ids = await deliver(h, prometheus, amBody([lone, ...unscoped]));
+      const ids = await deliverIds(h, prometheus, amBody([lone, ...unscoped]));
       await settle(h);
       const alerts = await Promise.all(ids.map((id) => readAlert(h, auth, id)));
       expect(
@@ -253,10 +216,10 @@ describeEachEngine(
       const h = harness();
       const first = await h.createKey();
       const second = await h.createKey();
-      const one = await register(h, first.auth, "alertmanager", "prod");
-      const two = await register(h, second.auth, "alertmanager", "prod");
-      const [a] = await deliver(h, one, amBody([{ ...latency, fingerprint: "f000000000000001" }]));
-      const [b] = await deliver(h, two, amBody([{ ...errorRate, fingerprint: "f000000000000002" }]));
+      const one = await registerTrigger(h, first.auth, { source: "alertmanager", integration: "prod" });
+      const two = await registerTrigger(h, second.auth, { source: "alertmanager", integration: "prod" });
+      const [a] = await deliverIds(h, one, amBody([{ ...latency, fingerprint: "f000000000000001" }]));
+      const [b] = await deliverIds(h, two, amBody([{ ...errorRate, fingerprint: "f000000000000002" }]));
       await settle(h);
       expect((await readAlert(h, first.auth, a as string)).storm_id).toBeNull();
       expect((await readAlert(h, second.auth, b as string)).storm_id).toBeNull();

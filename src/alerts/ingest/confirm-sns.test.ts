@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { deliver, registerAlerts, triggerPathOf } from "../../../test/alerts.ts";
 import { readFixture } from "../../../test/fixtures.ts";
 import { describeEachEngine, type Harness, testConfig } from "../../../test/harness.ts";
 import type { Db } from "../../core/db/database.ts";
@@ -12,16 +13,13 @@ import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 const FIXTURE = readFixture("cloudwatch", "sns-subscription-confirmation.json");
 const SUBSCRIBE_URL = JSON.parse(FIXTURE).SubscribeURL as string;
 
-async function register(h: Harness, autoConfirm: boolean, integration: string) {
+async function register(
+  h: Harness,
+  autoConfirm: boolean,
+  integration: string,
+): Promise<{ id: string; platform_webhook_url: string }> {
   const { auth } = await h.createKey();
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source: "cloudwatch", integration, sns_auto_confirm: autoConfirm },
-  });
-  expect(response.statusCode).toBe(201);
-  return response.json() as { id: string; platform_webhook_url: string };
+  return registerAlerts(h, auth, { source: "cloudwatch", integration, sns_auto_confirm: autoConfirm });
 }
 
 async function confirmJobs(h: Harness, webhookId: string) {
@@ -33,14 +31,9 @@ async function confirmJobs(h: Harness, webhookId: string) {
 
 describeEachEngine("SNS subscription handshakes", (harness) => {
   async function post(registration: { platform_webhook_url: string }, body: string) {
-    return harness().vigil.app.inject({
-      method: "POST",
-      url: `/platform${registration.platform_webhook_url}`,
-      headers: {
-        "content-type": "text/plain; charset=UTF-8",
-        "x-amz-sns-message-type": JSON.parse(body).Type,
-      },
-      payload: body,
+    return deliver(harness(), triggerPathOf(registration), body, {
+      "content-type": "text/plain; charset=UTF-8",
+      "x-amz-sns-message-type": JSON.parse(body).Type,
     });
   }
 

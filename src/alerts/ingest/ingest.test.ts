@@ -5,8 +5,17 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
+import {
+  type AmAlert,
+  amBody,
+  getAlert,
+  readAlert,
+  readHistory,
+  registerAlerts,
+  triggerPathOf,
+} from "../../../test/alerts.ts";
 import { fixtureFiles, readFixture } from "../../../test/fixtures.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
 import { type AlertEvent, PARSERS, SOURCE_TYPES, type SourceType } from "../sources/index.ts";
 import { HISTORY_LIMIT, lockAlertsStatement } from "./ingest.ts";
 
@@ -51,8 +60,6 @@ function tick(): string {
 
 // ---- HTTP helpers ----
 
-type Auth = { authorization: string };
-
 interface Registration {
   id: string;
   source: SourceType;
@@ -61,16 +68,9 @@ interface Registration {
 }
 
 async function register(h: Harness, auth: Auth, source: SourceType, integration = ""): Promise<Registration> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source, integration },
-  });
-  expect(response.statusCode).toBe(201);
-  const body = response.json();
+  const body = await registerAlerts(h, auth, { source, integration });
   expect(body.platform_webhook_url).toMatch(/^\/api\/v1\/webhooks\/trigger\?apiKey=/);
-  return { id: body.id, source, integration, triggerPath: `/platform${body.platform_webhook_url}` };
+  return { id: body.id, source, integration, triggerPath: triggerPathOf(body) };
 }
 
 async function deliver(
@@ -82,25 +82,6 @@ async function deliver(
     : { "content-type": "application/octet-stream" },
 ) {
   return h.vigil.app.inject({ method: "POST", url: registration.triggerPath, headers, payload: body });
-}
-
-async function getAlert(h: Harness, auth: Auth, id: string) {
-  return h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${encodeURIComponent(id)}`, headers: auth });
-}
-
-async function readAlert(h: Harness, auth: Auth, id: string) {
-  const response = await getAlert(h, auth, id);
-  expect(response.statusCode).toBe(200);
-  return response.json();
-}
-
-async function readHistory(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({
-    url: `/app/sre/api/v1/alerts/${encodeURIComponent(id)}/history`,
-    headers: auth,
-  });
-  expect(response.statusCode).toBe(200);
-  return response.json() as { alert_id: string; events: Record<string, unknown>[] };
 }
 
 /** Every stored alert and history row, as the database holds them. */
@@ -144,36 +125,22 @@ function expectedNewAlert(
 
 // ---- Alertmanager bodies built by hand (webhook payload version 4) ----
 
-interface AmAlert {
-  status: "firing" | "resolved";
-  fingerprint: string;
-  startsAt: string;
-  endsAt?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
+/** A CheckoutLatency alert (summary "checkout p99 above 2s") unless the fields given say otherwise. */
+type CheckoutAlert = Omit<AmAlert, "labels"> & { labels?: Record<string, string> };
 
-function amBody(alerts: AmAlert[]): string {
-  return JSON.stringify({
-    version: "4",
-    groupKey: '{}:{alertname="CheckoutLatency"}',
-    truncatedAlerts: 0,
-    status: alerts.some((alert) => alert.status === "firing") ? "firing" : "resolved",
-    receiver: "vigil",
-    groupLabels: { alertname: "CheckoutLatency" },
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    alerts: alerts.map((alert) => ({
-      status: alert.status,
-      labels: alert.labels ?? { alertname: "CheckoutLatency", severity: "critical", service: "checkout" },
-      annotations: alert.annotations ?? { summary: "checkout p99 above 2s" },
-      startsAt: alert.startsAt,
-      endsAt: alert.endsAt ?? "0001-01-01T00:00:00Z",
-      generatorURL: "http://prometheus.example:9090/graph?g0.expr=up",
-      fingerprint: alert.fingerprint,
+function checkoutBody(alerts: CheckoutAlert[]): string {
+  return amBody(
+    alerts.map((alert) => ({
+      labels: { alertname: "CheckoutLatency", severity: "critical", service: "checkout" },
+      summary: "checkout p99 above 2s",
+      ...alert,
     })),
-  });
+    {
+      groupKey: '{}:{alertname="CheckoutLatency"}',
+      groupLabels: { alertname: "CheckoutLatency" },
+      generatorURL: "http://prometheus.example:9090/graph?g0.expr=up",
+    },
+  );
 }
 
 let fingerprints = 0;
@@ -302,7 +269,7 @@ describeEachEngine(
       const fired = await deliver(
         h,
         registration,
-        amBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]),
+        checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]),
       );
       expect(fired.statusCode).toBe(202);
       const [created] = fired.json().alerts;
@@ -324,7 +291,7 @@ describeEachEngine(
       });
 
       tick();
-      const resolvedBody = amBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]);
+      const resolvedBody = checkoutBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]);
       const resolved = await deliver(h, registration, resolvedBody);
       expect(resolved.json().alerts).toEqual([{ id: created.id, external_uid: uid, outcome: "resolved" }]);
       expect(await readAlert(h, auth, created.id)).toMatchObject({
@@ -337,7 +304,7 @@ describeEachEngine(
       });
 
       tick();
-      const refiredBody = amBody([{ status: "firing", fingerprint: uid, startsAt: T2 }]);
+      const refiredBody = checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T2 }]);
       const refired = await deliver(h, registration, refiredBody);
       expect(refired.json().alerts).toEqual([{ id: created.id, external_uid: uid, outcome: "refired" }]);
       expect(await readAlert(h, auth, created.id)).toMatchObject({
@@ -399,7 +366,7 @@ describeEachEngine(
       const { auth } = await h.createKey();
       const registration = await register(h, auth, "alertmanager");
       const uid = fingerprint();
-      const body = amBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]);
+      const body = checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]);
       tick();
       const first = await deliver(h, registration, body);
       const { id } = first.json().alerts[0];
@@ -423,7 +390,7 @@ describeEachEngine(
       const fired = await deliver(
         h,
         registration,
-        amBody([{ status: "firing", fingerprint: uid, startsAt: T2 }]),
+        checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T2 }]),
       );
       const { id } = fired.json().alerts[0];
       const before = await readAlert(h, auth, id);
@@ -432,7 +399,7 @@ describeEachEngine(
       const late = await deliver(
         h,
         registration,
-        amBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]),
+        checkoutBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]),
       );
       expect(late.statusCode).toBe(202);
       // In time order the resolve came first, so T2 re-fired the alert (alert-sources.md 1.10): the
@@ -461,7 +428,7 @@ describeEachEngine(
       const fired = await deliver(
         h,
         registration,
-        amBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]),
+        checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]),
       );
       const { id } = fired.json().alerts[0];
 
@@ -503,12 +470,12 @@ describeEachEngine(
         const response = await deliver(
           h,
           registration,
-          amBody([
+          checkoutBody([
             {
               status: "firing",
               fingerprint: uid,
               startsAt: T0,
-              annotations: { summary: "checkout p99 above 2s", description: `delivery ${n}` },
+              description: `delivery ${n}`,
             },
           ]),
         );
@@ -538,7 +505,7 @@ describeEachEngine(
       const fired = await deliver(
         h,
         registration,
-        amBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]),
+        checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]),
       );
       const { id } = fired.json().alerts[0];
       // The PATCH that ignores an alert comes later; set what it will set.
@@ -551,12 +518,12 @@ describeEachEngine(
         const repeat = await deliver(
           h,
           registration,
-          amBody([
+          checkoutBody([
             {
               status: "firing",
               fingerprint: uid,
               startsAt: T0,
-              annotations: { summary: "checkout p99 above 2s", description: `repeat ${n}` },
+              description: `repeat ${n}`,
             },
           ]),
         );
@@ -574,7 +541,7 @@ describeEachEngine(
       const newEpisode = await deliver(
         h,
         registration,
-        amBody([{ status: "firing", fingerprint: uid, startsAt: T3 }]),
+        checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T3 }]),
       );
       expect(newEpisode.json().alerts).toEqual([{ id, external_uid: uid, outcome: "refired" }]);
       expect(await readAlert(h, auth, id)).toMatchObject({
@@ -591,7 +558,7 @@ describeEachEngine(
       const east = await register(h, auth, "alertmanager", "east");
       const west = await register(h, auth, "alertmanager", "west");
       const uid = fingerprint();
-      const body = amBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]);
+      const body = checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]);
       tick();
       const toEast = await deliver(h, east, body);
       tick();
@@ -606,7 +573,11 @@ describeEachEngine(
 
       // Resolving in one integration leaves the other firing.
       tick();
-      await deliver(h, east, amBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]));
+      await deliver(
+        h,
+        east,
+        checkoutBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]),
+      );
       expect(await readAlert(h, auth, eastId)).toMatchObject({ status: "resolved" });
       expect(await readAlert(h, auth, westId)).toMatchObject({ status: "active" });
     });
@@ -623,7 +594,7 @@ describeEachEngine(
         const response = await deliver(
           h,
           registration,
-          amBody(chunk.map((uid) => ({ status: "firing", fingerprint: uid, startsAt: T0 }))),
+          checkoutBody(chunk.map((uid) => ({ status: "firing", fingerprint: uid, startsAt: T0 }))),
         );
         expect(response.statusCode).toBe(202);
       }
@@ -684,7 +655,7 @@ describeEachEngine(
       const response = await deliver(
         h,
         registration,
-        amBody([
+        checkoutBody([
           {
             status: "firing",
             fingerprint: uid,
@@ -716,13 +687,13 @@ describeEachEngine(
       const registration = await register(h, auth, "alertmanager");
       const uid = fingerprint();
       // The body itself is plain ASCII: the escapes only become NUL and surrogates once parsed.
-      const body = amBody([
+      const body = checkoutBody([
         {
           status: "firing",
           fingerprint: uid,
           startsAt: T0,
           labels: { alertname: "Disk\u0000Full", team: "a\ud800b", zone: "c\udfffd" },
-          annotations: { summary: "nul \u0000 here" },
+          summary: "nul \u0000 here",
         },
       ]);
       tick();

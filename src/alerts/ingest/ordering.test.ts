@@ -4,9 +4,8 @@
 // and that state must be the one the rule's timeline describes.
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
-
-type Auth = { authorization: string };
+import { amBody, deliverAlerts, readAlert, registerTrigger } from "../../../test/alerts.ts";
+import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
 
 /** One alert of an Alertmanager webhook body: a firing (startsAt) or a resolve (startsAt, endsAt). */
 interface AmEvent {
@@ -15,41 +14,25 @@ interface AmEvent {
   endsAt?: number;
 }
 
-function amBody(fingerprint: string, event: AmEvent): string {
-  return JSON.stringify({
-    version: "4",
-    groupKey: '{}:{alertname="QueueBacklog"}',
-    truncatedAlerts: 0,
-    status: event.status,
-    receiver: "vigil",
-    groupLabels: { alertname: "QueueBacklog" },
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    alerts: [
+function amEventBody(fingerprint: string, event: AmEvent): string {
+  return amBody(
+    [
       {
         status: event.status,
+        fingerprint,
+        startsAt: new Date(event.startsAt).toISOString(),
+        endsAt: event.endsAt === undefined ? undefined : new Date(event.endsAt).toISOString(),
         // No cluster, service or host label: the alert stays out of storms, which these tests leave alone.
         labels: { alertname: "QueueBacklog", severity: "warning" },
-        annotations: { summary: "queue backlog above 10k" },
-        startsAt: new Date(event.startsAt).toISOString(),
-        endsAt: event.endsAt === undefined ? "0001-01-01T00:00:00Z" : new Date(event.endsAt).toISOString(),
-        generatorURL: "http://prometheus.example:9090/graph?g0.expr=up",
-        fingerprint,
+        summary: "queue backlog above 10k",
       },
     ],
-  });
-}
-
-async function register(h: Harness, auth: Auth): Promise<string> {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source: "alertmanager", integration: "ordering" },
-  });
-  expect(response.statusCode).toBe(201);
-  return `/platform${response.json().platform_webhook_url}`;
+    {
+      groupKey: '{}:{alertname="QueueBacklog"}',
+      groupLabels: { alertname: "QueueBacklog" },
+      generatorURL: "http://prometheus.example:9090/graph?g0.expr=up",
+    },
+  );
 }
 
 let fingerprints = 0;
@@ -63,23 +46,15 @@ function fingerprint(): string {
 async function deliverAll(h: Harness, triggerPath: string, uid: string, events: AmEvent[]) {
   const outcomes: string[] = [];
   for (const event of events) {
-    const response = await h.vigil.app.inject({
-      method: "POST",
-      url: triggerPath,
-      headers: { "content-type": "application/json" },
-      payload: amBody(uid, event),
-    });
-    expect(response.statusCode).toBe(202);
-    outcomes.push(response.json().alerts[0].outcome);
+    const [alert] = await deliverAlerts(h, triggerPath, amEventBody(uid, event));
+    outcomes.push(alert?.outcome as string);
   }
   return outcomes;
 }
 
 /** The alert's status fields as the API shows them. */
 async function shown(h: Harness, auth: Auth, uid: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${uid}`, headers: auth });
-  expect(response.statusCode).toBe(200);
-  const alert = response.json();
+  const alert = await readAlert(h, auth, uid);
   return {
     status: alert.status,
     triggered_at: alert.triggered_at,
@@ -172,7 +147,7 @@ describeEachEngine("alert lifecycle in any delivery order", (harness) => {
   it("does not re-open a resolved episode whose firing arrives after a later episode's resolve", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const triggerPath = await register(h, auth);
+    const triggerPath = await registerTrigger(h, auth, { source: "alertmanager", integration: "ordering" });
     const uid = fingerprint();
     const at = (time: string) => Date.parse(`2024-05-14T${time}:00.000Z`);
     const outcomes = await deliverAll(h, triggerPath, uid, [
@@ -195,7 +170,7 @@ describeEachEngine("alert lifecycle in any delivery order", (harness) => {
   it(`ends in the time-order state whatever the delivery order (${RUNS} cases, seed ${SEED})`, async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const triggerPath = await register(h, auth);
+    const triggerPath = await registerTrigger(h, auth, { source: "alertmanager", integration: "ordering" });
     let cases = 0;
     await fc.assert(
       fc.asyncProperty(scenarioArb, async ({ events, delivery }) => {

@@ -6,8 +6,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, it } from "vitest";
+import { readAlert, readHistory, registerAlerts, triggerPathOf } from "../../../test/alerts.ts";
 import { fixtureFiles, readFixture } from "../../../test/fixtures.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
 import { type AlertEvent, PARSERS, SOURCE_TYPES, type SourceType } from "../sources/index.ts";
 
 const NUL = "\u0000";
@@ -126,8 +127,6 @@ function parse(source: SourceType, body: string, headers = headersFor(source)) {
 
 // ---- HTTP ----
 
-type Auth = { authorization: string };
-
 interface Registration {
   id: string;
   source: SourceType;
@@ -143,15 +142,12 @@ async function register(
   settings: Record<string, unknown> = {},
 ): Promise<Registration> {
   registrations += 1;
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source, integration: `unstorable-${registrations}`, ...settings },
+  const body = await registerAlerts(h, auth, {
+    source,
+    integration: `unstorable-${registrations}`,
+    ...settings,
   });
-  expect(response.statusCode, response.body).toBe(201);
-  const body = response.json();
-  return { id: body.id, source, triggerPath: `/platform${body.platform_webhook_url}` };
+  return { id: body.id, source, triggerPath: triggerPathOf(body) };
 }
 
 function deliver(
@@ -184,18 +180,6 @@ async function readInvocation(h: Harness, auth: Auth, registration: Registration
   const detail = await h.vigil.app.inject({ url: `${runs}/${invocationId}`, headers: auth });
   expect(detail.statusCode, detail.body).toBe(200);
   return { listed, detail: detail.json() };
-}
-
-async function readAlert(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json();
-}
-
-async function readHistory(h: Harness, auth: Auth, id: string) {
-  const response = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}/history`, headers: auth });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json().events as Record<string, unknown>[];
 }
 
 /** A 202 whose invocation is recorded as accepted; returns the answer. */
@@ -408,7 +392,7 @@ describeEachEngine(
       ]);
       const alert = await readAlert(h, auth, accepted.alerts[0].id);
       expect(alert).toMatchObject({ title: "Test Incident 3", raw_payload: body });
-      const history = await readHistory(h, auth, accepted.alerts[0].id);
+      const { events: history } = await readHistory(h, auth, accepted.alerts[0].id);
       expect(history.map((event) => event.source_event)).toEqual([cleaned(eventType)]);
     });
 

@@ -1,16 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { deliver, readAlert, registerAlerts, triggerPathOf } from "../../../test/alerts.ts";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { readFixture } from "../../../test/fixtures.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
 
 const ALERTMANAGER_FIRING = readFixture("alertmanager", "firing-single-critical.json");
 
 const PUBLIC_URL = "https://vigil.example.com";
 const BASE = "/app/sre/api/v1/alerts/webhook";
 const TOKEN_URL = /^\/api\/v1\/webhooks\/trigger\?apiKey=whk_[A-Za-z0-9_-]+$/;
-
-type Auth = { authorization: string };
 
 async function create(h: Harness, auth: Auth, body: unknown, query = "") {
   return h.vigil.app.inject({
@@ -21,24 +20,12 @@ async function create(h: Harness, auth: Auth, body: unknown, query = "") {
   });
 }
 
-async function createOk(h: Harness, auth: Auth, body: object, query = "") {
-  const response = await create(h, auth, body, query);
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json();
-}
-
 /** Posts the Alertmanager fixture to a registration's trigger URL, as a monitoring system would. */
-async function trigger(h: Harness, platformWebhookUrl: string) {
-  return h.vigil.app.inject({
-    method: "POST",
-    url: `/platform${platformWebhookUrl}`,
-    headers: { "content-type": "application/json" },
-    payload: ALERTMANAGER_FIRING,
-  });
-}
+const trigger = (h: Harness, registration: { platform_webhook_url: string }) =>
+  deliver(h, triggerPathOf(registration), ALERTMANAGER_FIRING);
 
 const ownedUrl = async (h: Harness, owner: { auth: Auth }) => {
-  const body = await createOk(h, owner.auth, { source: "grafana", integration: randomUUID() });
+  const body = await registerAlerts(h, owner.auth, { source: "grafana", integration: randomUUID() });
   return `${BASE}/${body.id}`;
 };
 
@@ -73,7 +60,7 @@ describeEachEngine(
       });
       expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
 
-      const triggered = await trigger(h, body.platform_webhook_url);
+      const triggered = await trigger(h, body);
       expect(triggered.statusCode, triggered.body).toBe(202);
       expect(triggered.json()).toMatchObject({ webhook_id: body.id, target_name: "sre/alertmanager/" });
     });
@@ -93,7 +80,7 @@ describeEachEngine(
         sns_auto_confirm: true,
         enabled: false,
       };
-      const body = await createOk(h, auth, settings);
+      const body = await registerAlerts(h, auth, settings);
       expect(body).toEqual({
         ...settings,
         id: expect.any(String),
@@ -106,13 +93,13 @@ describeEachEngine(
         updated_at: expect.any(String),
       });
       // Created disabled: the trigger answers 404 until it is enabled.
-      expect((await trigger(h, body.platform_webhook_url)).statusCode).toBe(404);
+      expect((await trigger(h, body)).statusCode).toBe(404);
     });
 
     it("reads a registration by id, and answers 404 for an unknown id", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const created = await createOk(h, auth, { source: "datadog", integration: "main" });
+      const created = await registerAlerts(h, auth, { source: "datadog", integration: "main" });
       const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
       expect(read.statusCode).toBe(200);
       expect(read.json()).toEqual(created);
@@ -134,9 +121,9 @@ describeEachEngine(
     it("lists registrations and resolves an import id {app_name}/{source}/{integration}", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const amDefault = await createOk(h, auth, { source: "alertmanager" });
-      const amProd = await createOk(h, auth, { source: "alertmanager", integration: "prod" });
-      const grafanaProd = await createOk(h, auth, { source: "grafana", integration: "prod" });
+      const amDefault = await registerAlerts(h, auth, { source: "alertmanager" });
+      const amProd = await registerAlerts(h, auth, { source: "alertmanager", integration: "prod" });
+      const grafanaProd = await registerAlerts(h, auth, { source: "grafana", integration: "prod" });
       const list = async (query = "") => {
         const response = await h.vigil.app.inject({ url: `${BASE}${query}`, headers: auth });
         expect(response.statusCode, response.body).toBe(200);
@@ -173,7 +160,7 @@ describeEachEngine(
     it("updates settings, and disabling makes the trigger answer 404 until enabled again", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const created = await createOk(h, auth, { source: "alertmanager", integration: "upd" });
+      const created = await registerAlerts(h, auth, { source: "alertmanager", integration: "upd" });
       const update = (payload: object) =>
         h.vigil.app.inject({ method: "PUT", url: `${BASE}/${created.id}`, headers: auth, payload });
 
@@ -200,7 +187,7 @@ describeEachEngine(
       const disabled = await update({ enabled: false });
       expect(disabled.statusCode).toBe(200);
       expect(disabled.json()).toEqual({ ...changedBody, enabled: false, updated_at: expect.any(String) });
-      const refused = await trigger(h, created.platform_webhook_url);
+      const refused = await trigger(h, created);
       expect(refused.statusCode).toBe(404);
       expect(refused.json()).toEqual({
         msg: "webhook not found or disabled",
@@ -210,13 +197,15 @@ describeEachEngine(
 
       const enabled = await update({ enabled: true });
       expect(enabled.json()).toMatchObject({ enabled: true });
-      const accepted = await trigger(h, created.platform_webhook_url);
+      const accepted = await trigger(h, created);
       expect(accepted.statusCode, accepted.body).toBe(202);
 
       // The override set by the update is applied at ingest: critical -> High.
       const alertId = accepted.json().alerts[0].id;
-      const alert = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${alertId}`, headers: auth });
-      expect(alert.json()).toMatchObject({ source_severity: "critical", signal_severity: "High" });
+      expect(await readAlert(h, auth, alertId)).toMatchObject({
+        source_severity: "critical",
+        signal_severity: "High",
+      });
 
       // source and integration identify the registration: they cannot change.
       const moved = await update({ source: "grafana" });
@@ -235,7 +224,7 @@ describeEachEngine(
     it("rotates the token: the old trigger URL answers 401, the new one works", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const created = await createOk(h, auth, { source: "alertmanager", integration: "rot" });
+      const created = await registerAlerts(h, auth, { source: "alertmanager", integration: "rot" });
       const rotated = await h.vigil.app.inject({
         method: "POST",
         url: `${BASE}/${created.id}/rotate-token`,
@@ -250,10 +239,10 @@ describeEachEngine(
       });
       expect(body.platform_webhook_url).not.toBe(created.platform_webhook_url);
 
-      const old = await trigger(h, created.platform_webhook_url);
+      const old = await trigger(h, created);
       expect(old.statusCode).toBe(401);
       expect(old.json()).toEqual({ msg: "invalid webhook token", errCode: "UNAUTHENTICATED", extras: [] });
-      expect((await trigger(h, body.platform_webhook_url)).statusCode).toBe(202);
+      expect((await trigger(h, body)).statusCode).toBe(202);
 
       const read = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
       expect(read.json().platform_webhook_url).toBe(body.platform_webhook_url);
@@ -262,7 +251,7 @@ describeEachEngine(
     it("deletes a registration: get is 404, the old trigger URL is 404 (not 401), and the key is free again", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const created = await createOk(h, auth, { source: "alertmanager", integration: "del" });
+      const created = await registerAlerts(h, auth, { source: "alertmanager", integration: "del" });
       const removed = await h.vigil.app.inject({
         method: "DELETE",
         url: `${BASE}/${created.id}`,
@@ -291,13 +280,13 @@ describeEachEngine(
       });
       expect(rotate.statusCode).toBe(404);
 
-      const triggered = await trigger(h, created.platform_webhook_url);
+      const triggered = await trigger(h, created);
       expect(triggered.statusCode).toBe(404);
       expect(triggered.json()).toMatchObject({ errCode: "NOT_FOUND" });
 
       const list = await h.vigil.app.inject({ url: `${BASE}?integration=del`, headers: auth });
       expect(list.json()).toEqual([]);
-      const recreated = await createOk(h, auth, { source: "alertmanager", integration: "del" });
+      const recreated = await registerAlerts(h, auth, { source: "alertmanager", integration: "del" });
       expect(recreated.id).not.toBe(created.id);
     });
 
@@ -306,7 +295,7 @@ describeEachEngine(
       const orgId = await h.createOrg("payments");
       const alice = await h.createKey({ orgIds: [orgId] });
       const bob = await h.createKey({ orgIds: [orgId] });
-      await createOk(h, alice.auth, { source: "sentry", integration: "web" });
+      await registerAlerts(h, alice.auth, { source: "sentry", integration: "web" });
 
       const second = await create(h, alice.auth, {
         source: "sentry",
@@ -324,14 +313,14 @@ describeEachEngine(
       expect(list.json()).toHaveLength(1);
 
       // Same source, other integration (including the default one): fine.
-      await createOk(h, alice.auth, { source: "sentry", integration: "mobile" });
-      await createOk(h, alice.auth, { source: "sentry" });
+      await registerAlerts(h, alice.auth, { source: "sentry", integration: "mobile" });
+      await registerAlerts(h, alice.auth, { source: "sentry" });
       const defaultAgain = await create(h, alice.auth, { source: "sentry", integration: "" });
       expect(defaultAgain.statusCode).toBe(409);
 
       // Another tenant (bob's personal namespace, or an org) may use the same key.
-      await createOk(h, bob.auth, { source: "sentry", integration: "web" });
-      const inOrg = await createOk(
+      await registerAlerts(h, bob.auth, { source: "sentry", integration: "web" });
+      const inOrg = await registerAlerts(
         h,
         alice.auth,
         { source: "sentry", integration: "web" },
@@ -348,7 +337,7 @@ describeEachEngine(
     it("answers 404 for an app without alert ingest", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const created = await createOk(h, auth, { source: "zabbix" });
+      const created = await registerAlerts(h, auth, { source: "zabbix" });
       const expected = { error: "app not found", code: "NOT_FOUND", details: { app_name: "billing" } };
       const calls = [
         { method: "POST" as const, url: "/app/billing/api/v1/alerts/webhook", payload: { source: "zabbix" } },
@@ -458,7 +447,7 @@ describeEachEngine(
         async (_name, body, field) => {
           const h = harness();
           const { auth } = await h.createKey();
-          const created = await createOk(h, auth, { source: "grafana" });
+          const created = await registerAlerts(h, auth, { source: "grafana" });
           const response = await h.vigil.app.inject({
             method: "PUT",
             url: `${BASE}/${created.id}`,

@@ -14,6 +14,7 @@ import {
 } from "../../../test/alertmanager-process.ts";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { describeEachEngine, type Harness, startHarness } from "../../../test/harness.ts";
+import { workContext } from "../../core/context.ts";
 import type { AlertV1 } from "../schemas.ts";
 import { syncDueIntegrations } from "./pull-sync.ts";
 import type { AlertSyncRun } from "./schemas.ts";
@@ -527,14 +528,7 @@ describeEachEngine(
       await createIntegration(alice.auth, { name: "sched-grafana", type: "grafana", url: am.base });
       await createIntegration(alice.auth, { name: "sched-no-url" });
       const fingerprints = await fire(am, [alert("DiskFull")]);
-      const ctx = {
-        db: h.vigil.services.database.db,
-        log: h.vigil.log,
-        now: h.vigil.services.now,
-        secrets: h.vigil.services.secrets,
-        enqueueMany: h.vigil.services.queue.enqueueMany,
-        config: h.vigil.services.config,
-      };
+      const ctx = workContext(h.vigil.services, h.vigil.log);
       const mine = (runs: AlertSyncRun[]) =>
         runs
           .filter((run) => run.integration_name.startsWith("sched-"))

@@ -2,8 +2,9 @@
 // classification job (real workers) stores attention, reasons, summary and first investigation.
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
+import { amBody, deliver, readAlert, readHistory, registerTrigger } from "../../../test/alerts.ts";
 import { parseSharedFixture, readFixture } from "../../../test/fixtures.ts";
-import { describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
+import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { startOpenAiStub } from "../../../test/openai-stub.ts";
 import type { Db } from "../../core/db/database.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
@@ -12,42 +13,17 @@ import type { AlertEvent, ParseResult } from "../sources/types.ts";
 import { classifyAlertsJob } from "./classify-job.ts";
 import { type TriageSettings, triageBucketOf } from "./triage.ts";
 
-type Auth = { authorization: string };
-
-function amBody(alerts: { name: string; severity: string; labels?: Record<string, string> }[]) {
-  return JSON.stringify({
-    version: "4",
-    status: "firing",
-    receiver: "vigil",
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: "http://alertmanager.example:9093",
-    alerts: alerts.map((alert) => ({
+/** Firing Alertmanager alerts, starting now, each summarised "<name> is firing". */
+function firingBody(alerts: { name: string; severity: string; labels?: Record<string, string> }[]) {
+  return amBody(
+    alerts.map((alert) => ({
       status: "firing",
-      labels: { alertname: alert.name, severity: alert.severity, ...alert.labels },
-      annotations: { summary: `${alert.name} is firing` },
-      startsAt: new Date().toISOString(),
-      endsAt: "0001-01-01T00:00:00Z",
-      generatorURL: "http://prometheus.example:9090/graph",
       fingerprint: `fp-${alert.name.toLowerCase()}`,
+      startsAt: new Date().toISOString(),
+      labels: { alertname: alert.name, severity: alert.severity, ...alert.labels },
+      summary: `${alert.name} is firing`,
     })),
-  });
-}
-
-async function register(h: Harness, auth: Auth, source: string, settings: object) {
-  const response = await h.vigil.app.inject({
-    method: "POST",
-    url: "/app/sre/api/v1/alerts/webhook",
-    headers: auth,
-    payload: { source, ...settings },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return `/platform${response.json().platform_webhook_url}`;
-}
-
-async function read(h: Harness, auth: Auth, id: string) {
-  return (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
+  );
 }
 
 /** The job context a worker hands the classification job, on the given database handle. */
@@ -80,7 +56,7 @@ function rowsOf(sourceType: string, parsed: ParseResult): AlertRow[] {
 }
 
 function amRows(labels: Record<string, string>[]): AlertRow[] {
-  const body = amBody(labels.map((set, n) => ({ name: `Alert${n}`, severity: "warning", labels: set })));
+  const body = firingBody(labels.map((set, n) => ({ name: `Alert${n}`, severity: "warning", labels: set })));
   return rowsOf("alertmanager", PARSERS.alertmanager({ body, headers: {}, options: {} }));
 }
 
@@ -145,21 +121,22 @@ describe("triage buckets", () => {
 describeEachEngine("automatic triage", (harness) => {
   const settled = (h: Harness, auth: Auth, id: string) =>
     waitFor(async () => {
-      const alert = await read(h, auth, id);
+      const alert = await readAlert(h, auth, id);
       return ["completed", "failed"].includes(alert.analysis_status) ? alert : undefined;
     }, 30_000);
 
   it("classifies an alert at once in immediate mode, with its history", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const url = await register(h, auth, "alertmanager", {
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
       integration: "immediate",
       classify_mode: "immediate",
     });
-    const body = amBody([
+    const body = firingBody([
       { name: "PostgresDown", severity: "critical", labels: { env: "production", cluster: "eu-1" } },
     ]);
-    const delivered = await h.vigil.app.inject({ method: "POST", url, payload: body });
+    const delivered = await deliver(h, url, body);
     const id = delivered.json().alerts[0].id;
     const alert = await settled(h, auth, id);
     expect(alert).toMatchObject({
@@ -172,14 +149,12 @@ describeEachEngine("automatic triage", (harness) => {
     expect(alert.initial_investigation).toContain(
       "Related signals:\n- production environment (env=production)",
     );
-    const history = await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}/history`, headers: auth });
-    expect(
-      history.json().events.map((event: { kind: string; actor: string }) => [event.kind, event.actor]),
-    ).toEqual([
+    const { events } = await readHistory(h, auth, id);
+    expect(events.map((event) => [event.kind, event.actor])).toEqual([
       ["created", "source"],
       ["classified", "vigil"],
     ]);
-    expect(history.json().events[1].detail).toEqual({
+    expect(events[1]?.detail).toEqual({
       step: "sre_classify_alert_criticality",
       attention: "needs_attention",
       reason: "Critical severity, in production",
@@ -189,26 +164,22 @@ describeEachEngine("automatic triage", (harness) => {
   it("never classifies a test notification", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const url = await register(h, auth, "grafana", { classify_mode: "immediate" });
+    const url = await registerTrigger(h, auth, { source: "grafana", classify_mode: "immediate" });
     const fixture = readFixture("grafana", "v12-test-notification.json");
-    const delivered = await h.vigil.app.inject({
-      method: "POST",
-      url,
-      payload: fixture,
-      headers: { "content-type": "application/json" },
-    });
+    const delivered = await deliver(h, url, fixture);
     const [first] = delivered.json().alerts;
     const { rows } = await h.vigil.services.database.db.execute(
       sql`select count(*)::int as n from pgboss.job where name = 'alerts.classify' and data->'buckets' ? ${`alert:${first.id}`}`,
     );
     expect(Number(rows[0]?.n)).toBe(0);
-    expect((await read(h, auth, first.id)).analysis_status).toBe("none");
+    expect((await readAlert(h, auth, first.id)).analysis_status).toBe("none");
   });
 
   it("batches a scope's alerts over the window, and lets a critical alert through at once", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const url = await register(h, auth, "alertmanager", {
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
       integration: "batch",
       classify_mode: "batch",
       classify_batch_window_seconds: 15,
@@ -216,21 +187,21 @@ describeEachEngine("automatic triage", (harness) => {
       classify_critical_bypass: true,
     });
     const labels = { cluster: "prod-eu-2", env: "production" };
-    const delivered = await h.vigil.app.inject({
-      method: "POST",
+    const delivered = await deliver(
+      h,
       url,
-      payload: amBody([
+      firingBody([
         { name: "ApiLatencyHigh", severity: "warning", labels },
         { name: "ApiErrorRateHigh", severity: "warning", labels },
         { name: "NodeDiskFull", severity: "critical", labels },
       ]),
-    });
+    );
     const [latency, errors, disk] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
     const critical = await settled(h, auth, disk);
     expect(critical.analysis_status).toBe("completed");
     // The critical alert went straight through; the others still wait for the window.
-    expect((await read(h, auth, latency)).analysis_status).toBe("queued");
-    expect((await read(h, auth, errors)).analysis_status).toBe("queued");
+    expect((await readAlert(h, auth, latency)).analysis_status).toBe("queued");
+    expect((await readAlert(h, auth, errors)).analysis_status).toBe("queued");
     const batched = await Promise.all([settled(h, auth, latency), settled(h, auth, errors)]);
     for (const alert of batched) {
       expect(alert.analysis_status).toBe("completed");
@@ -242,12 +213,12 @@ describeEachEngine("automatic triage", (harness) => {
   it("classifies again on request", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const url = await register(h, auth, "alertmanager", { integration: "again", classify_mode: "immediate" });
-    const delivered = await h.vigil.app.inject({
-      method: "POST",
-      url,
-      payload: amBody([{ name: "Again", severity: "info" }]),
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "again",
+      classify_mode: "immediate",
     });
+    const delivered = await deliver(h, url, firingBody([{ name: "Again", severity: "info" }]));
     const id = delivered.json().alerts[0].id;
     await settled(h, auth, id);
     const again = await h.vigil.app.inject({
@@ -269,15 +240,12 @@ describeEachEngine("automatic triage", (harness) => {
   it("marks the bucket failed after the last attempt, and retries before it", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const url = await register(h, auth, "alertmanager", {
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
       integration: "failing",
       classify_mode: "immediate",
     });
-    const delivered = await h.vigil.app.inject({
-      method: "POST",
-      url,
-      payload: amBody([{ name: "Flaky", severity: "warning" }]),
-    });
+    const delivered = await deliver(h, url, firingBody([{ name: "Flaky", severity: "warning" }]));
     const id = delivered.json().alerts[0].id;
     await settled(h, auth, id);
     const { db } = h.vigil.services.database;
@@ -301,10 +269,10 @@ describeEachEngine("automatic triage", (harness) => {
     const ctx = jobContext(h, failing as Db);
     const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, buckets: [bucket] };
     await expect(classifyAlertsJob.handler({ ctx, data, attempt: 1 })).rejects.toThrow("connection reset");
-    expect((await read(h, auth, id)).analysis_status).toBe("queued");
+    expect((await readAlert(h, auth, id)).analysis_status).toBe("queued");
     calls = 0;
     await classifyAlertsJob.handler({ ctx, data, attempt: 4 });
-    expect((await read(h, auth, id)).analysis_status).toBe("failed");
+    expect((await readAlert(h, auth, id)).analysis_status).toBe("failed");
   });
 });
 
@@ -316,21 +284,22 @@ describeEachEngine(
     it("classifies a symptom as a symptom even before the correlator loop ran", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const url = await register(h, auth, "alertmanager", {
+      const url = await registerTrigger(h, auth, {
+        source: "alertmanager",
         integration: "storm-first",
         classify_mode: "immediate",
       });
       const cluster = { cluster: "eu-2", env: "staging" };
-      const delivered = await h.vigil.app.inject({
-        method: "POST",
+      const delivered = await deliver(
+        h,
         url,
-        payload: amBody([
+        firingBody([
           { name: "PostgresDown", severity: "critical", labels: cluster },
           { name: "HighRequestLatency", severity: "warning", labels: cluster },
         ]),
-      });
+      );
       const [, latencyId] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
-      const before = await read(h, auth, latencyId);
+      const before = await readAlert(h, auth, latencyId);
       expect([before.storm_id, before.analysis_status]).toEqual([null, "queued"]);
       const data = {
         orgId: null,
@@ -338,7 +307,7 @@ describeEachEngine(
         buckets: [`alert:${latencyId}`],
       };
       await classifyAlertsJob.handler({ ctx: jobContext(h, h.vigil.services.database.db), data, attempt: 1 });
-      const after = await read(h, auth, latencyId);
+      const after = await readAlert(h, auth, latencyId);
       expect(after.storm_id).toMatch(/^[0-9a-f-]{36}$/);
       expect([after.alert_role, after.likely_upstream, after.analysis_status]).toEqual([
         "symptom",
@@ -368,15 +337,8 @@ describeEachEngine(
     it("stores the model's refinement, and keeps the built-in result when the model fails", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      const response = await h.vigil.app.inject({
-        method: "POST",
-        url: "/app/sre/api/v1/alerts/webhook",
-        headers: auth,
-        payload: { source: "alertmanager", classify_mode: "immediate" },
-      });
-      const url = `/platform${response.json().platform_webhook_url}`;
-      const read = async (id: string) =>
-        (await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts/${id}`, headers: auth })).json();
+      const url = await registerTrigger(h, auth, { source: "alertmanager", classify_mode: "immediate" });
+      const read = (id: string) => readAlert(h, auth, id);
       const settledAlert = (id: string) =>
         waitFor(async () => {
           const alert = await read(id);
@@ -392,11 +354,11 @@ describeEachEngine(
           }),
         },
       ]);
-      const refined = await h.vigil.app.inject({
-        method: "POST",
+      const refined = await deliver(
+        h,
         url,
-        payload: amBody([{ name: "CanaryProbe", severity: "critical", labels: { env: "production" } }]),
-      });
+        firingBody([{ name: "CanaryProbe", severity: "critical", labels: { env: "production" } }]),
+      );
       const alert = await settledAlert(refined.json().alerts[0].id);
       expect(alert).toMatchObject({
         attention: "false_positive",
@@ -409,11 +371,11 @@ describeEachEngine(
       expect(sent).toContain("Critical severity, in production");
 
       stub.script([{ status: 500, body: { error: { message: "overloaded" } } }]);
-      const fallback = await h.vigil.app.inject({
-        method: "POST",
+      const fallback = await deliver(
+        h,
         url,
-        payload: amBody([{ name: "FallbackProbe", severity: "critical", labels: { env: "production" } }]),
-      });
+        firingBody([{ name: "FallbackProbe", severity: "critical", labels: { env: "production" } }]),
+      );
       expect(await settledAlert(fallback.json().alerts[0].id)).toMatchObject({
         attention: "needs_attention",
         attention_reason: "Critical severity, in production",

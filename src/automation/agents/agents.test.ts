@@ -1,13 +1,6 @@
 import { expect, it } from "vitest";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
-
-type Auth = { authorization: string };
-type Method = "GET" | "POST" | "PUT" | "DELETE";
-
-function call(h: Harness, auth: Auth, method: Method, url: string, payload?: object) {
-  return h.vigil.app.inject({ method, url, headers: auth, payload: payload as never });
-}
+import { type Auth, call, describeEachEngine, type Harness } from "../../../test/harness.ts";
 
 const register = (h: Harness, auth: Auth, body: object, query = "") =>
   call(h, auth, "POST", `/platform/api/v1/agents${query}`, body);

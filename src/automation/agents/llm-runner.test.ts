@@ -6,12 +6,12 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
-  type Auth,
   call,
   createApprovedWorkflow,
   type Loopback,
   type Owner,
   registerAgent,
+  settledTrace,
   startAs,
   startLoopback,
   uniqueName,
@@ -45,14 +45,6 @@ afterAll(async () => {
   await loopback.close();
   await stub.close();
 });
-
-const settledTrace = (h: Harness, auth: Auth, traceId: string) =>
-  waitFor(async () => {
-    const response = await call(h, auth, "GET", `/platform/api/v1/executions/${traceId}`);
-    expect(response.statusCode, response.body).toBe(200);
-    const body = response.json();
-    return body.execution.status !== "running" && body.execution.trace_settled ? body : undefined;
-  });
 
 const nodeSummary = (body: { nodes: { id: string; state: string; error: string | null }[] }) =>
   body.nodes.map((node) => [node.id, node.state, node.error]);

@@ -3,19 +3,19 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
-  call,
   createApprovedWorkflow,
   type Loopback,
   type Owner,
+  readTrace,
   startAs,
   startLoopback,
   uniqueName,
 } from "../../../test/automation-runs.ts";
 import { describeEachEngine, type Harness } from "../../../test/harness.ts";
 import { findActiveKey } from "../../core/auth/keys.ts";
-import type { Ctx } from "../../core/context.ts";
+import { type CallerCtx, workContext } from "../../core/context.ts";
 import { executionNodes } from "../tables.ts";
-import { type EngineCtx, runStage } from "./engine.ts";
+import { runStage } from "./engine.ts";
 import { cancelExecution } from "./executions.ts";
 import { AUTOMATION_EXECUTION_JOBS, runStageJob, WATCH_INTERVAL_SECONDS } from "./jobs.ts";
 import { RUN_STAGE_JOB, sweepExecutions } from "./sweeper.ts";
@@ -31,18 +31,14 @@ afterAll(async () => {
 describeEachEngine(
   "execution engine",
   (harness) => {
-    const engineCtx = (h: Harness): EngineCtx => {
-      const { database, config, queue, now } = h.vigil.services;
-      return {
-        db: database.db,
-        config,
-        log: h.vigil.log,
-        now,
-        enqueue: (tx, data) => queue.enqueue(tx, runStageJob, data),
-      };
-    };
     const deliver = (h: Harness, traceId: string, stageId: string, attempt = 1, lastAttempt = false) =>
-      runStage({ ctx: engineCtx(h), data: { traceId, stageId }, attempt, lastAttempt });
+      runStage({
+        ctx: workContext(h.vigil.services, h.vigil.log),
+        enqueueStage: (tx, data) => h.vigil.services.queue.enqueue(tx, runStageJob, data),
+        data: { traceId, stageId },
+        attempt,
+        lastAttempt,
+      });
 
     const state = async (h: Harness, traceId: string) => {
       const rows = await h.vigil.services.database.db
@@ -59,7 +55,7 @@ describeEachEngine(
       return rows.map((row) => `${row.stage}:${row.state}`);
     };
     const status = async (h: Harness, owner: Owner, traceId: string) =>
-      (await call(h, owner.auth, "GET", `/platform/api/v1/executions/${traceId}`)).json().execution;
+      (await readTrace(h, owner.auth, traceId)).execution;
 
     it("does the work of a stage once when its job is delivered twice", async () => {
       const h = harness();
@@ -145,7 +141,7 @@ describeEachEngine(
         status: "completed",
         trace_settled: true,
       });
-      const trace = (await call(h, me.auth, "GET", `/platform/api/v1/executions/${started.traceId}`)).json();
+      const trace = await readTrace(h, me.auth, started.traceId);
       expect(trace.structured_output).toEqual({
         summary: "d",
         impact: "",
@@ -164,13 +160,10 @@ describeEachEngine(
       });
       const started = await startAs(h, me, { target: { type: "workflow", name } });
       const found = await findActiveKey(h.vigil.services.database.db, me.key);
-      const ctx = {
-        db: h.vigil.services.database.db,
+      const ctx: CallerCtx = {
+        ...workContext(h.vigil.services, h.vigil.log),
         actor: { userId: found?.userId ?? "", keyId: found?.keyId ?? "", scopes: [], orgId: null },
-        log: h.vigil.log,
-        now: h.vigil.services.now,
-        services: h.vigil.services,
-      } as Ctx;
+      };
       expect(await cancelExecution({ ctx, input: { traceId: started.traceId, reason: "test" } })).toBe(true);
       expect(await cancelExecution({ ctx, input: { traceId: started.traceId } })).toBe(false);
       expect(await deliver(h, started.traceId, "a")).toBe("duplicate");
@@ -225,7 +218,7 @@ describeEachEngine(
       );
       expect(await sweepExecutions({ db: database.db, now })).toEqual([]);
 
-      const trace = (await call(h, me.auth, "GET", `/platform/api/v1/executions/${failed.traceId}`)).json();
+      const trace = await readTrace(h, me.auth, failed.traceId);
       expect(trace.execution).toMatchObject({
         status: "error",
         trace_settled: true,

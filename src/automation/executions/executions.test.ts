@@ -5,12 +5,14 @@ import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import {
-  type Auth,
   call,
   createApprovedWorkflow,
   type Loopback,
+  traceNode as node,
   type Owner,
+  readTrace,
   registerAgent,
+  settledTrace,
   startAs,
   startLoopback,
   uniqueName,
@@ -32,31 +34,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await loopback.close();
-});
-
-const trace = async (h: Harness, auth: Auth, traceId: string) => {
-  const response = await call(h, auth, "GET", `/platform/api/v1/executions/${traceId}`);
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json();
-};
-
-/** Polls the trace until the run is finished for polling purposes (final status and settled). */
-const settledTrace = (h: Harness, auth: Auth, traceId: string) =>
-  waitFor(async () => {
-    const body = await trace(h, auth, traceId);
-    return body.execution.status !== "running" && body.execution.trace_settled ? body : undefined;
-  });
-
-const node = (id: string, type: string, label: string, state: string, fields: object = {}) => ({
-  id,
-  type,
-  label,
-  status: state === "success" ? "success" : state === "error" || state === "skipped" ? "error" : "running",
-  state,
-  attempt: 1,
-  error: null,
-  cost: 0,
-  ...fields,
 });
 
 describeEachEngine(
@@ -424,7 +401,7 @@ describeEachEngine(
       const before = loopback.hits.get("/slow") ?? 0;
       const started = await startAs(h, me, { target: { type: "workflow", name } });
       await waitFor(async () => ((loopback.hits.get("/slow") ?? 0) > before ? true : undefined));
-      const running = await trace(h, me.auth, started.traceId);
+      const running = await readTrace(h, me.auth, started.traceId);
       expect(running.execution).toMatchObject({ status: "running", trace_settled: false });
       expect(running.nodes.map((item: { id: string; state: string }) => [item.id, item.state])).toEqual([
         ["stage:wait", "running"],
@@ -436,7 +413,7 @@ describeEachEngine(
       const first = await call(h, me.auth, "POST", `${terminate}?reason=operator%20stop`);
       expect(first.statusCode).toBe(200);
       expect(first.json()).toEqual({ cancelled_workflows: 1 });
-      const cancelled = await trace(h, me.auth, started.traceId);
+      const cancelled = await readTrace(h, me.auth, started.traceId);
       expect(cancelled.execution).toMatchObject({
         status: "error",
         trace_settled: true,
@@ -467,7 +444,7 @@ describeEachEngine(
         );
         return rows[0]?.state === "completed" ? true : undefined;
       });
-      expect(await trace(h, me.auth, started.traceId)).toEqual({
+      expect(await readTrace(h, me.auth, started.traceId)).toEqual({
         ...cancelled,
         execution: { ...cancelled.execution, duration_ms: expect.any(Number) },
       });

@@ -1,7 +1,7 @@
 // The trace DAG is cut at TRACE_NODE_LIMIT nodes, stages first, and says so with `truncated`.
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { call, createApprovedWorkflow, startAs } from "../../../test/automation-runs.ts";
+import { createApprovedWorkflow, readTrace, startAs } from "../../../test/automation-runs.ts";
 import { describeEachEngine } from "../../../test/harness.ts";
 import { TRACE_NODE_LIMIT } from "./traces.ts";
 
@@ -23,12 +23,12 @@ describeEachEngine(
         { key: me.key, auth: me.auth },
         { target: { type: "workflow", name: "wide" } },
       );
-      const small = await call(h, me.auth, "GET", `/platform/api/v1/executions/${started.traceId}`);
-      expect(small.json()).toMatchObject({
+      const small = await readTrace(h, me.auth, started.traceId);
+      expect(small).toMatchObject({
         truncated: false,
         edges: [{ source: "stage:a", target: "stage:b" }],
       });
-      expect(small.json().nodes.map((node: { id: string }) => node.id)).toEqual(["stage:a", "stage:b"]);
+      expect(small.nodes.map((node: { id: string }) => node.id)).toEqual(["stage:a", "stage:b"]);
 
       // 600 tool calls under stage a: more than the limit.
       await h.vigil.services.database.db.execute(sql`
@@ -36,9 +36,7 @@ describeEachEngine(
         select gen_random_uuid(), ${started.traceId}::uuid, 'stage:a/tool:' || lpad(g::text, 4, '0'), 'stage:a', 'a', 2, 0, g,
           'tool', 'call ' || g, 'success'
         from generate_series(1, 600) as g`);
-      const response = await call(h, me.auth, "GET", `/platform/api/v1/executions/${started.traceId}`);
-      expect(response.statusCode).toBe(200);
-      const body = response.json();
+      const body = await readTrace(h, me.auth, started.traceId);
       expect(body.truncated).toBe(true);
       expect(body.nodes).toHaveLength(TRACE_NODE_LIMIT);
       expect(body.nodes.slice(0, 3).map((node: { id: string }) => node.id)).toEqual([

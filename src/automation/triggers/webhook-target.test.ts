@@ -8,7 +8,10 @@ import {
   call,
   createApprovedWorkflow,
   type Loopback,
+  traceNode as node,
+  readTrace,
   registerAgent,
+  settledTrace,
   startLoopback,
   uniqueName,
 } from "../../../test/automation-runs.ts";
@@ -66,30 +69,6 @@ const pollRun = (h: Harness, auth: Auth, webhookId: string, invocationId: string
     const run = response.json();
     return run.trace_id ? run : undefined;
   });
-
-const trace = async (h: Harness, auth: Auth, traceId: string) => {
-  const response = await call(h, auth, "GET", `/platform/api/v1/executions/${traceId}`);
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json();
-};
-
-const settledTrace = (h: Harness, auth: Auth, traceId: string) =>
-  waitFor(async () => {
-    const body = await trace(h, auth, traceId);
-    return body.execution.status !== "running" && body.execution.trace_settled ? body : undefined;
-  });
-
-const node = (id: string, type: string, label: string, state: string, fields: object = {}) => ({
-  id,
-  type,
-  label,
-  status: state === "success" ? "success" : state === "error" || state === "skipped" ? "error" : "running",
-  state,
-  attempt: 1,
-  error: null,
-  cost: 0,
-  ...fields,
-});
 
 describe("bodyToInput", () => {
   it("reads a JSON object as inputs and anything else as the text input `message`", () => {
@@ -363,7 +342,7 @@ describeEachEngine(
       expect(accepted.statusCode, accepted.body).toBe(202);
       const run = await pollRun(h, me.auth, webhook.id, accepted.json().invocation_id);
       await waitFor(async () => ((loopback.hits.get("/slow") ?? 0) > before ? true : undefined));
-      const running = await trace(h, me.auth, run.trace_id);
+      const running = await readTrace(h, me.auth, run.trace_id);
       expect(running.execution).toMatchObject({ status: "running", trace_settled: false });
 
       const terminate = await call(
@@ -374,7 +353,7 @@ describeEachEngine(
       );
       expect(terminate.statusCode, terminate.body).toBe(200);
       expect(terminate.json()).toEqual({ cancelled_workflows: 1 });
-      const cancelled = await trace(h, me.auth, run.trace_id);
+      const cancelled = await readTrace(h, me.auth, run.trace_id);
       expect(cancelled.execution).toMatchObject({
         status: "error",
         trace_settled: true,
@@ -405,7 +384,7 @@ describeEachEngine(
         );
         return rows[0]?.state === "completed" ? true : undefined;
       });
-      expect((await trace(h, me.auth, run.trace_id)).nodes).toEqual(cancelled.nodes);
+      expect((await readTrace(h, me.auth, run.trace_id)).nodes).toEqual(cancelled.nodes);
       const again = await call(h, me.auth, "GET", `${BASE}/${webhook.id}/runs/${run.run_id}`);
       expect(again.json()).toEqual(run);
     });

@@ -1,15 +1,9 @@
 import { expect, it } from "vitest";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
-
-type Auth = { authorization: string };
-type Method = "GET" | "POST" | "PUT" | "DELETE";
+import { createApprovedWorkflow, registerAgent } from "../../../test/automation-runs.ts";
+import { type Auth, call, describeEachEngine, type Harness } from "../../../test/harness.ts";
 
 const BASE = "/platform/api/v1/workflows";
-
-function call(h: Harness, auth: Auth, method: Method, url: string, payload?: object) {
-  return h.vigil.app.inject({ method, url, headers: auth, payload: payload as never });
-}
 
 const create = (h: Harness, auth: Auth, body: object, query = "") =>
   call(h, auth, "POST", `${BASE}${query}`, body);
@@ -21,20 +15,6 @@ const updateVersion = (h: Harness, auth: Auth, name: string, version: number, bo
   call(h, auth, "PUT", `${BASE}/${name}/versions/${version}`, body);
 const approve = (h: Harness, auth: Auth, name: string, version: number) =>
   call(h, auth, "POST", `${BASE}/${name}/versions/${version}/approve`);
-
-async function registerAgent(h: Harness, auth: Auth, name: string) {
-  const response = await call(h, auth, "POST", "/platform/api/v1/agents", { name, kind: "builtin" });
-  expect(response.statusCode).toBe(201);
-}
-
-/** Creates a workflow and approves its version 1; returns the approved workflow. */
-async function createApproved(h: Harness, auth: Auth, body: { name: string; [field: string]: unknown }) {
-  const created = await create(h, auth, body);
-  expect(created.statusCode, created.body).toBe(201);
-  const approved = await approve(h, auth, body.name, 1);
-  expect(approved.statusCode, approved.body).toBe(200);
-  return approved.json();
-}
 
 const notApproved = (name: string) => ({
   errCode: "TARGET_NOT_FOUND",
@@ -355,7 +335,7 @@ describeEachEngine("workflows", (harness) => {
   it("validates stages and inputs with 400 naming the field, on create and on update", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    await registerAgent(h, auth, "known");
+    await registerAgent(h, auth, { name: "known" });
     const action = { action_type: "json_transform" };
     const cases: [object, string][] = [
       [
@@ -427,7 +407,7 @@ describeEachEngine("workflows", (harness) => {
   it("reports an approved workflow with no stages as not ready", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const approved = await createApproved(h, auth, { name: "empty" });
+    const approved = await createApprovedWorkflow(h, auth, { name: "empty" });
     expect(approved).toMatchObject({ approved_version: 1, ready: false });
     expect(approved.not_ready_reasons).toEqual([
       {
@@ -441,7 +421,7 @@ describeEachEngine("workflows", (harness) => {
   it("reports an approved workflow with an unbound stage as not ready, naming the stage", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    const approved = await createApproved(h, auth, {
+    const approved = await createApprovedWorkflow(h, auth, {
       name: "half",
       stages: [
         { id: "fetch", action_type: "http_request" },
@@ -467,7 +447,7 @@ describeEachEngine("workflows", (harness) => {
   it("is ready with three stages, a parallel one and an action, and unready once an agent it uses is deleted", async () => {
     const h = harness();
     const { auth } = await h.createKey();
-    for (const name of ["logs", "metrics", "summarizer"]) await registerAgent(h, auth, name);
+    for (const name of ["logs", "metrics", "summarizer"]) await registerAgent(h, auth, { name });
     const stages = [
       { id: "gather", parallel_agents: ["logs", "metrics"] },
       { id: "summarize", agent_ref: "summarizer", depends_on: ["gather"] },
@@ -478,7 +458,7 @@ describeEachEngine("workflows", (harness) => {
         config: { format: "markdown" },
       },
     ];
-    const approved = await createApproved(h, auth, { name: "incident", stages });
+    const approved = await createApprovedWorkflow(h, auth, { name: "incident", stages });
     expect(approved).toEqual({
       name: "incident",
       routing_status: "active",
@@ -504,8 +484,8 @@ describeEachEngine("workflows", (harness) => {
     ]);
 
     // Registering the agents again restores readiness.
-    await registerAgent(h, auth, "metrics");
-    await registerAgent(h, auth, "summarizer");
+    await registerAgent(h, auth, { name: "metrics" });
+    await registerAgent(h, auth, { name: "summarizer" });
     expect((await get(h, auth, "incident")).json()).toMatchObject({ ready: true, not_ready_reasons: [] });
   });
 
@@ -513,7 +493,7 @@ describeEachEngine("workflows", (harness) => {
     const h = harness();
     const orgId = await h.createOrg();
     const { auth } = await h.createKey({ orgIds: [orgId] });
-    await registerAgent(h, auth, "personal-agent");
+    await registerAgent(h, auth, { name: "personal-agent" });
     const inOrg = await create(
       h,
       auth,
@@ -534,7 +514,7 @@ describeEachEngine("workflows", (harness) => {
     const alice = await h.createKey({ orgIds: [orgId] });
     const bob = await h.createKey();
     expect((await create(h, alice.auth, { name: "zeta" })).statusCode).toBe(201);
-    await createApproved(h, alice.auth, {
+    await createApprovedWorkflow(h, alice.auth, {
       name: "alpha",
       stages: [{ id: "r", action_type: "write_report" }],
     });

@@ -2,16 +2,10 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
-import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { call, describeEachEngine } from "../../../test/harness.ts";
 import { ensureBootstrapKey, generateApiKey, hashSecret, keyPrefix } from "./keys.ts";
 import { SCOPES, type Scope } from "./scopes.ts";
 import { apiKeys } from "./tables.ts";
-
-type Auth = { authorization: string };
-
-function call(h: Harness, auth: Auth, method: "GET" | "POST", url: string, payload?: object) {
-  return h.vigil.app.inject({ method, url, headers: auth, payload });
-}
 
 const ALL_BUT = (...left: Scope[]) => SCOPES.filter((scope) => !left.includes(scope));
 
