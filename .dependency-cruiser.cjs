@@ -3,7 +3,17 @@
 //   core (and config.ts)  <-  llm, integrations, webhooks  <-  alerts, automation  <-  investigations
 //   <-  apps  <-  mcp  <-  web  <-  app.ts, jobs.ts, start.ts, main.ts
 // Between domains, only a domain's index.ts may be imported.
-const DOMAINS = ["llm", "integrations", "webhooks", "alerts", "automation", "investigations", "apps", "mcp", "web"];
+const DOMAINS = [
+  "llm",
+  "integrations",
+  "webhooks",
+  "alerts",
+  "automation",
+  "investigations",
+  "apps",
+  "mcp",
+  "web",
+];
 const LAYERS = [
   ["core"],
   ["llm", "integrations", "webhooks"],
@@ -95,6 +105,9 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default"],
+    },
   },
 };

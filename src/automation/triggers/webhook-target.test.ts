@@ -85,6 +85,20 @@ describe("bodyToInput", () => {
     expect(bodyToInput("1", "application/json")).toMatchObject({ ok: false });
     expect(bodyToInput("{", "application/json")).toMatchObject({ ok: false });
   });
+
+  it("stores text PostgreSQL cannot hold as U+FFFD, and refuses input nested too deep to store", () => {
+    expect(bodyToInput('{"a\\u0000":"b\\ud800"}', "application/json")).toEqual({
+      ok: true,
+      input: { "a\ufffd": "b\ufffd" },
+    });
+    expect(bodyToInput("x\u0000y", "text/plain")).toEqual({ ok: true, input: { message: "x\ufffdy" } });
+    const nested = (depth: number) => `{"a":${"[".repeat(depth - 1)}1${"]".repeat(depth - 1)}}`;
+    expect(bodyToInput(nested(256), "application/json")).toMatchObject({ ok: true });
+    expect(bodyToInput(nested(5000), "application/json")).toEqual({
+      ok: false,
+      message: "a JSON body may nest at most 256 levels deep",
+    });
+  });
 });
 
 describeEachEngine(
@@ -245,6 +259,31 @@ describeEachEngine(
       expect(artifacts.json()).toEqual([
         expect.objectContaining({ session_id: ids.session_id, name: "Webhook-Report.md" }),
       ]);
+    });
+
+    it("answers 202 for a body holding U+0000 or a lone surrogate, and 400 for one nested too deep", async () => {
+      const h = harness();
+      const me = await h.createKey();
+      const agent = uniqueName("nul");
+      await registerAgent(h, me.auth, {
+        name: agent,
+        instructions: "looked at {{input.message}}",
+        integrations: [await integration(h, me.auth)],
+      });
+      const webhook = await createWebhook(h, me.auth, "agent", agent);
+      const accepted = await trigger(h, webhook.token, "disk\u0000full\ud800");
+      expect(accepted.statusCode, accepted.body).toBe(202);
+      const run = await pollRun(h, me.auth, webhook.id, accepted.json().invocation_id);
+      const body = await settledTrace(h, me.auth, run.trace_id);
+      expect(body.structured_output.summary).toBe("looked at disk\ufffdfull\ufffd");
+      const deep = await h.vigil.app.inject({
+        method: "POST",
+        url: `${BASE}/trigger`,
+        headers: { authorization: `Bearer ${webhook.token}`, "content-type": "application/json" },
+        payload: `{"a":${"[".repeat(4999)}1${"]".repeat(4999)}}`,
+      });
+      expect(deep.statusCode, deep.body).toBe(400);
+      expect(deep.json().msg).toBe("a JSON body may nest at most 256 levels deep");
     });
 
     it("runs an agent target with the text as `message`", async () => {

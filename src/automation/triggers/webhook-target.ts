@@ -8,6 +8,7 @@ import { workContext } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, type ErrorCode } from "../../core/errors.ts";
 import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
+import { storableText, storableValue } from "../../webhooks/index.ts";
 import { startExecution } from "../executions/executions.ts";
 import { agents, workflows } from "../tables.ts";
 import { agentReadiness, missingTarget, type NotReady, workflowReadiness } from "../workflows/readiness.ts";
@@ -59,7 +60,9 @@ type BodyInput = { ok: true; input: unknown } | { ok: false; message: string };
 export function bodyToInput(body: string, contentType: string | undefined): BodyInput {
   const mediaType = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   const isJson = mediaType === "application/json" || mediaType.endsWith("+json");
-  if (!isJson) return { ok: true, input: body === "" ? undefined : { [TEXT_INPUT]: body } };
+  // The run's input is stored: text PostgreSQL cannot hold (U+0000, lone surrogates) becomes U+FFFD,
+  // as it does for alert ingest.
+  if (!isJson) return { ok: true, input: body === "" ? undefined : { [TEXT_INPUT]: storableText(body) } };
   if (body.trim() === "") return { ok: true, input: undefined };
   let parsed: unknown;
   try {
@@ -73,7 +76,27 @@ export function bodyToInput(body: string, contentType: string | undefined): Body
       message: `a JSON body must be an object of inputs; send other content as text/plain (input ${TEXT_INPUT})`,
     };
   }
-  return { ok: true, input: parsed };
+  if (nestingDepth(parsed) > MAX_INPUT_DEPTH) {
+    return { ok: false, message: `a JSON body may nest at most ${MAX_INPUT_DEPTH} levels deep` };
+  }
+  return { ok: true, input: storableValue(parsed) };
+}
+
+/** Deeper input would overflow the stack of every recursive reader on its way (storage, templates). */
+const MAX_INPUT_DEPTH = 256;
+
+/** How deep a parsed JSON value nests, read without recursion; stops counting past the limit. */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_INPUT_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function refused(reason: { errCode: ErrorCode; msg: string; extras: Record<string, unknown> }): TargetResult {
