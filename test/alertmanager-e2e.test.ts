@@ -175,10 +175,16 @@ describeEachEngine("Prometheus Alertmanager posting to a running Vigil", (harnes
       expect(sent?.status).toBe("firing");
       expect(sent?.labels).toEqual(alert.labels);
     }
-    // One group carried both HighLatency alerts in one body.
-    const web1 = await vigilAlert(fingerprints.get("web-1") as string);
-    const grouped = JSON.parse(web1?.raw_payload ?? "{}") as { alerts?: unknown[] };
-    expect(grouped.alerts?.length).toBe(2);
+    // Alertmanager groups both HighLatency alerts: a body carrying both reached Vigil and is stored.
+    // Usually one body creates both; on a loaded machine the group may first flush with one of them,
+    // and then the body that created the other carries both.
+    const groupSizes = await Promise.all(
+      ["web-1", "web-2"].map(async (instance) => {
+        const stored = await vigilAlert(fingerprints.get(instance) as string);
+        return (JSON.parse(stored?.raw_payload ?? "{}") as { alerts?: unknown[] }).alerts?.length ?? 0;
+      }),
+    );
+    expect(Math.max(...groupSizes)).toBe(2);
 
     const listed = await request(`${vigilBase}/app/sre/api/v1/alerts?status=active&page_size=100`, {
       headers: auth,
