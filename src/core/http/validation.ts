@@ -1,6 +1,8 @@
 // Query strings, path parameters and headers arrive as text, so their validator coerces ("20" -> 20);
 // a JSON body must already have the right types, so its validator does not (5 is not "5").
+// Validators and serializers compile when their route first needs them (see lazily below).
 import AjvCompiler from "@fastify/ajv-compiler";
+import { SerializerSelector } from "@fastify/fast-json-stringify-compiler";
 import type { FastifyServerOptions } from "fastify";
 
 // verbose: a failed union carries its branches, so the error handler can list the allowed values.
@@ -66,13 +68,47 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
       customOptions: { ...options.customOptions, coerceTypes: false },
     } as Parameters<BuildFromPool>[1]);
     return ((route: AjvCompiler.RouteDefinition) => {
-      // Every validated schema passes here before it is compiled, whichever plugin declared it.
+      // Every validated schema passes here before it is compiled, whichever plugin declared it; the
+      // bounds are set now, so the OpenAPI document shows them before any request arrives.
       boundIntegers(route.schema, externalSchemas as Record<string, unknown>);
-      return (route.httpPart === "body" ? strict : coercing)(route as never);
-    }) as ReturnType<BuildFromPool>;
+      return lazyValidator(() => (route.httpPart === "body" ? strict : coercing)(route as never));
+    }) as unknown as ReturnType<BuildFromPool>;
+  };
+  const buildSerializerFromPool = SerializerSelector();
+  const buildSerializer: typeof buildSerializerFromPool = (externalSchemas, serializerOptions) => {
+    const build = buildSerializerFromPool(externalSchemas, serializerOptions);
+    return (route) => lazily(() => build(route));
   };
   return {
     ajv: { customOptions: { ...ajvOptions, coerceTypes: "array" } },
-    schemaController: { compilersFactory: { buildValidator } },
+    schemaController: { compilersFactory: { buildValidator, buildSerializer } },
   };
+}
+
+// Compiling every route's validators and serializers at start-up costs about a second of CPU for
+// several hundred schemas; each is compiled instead when its route first needs it.
+type Compiled = ((...args: never[]) => unknown) & Record<string, unknown>;
+
+function lazily<F extends (...args: never[]) => unknown>(compile: () => F): F {
+  let compiled: F | undefined;
+  return ((...args: Parameters<F>) => {
+    compiled ??= compile();
+    return compiled(...args);
+  }) as F;
+}
+
+/**
+ * An Ajv validator compiled on first use. Fastify reads `schemaEnv` (to pass the parent object, so
+ * coercion can replace a root value) and `errors` (after a failed call) off the function itself.
+ */
+function lazyValidator(compile: () => unknown): Compiled {
+  let compiled: Compiled | undefined;
+  const get = (): Compiled => {
+    compiled ??= compile() as Compiled;
+    return compiled;
+  };
+  const validate = ((...args: never[]) => get()(...args)) as Compiled;
+  Object.defineProperty(validate, "schemaEnv", { get: () => get().schemaEnv });
+  Object.defineProperty(validate, "errors", { get: () => get().errors });
+  return validate;
 }

@@ -2,7 +2,7 @@
 // sent inside a transaction exists if and only if that transaction commits.
 import { Value } from "@sinclair/typebox/value";
 import { sql } from "drizzle-orm";
-import { fromDrizzle, PgBoss } from "pg-boss";
+import { type ConstructorOptions, fromDrizzle, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
@@ -33,9 +33,7 @@ export interface QueueOptions {
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const { database, config, log, jobs } = options;
-  const boss = database.jobConnectionString
-    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5 })
-    : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss" });
+  const boss = createBoss(database);
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
   const byName = new Map(jobs.map((job) => [job.name, job]));
@@ -115,6 +113,27 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
     },
   };
+}
+
+function createBoss(database: Database, extra: Partial<ConstructorOptions> = {}): PgBoss {
+  return database.jobConnectionString
+    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5, ...extra })
+    : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss", ...extra });
+}
+
+/**
+ * Creates or upgrades the job queue's own tables (pg-boss's schema) and stops: `vigil migrate` runs
+ * it, so a server starting on a migrated database only checks them.
+ */
+export async function installJobSchema(database: Database): Promise<void> {
+  const boss = createBoss(database, { supervise: false, schedule: false });
+  let failure: unknown = null;
+  boss.on("error", (err) => {
+    failure ??= err;
+  });
+  await boss.start();
+  await boss.stop({ graceful: false, close: true });
+  if (failure) throw failure;
 }
 
 /**
