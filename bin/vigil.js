@@ -4,6 +4,7 @@
 // sources at start. Otherwise it runs the sources through tsx's loader and says why on stderr.
 // VIGIL_FROM_SOURCE=1 always runs the sources.
 import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 
 const root = new URL("../", import.meta.url);
 const bundle = new URL("dist/vigil.js", root);
@@ -19,7 +20,7 @@ function bundleUnusable() {
   const src = new URL("src/", root);
   for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() || !entry.name.endsWith(".ts") || entry.name.endsWith(".test.ts")) continue;
-    const path = `${entry.parentPath ?? entry.path}/${entry.name}`;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
     if (statSync(path).mtimeMs > built) {
       return `dist/vigil.js is older than ${path.slice(root.pathname.length)} (\`npm run build\` updates it)`;
     }

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
 import { MIGRATIONS_DIR } from "./package-files.ts";
+
 // Any constant works: it only has to be the same for every Vigil instance.
 const MIGRATION_LOCK_ID = 7_346_001;
 

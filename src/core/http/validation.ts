@@ -62,16 +62,21 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
   const buildFromPool = AjvCompiler();
   const buildValidator: BuildFromPool = (externalSchemas, serverOptions) => {
     const options = serverOptions ?? {};
-    const coercing = buildFromPool(externalSchemas, options);
-    const strict = buildFromPool(externalSchemas, {
-      ...options,
-      customOptions: { ...options.customOptions, coerceTypes: false },
-    } as Parameters<BuildFromPool>[1]);
+    // Each Ajv instance (one per encapsulated plugin and kind) is made when first used as well.
+    let coercing: ReturnType<BuildFromPool> | undefined;
+    let strict: ReturnType<BuildFromPool> | undefined;
+    const compilerFor = (httpPart: string) =>
+      httpPart === "body"
+        ? (strict ??= buildFromPool(externalSchemas, {
+            ...options,
+            customOptions: { ...options.customOptions, coerceTypes: false },
+          } as Parameters<BuildFromPool>[1]))
+        : (coercing ??= buildFromPool(externalSchemas, options));
     return ((route: AjvCompiler.RouteDefinition) => {
       // Every validated schema passes here before it is compiled, whichever plugin declared it; the
       // bounds are set now, so the OpenAPI document shows them before any request arrives.
       boundIntegers(route.schema, externalSchemas as Record<string, unknown>);
-      return lazyValidator(() => (route.httpPart === "body" ? strict : coercing)(route as never));
+      return lazyValidator(() => compilerFor(route.httpPart)(route as never));
     }) as unknown as ReturnType<BuildFromPool>;
   };
   const buildSerializerFromPool = SerializerSelector();
