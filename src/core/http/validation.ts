@@ -63,20 +63,18 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
   const buildValidator: BuildFromPool = (externalSchemas, serverOptions) => {
     const options = serverOptions ?? {};
     // Each Ajv instance (one per encapsulated plugin and kind) is made when first used as well.
-    let coercing: ReturnType<BuildFromPool> | undefined;
-    let strict: ReturnType<BuildFromPool> | undefined;
-    const compilerFor = (httpPart: string) =>
-      httpPart === "body"
-        ? (strict ??= buildFromPool(externalSchemas, {
-            ...options,
-            customOptions: { ...options.customOptions, coerceTypes: false },
-          } as Parameters<BuildFromPool>[1]))
-        : (coercing ??= buildFromPool(externalSchemas, options));
+    const coercing = once(() => buildFromPool(externalSchemas, options));
+    const strict = once(() =>
+      buildFromPool(externalSchemas, {
+        ...options,
+        customOptions: { ...options.customOptions, coerceTypes: false },
+      } as Parameters<BuildFromPool>[1]),
+    );
     return ((route: AjvCompiler.RouteDefinition) => {
       // Every validated schema passes here before it is compiled, whichever plugin declared it; the
       // bounds are set now, so the OpenAPI document shows them before any request arrives.
       boundIntegers(route.schema, externalSchemas as Record<string, unknown>);
-      return lazyValidator(() => compilerFor(route.httpPart)(route as never));
+      return lazyValidator(() => (route.httpPart === "body" ? strict() : coercing())(route as never));
     }) as unknown as ReturnType<BuildFromPool>;
   };
   const buildSerializerFromPool = SerializerSelector();
@@ -94,12 +92,17 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
 // several hundred schemas; each is compiled instead when its route first needs it.
 type Compiled = ((...args: never[]) => unknown) & Record<string, unknown>;
 
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
 function lazily<F extends (...args: never[]) => unknown>(compile: () => F): F {
-  let compiled: F | undefined;
-  return ((...args: Parameters<F>) => {
-    compiled ??= compile();
-    return compiled(...args);
-  }) as F;
+  const compiled = once(compile);
+  return ((...args: Parameters<F>) => compiled()(...args)) as F;
 }
 
 /**
@@ -107,13 +110,9 @@ function lazily<F extends (...args: never[]) => unknown>(compile: () => F): F {
  * coercion can replace a root value) and `errors` (after a failed call) off the function itself.
  */
 function lazyValidator(compile: () => unknown): Compiled {
-  let compiled: Compiled | undefined;
-  const get = (): Compiled => {
-    compiled ??= compile() as Compiled;
-    return compiled;
-  };
-  const validate = ((...args: never[]) => get()(...args)) as Compiled;
-  Object.defineProperty(validate, "schemaEnv", { get: () => get().schemaEnv });
-  Object.defineProperty(validate, "errors", { get: () => get().errors });
+  const compiled = once(compile as () => Compiled);
+  const validate = ((...args: never[]) => compiled()(...args)) as Compiled;
+  Object.defineProperty(validate, "schemaEnv", { get: () => compiled().schemaEnv });
+  Object.defineProperty(validate, "errors", { get: () => compiled().errors });
   return validate;
 }
