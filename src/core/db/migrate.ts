@@ -2,19 +2,13 @@
 // name order. The same files run on PGlite and PostgreSQL. All pending files apply in one
 // transaction under an advisory lock, so instances starting together against one database
 // neither race nor leave half a migration behind.
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
-import { MIGRATIONS_DIR } from "./package-files.ts";
+import { MIGRATIONS_DIR, migrationNames } from "./package-files.ts";
 
 // Any constant works: it only has to be the same for every Vigil instance.
 const MIGRATION_LOCK_ID = 7_346_001;
-
-export function migrationNames(): string[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((name) => name.endsWith(".sql"))
-    .sort();
-}
 
 /** Told of each migration before it runs: its name, its place among the pending ones, their count. */
 export type MigrationProgress = (name: string, index: number, count: number) => void;

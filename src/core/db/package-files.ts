@@ -1,7 +1,7 @@
 // Files Vigil ships beside its code: the migrations, and the migrated database template that
 // `npm run build` prepares. They are found from the package root (the nearest package.json), so the
 // same code finds them run from src/ by tsx and from the bundle in dist/.
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 
 function packageRoot(): URL {
   let dir = new URL(".", import.meta.url);
@@ -16,6 +16,13 @@ function packageRoot(): URL {
 const ROOT = packageRoot();
 
 export const MIGRATIONS_DIR = new URL("src/core/migrations/", ROOT);
+
+/** The migration files, in the order they apply. */
+export function migrationNames(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => name.endsWith(".sql"))
+    .sort();
+}
 
 /** A PGlite data directory with every migration and the job-queue tables applied (may be absent). */
 export const PGLITE_TEMPLATE_DIR = new URL("dist/pglite-template/", ROOT);
