@@ -15,6 +15,7 @@ import { isScope, SCOPES, type Scope } from "./core/auth/scopes.ts";
 import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { installJobSchema } from "./core/queue/queue.ts";
+import { JOBS } from "./jobs.ts";
 import { createLogger, migrateLogged, openConfiguredDatabase, startVigil } from "./start.ts";
 
 async function withDatabase<T>(config: Config, fn: (database: Database) => Promise<T>): Promise<T> {
@@ -94,7 +95,7 @@ program
       const applied = await migrateLogged(database, log);
       log.info({ applied }, applied.length ? "migrations applied" : "schema is current");
       log.info("installing the job queue's tables");
-      await installJobSchema(database);
+      await installJobSchema(database, JOBS);
       log.info("job queue tables are current");
     } finally {
       await database.close();

@@ -37,14 +37,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
   const byName = new Map(jobs.map((job) => [job.name, job]));
-  for (const job of jobs) {
-    await boss.createQueue(job.name, {
-      retryLimit: job.retryLimit,
-      retryDelay: job.retryDelaySeconds,
-      retryBackoff: job.retryBackoff,
-      expireInSeconds: job.expireInSeconds,
-    });
-  }
+  await createQueues(boss, jobs);
   await applySchedules(boss, byName, options.schedules ?? []);
   const enqueue: Enqueue = async (executor, job, data, sendOptions = {}) => {
     if (!byName.has(job.name)) throw new Error(`job ${job.name} is not in the catalog`);
@@ -121,18 +114,36 @@ function createBoss(database: Database, extra: Partial<ConstructorOptions> = {})
     : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss", ...extra });
 }
 
+/** Upserts a queue per job: creating one creates its tables, so it costs DDL the first time only. */
+async function createQueues(boss: PgBoss, jobs: JobDefinition[]): Promise<void> {
+  for (const job of jobs) {
+    await boss.createQueue(job.name, {
+      retryLimit: job.retryLimit,
+      retryDelay: job.retryDelaySeconds,
+      retryBackoff: job.retryBackoff,
+      expireInSeconds: job.expireInSeconds,
+    });
+  }
+}
+
 /**
- * Creates or upgrades the job queue's own tables (pg-boss's schema) and stops: `vigil migrate` runs
- * it, so a server starting on a migrated database only checks them.
+ * Creates or upgrades the job queue's tables (pg-boss's schema, its own scheduling queue, and a
+ * queue per job) and stops: `vigil migrate` runs it, so a server starting on a migrated database
+ * finds them made.
  */
-export async function installJobSchema(database: Database): Promise<void> {
-  const boss = createBoss(database, { supervise: false, schedule: false });
+export async function installJobSchema(database: Database, jobs: JobDefinition[]): Promise<void> {
+  // Scheduling on: pg-boss creates the queue its scheduler sends through when that starts.
+  const boss = createBoss(database, { supervise: false });
   let failure: unknown = null;
   boss.on("error", (err) => {
     failure ??= err;
   });
   await boss.start();
-  await boss.stop({ graceful: false, close: true });
+  try {
+    await createQueues(boss, jobs);
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
   if (failure) throw failure;
 }
 
