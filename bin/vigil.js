@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs the bundle that `npm run build` (and `npm install`) makes, dist/vigil.js, when it is at
-// least as new as every source file: loading it takes a fraction of compiling the TypeScript
-// sources at start. Otherwise it runs the sources through tsx's loader and says why on stderr.
-// VIGIL_FROM_SOURCE=1 always runs the sources.
+// least as new as every source file and the installed packages: loading it takes a fraction of
+// compiling the TypeScript sources at start. Otherwise it runs the sources through tsx's loader and
+// says why on stderr. VIGIL_FROM_SOURCE=1 always runs the sources.
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
@@ -16,6 +16,15 @@ function bundleUnusable() {
     built = statSync(bundle).mtimeMs;
   } catch {
     return "dist/vigil.js is missing (`npm run build` makes it)";
+  }
+  // The bundle holds the packages too: an install or upgrade since the build makes it stale as well.
+  const installed = new URL("node_modules/.package-lock.json", root);
+  try {
+    if (statSync(installed).mtimeMs > built) {
+      return "dist/vigil.js is older than the installed packages (`npm run build` updates it)";
+    }
+  } catch {
+    // No record of the install: only the sources count.
   }
   const src = new URL("src/", root);
   for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
