@@ -6,6 +6,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -241,7 +242,14 @@ describe("bin/vigil.js chooses the bundle or the sources", () => {
   copyFileSync(BIN, join(root, "bin", "vigil.js"));
   copyFileSync(join(checkout, "package.json"), join(root, "package.json"));
   symlinkSync(join(checkout, "src"), join(root, "src"));
-  symlinkSync(join(checkout, "node_modules"), join(root, "node_modules"));
+  // node_modules/ of links to the checkout's packages, with a record of the install of its own.
+  mkdirSync(join(root, "node_modules"));
+  for (const name of readdirSync(join(checkout, "node_modules"))) {
+    if (name !== ".package-lock.json") {
+      symlinkSync(join(checkout, "node_modules", name), join(root, "node_modules", name));
+    }
+  }
+  const installRecord = join(root, "node_modules", ".package-lock.json");
   const bundle = join(root, "dist", "vigil.js");
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -294,9 +302,26 @@ describe("bin/vigil.js chooses the bundle or the sources", () => {
   );
 
   it(
-    "runs a bundle at least as new as the sources, unless VIGIL_FROM_SOURCE=1",
+    "runs the sources, saying why, when packages were installed after the bundle was built",
     async () => {
       writeBundle(new Date(Date.now() + 3_600_000));
+      writeFileSync(installRecord, "{}\n");
+      const later = new Date(Date.now() + 7_200_000);
+      utimesSync(installRecord, later, later);
+      const run = launch();
+      expect(await run.exited).toBe(0);
+      expect(run.output()).toContain("dist/vigil.js is older than the installed packages");
+      expect(run.output()).not.toContain("the bundle ran");
+      rmSync(installRecord);
+    },
+    SLOW,
+  );
+
+  it(
+    "runs a bundle at least as new as the sources and the install, unless VIGIL_FROM_SOURCE=1",
+    async () => {
+      writeBundle(new Date(Date.now() + 3_600_000));
+      writeFileSync(installRecord, "{}\n");
       const fresh = launch();
       expect(await fresh.exited).toBe(0);
       expect(fresh.output()).toBe("the bundle ran\n");
