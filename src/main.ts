@@ -14,7 +14,9 @@ import { createApiKey, createOrg, DEFAULT_USER, listApiKeys, revokeApiKey } from
 import { isScope, SCOPES, type Scope } from "./core/auth/scopes.ts";
 import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
-import { createLogger, openConfiguredDatabase, startVigil } from "./start.ts";
+import { installJobSchema } from "./core/queue/queue.ts";
+import { JOBS } from "./jobs.ts";
+import { createLogger, migrateLogged, openConfiguredDatabase, startVigil } from "./start.ts";
 
 async function withDatabase<T>(config: Config, fn: (database: Database) => Promise<T>): Promise<T> {
   const database = await openConfiguredDatabase(config);
@@ -26,9 +28,13 @@ async function withDatabase<T>(config: Config, fn: (database: Database) => Promi
   }
 }
 
+// The bundle (dist/vigil.js) or the TypeScript sources run by tsx: said in the first line logged.
+const RUNNING_FROM = import.meta.url.endsWith(".ts") ? "source" : "bundle";
+
 async function serve(config: Config): Promise<void> {
-  const vigil = await startVigil(config);
-  const { log } = vigil;
+  const log = createLogger(config);
+  log.info({ from: RUNNING_FROM, pid: process.pid, role: config.role }, "starting vigil");
+  const vigil = await startVigil(config, { logger: log });
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -58,7 +64,10 @@ async function serve(config: Config): Promise<void> {
     return;
   }
   const address = await vigil.app.listen({ port: config.port, host: config.host });
-  log.info({ address, engine: vigil.services.database.engine, role: config.role }, "vigil listening");
+  log.info(
+    { address, engine: vigil.services.database.engine, role: config.role },
+    `vigil listening on ${address}`,
+  );
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -81,8 +90,16 @@ program
   .action(async () => {
     const config = loadConfig();
     const log = createLogger(config);
-    const applied = await withDatabase(config, (database) => migrate(database.db));
-    log.info({ applied }, applied.length ? "migrations applied" : "schema is current");
+    const database = await openConfiguredDatabase(config, log);
+    try {
+      const applied = await migrateLogged(database, log);
+      log.info({ applied }, applied.length ? "migrations applied" : "schema is current");
+      log.info("installing the job queue's tables");
+      await installJobSchema(database, JOBS);
+      log.info("job queue tables are current");
+    } finally {
+      await database.close();
+    }
   });
 
 // keys and orgs work on the database directly (bootstrapping: no key exists yet), or ask a running

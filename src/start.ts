@@ -51,22 +51,33 @@ export function createLogger(config: Config, destination?: DestinationStream): L
   );
 }
 
-export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl
-    ? openDatabase({ url: config.databaseUrl })
-    : openDatabase({ dataDir: config.dataDir });
+export async function openConfiguredDatabase(config: Config, log?: Logger): Promise<Database> {
+  if (config.databaseUrl) {
+    log?.info({ engine: "postgres" }, "opening the database");
+    return openDatabase({ url: config.databaseUrl });
+  }
+  log?.info({ engine: "pglite", dataDir: config.dataDir }, "opening the database");
+  return openDatabase({ dataDir: config.dataDir }, log);
+}
+
+/** Applies the pending migrations, saying which one runs ("applying migration 2 of 7"). */
+export function migrateLogged(database: Database, log: Logger): Promise<string[]> {
+  return migrate(database.db, (name, index, count) =>
+    log.info({ migration: name }, `applying migration ${index} of ${count}`),
+  );
 }
 
 export async function startVigil(config: Config, options: StartOptions = {}): Promise<Vigil> {
   const log = options.logger ?? createLogger(config);
-  const database = options.database ?? (await openConfiguredDatabase(config));
+  const database = options.database ?? (await openConfiguredDatabase(config, log));
   let correlator: StormCorrelator | null = null;
   try {
-    const applied = await migrate(database.db);
-    if (applied.length > 0) log.info({ applied }, "migrations applied");
+    const applied = await migrateLogged(database, log);
+    log.info({ applied: applied.length }, applied.length ? "migrations applied" : "schema is current");
     if (config.bootstrapApiKey) await ensureBootstrapKey(database.db, config.bootstrapApiKey);
     const secrets = createSecrets(resolveSecretKey(config.secretKey, config.dataDir));
     const now = options.now ?? (() => new Date());
+    log.info("starting the job queue");
     const queue = await startQueue({
       database,
       config,
@@ -89,6 +100,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
             log,
           });
     const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
+    log.info("preparing the HTTP API");
     const app = await buildApp(services, log, options.extraRoutes);
     await app.ready();
     return {

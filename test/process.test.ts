@@ -2,12 +2,21 @@
 // data directory, finish an in-flight request on SIGTERM, restart on the same files with the data
 // intact, create keys from the CLI, and (on PostgreSQL) run two instances against one database.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase } from "./harness.ts";
 
 const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
@@ -50,7 +59,10 @@ function run(args: string[], env: Record<string, string>): Running {
   return { child, output: () => output, exited };
 }
 
-async function until(check: () => boolean, what: string, running?: Running, timeoutMs = 30_000) {
+// Generous: on a loaded machine a start can take many times its quiet duration.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
+
+async function until(check: () => boolean, what: string, running?: Running, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${running?.output() ?? ""}`);
@@ -63,6 +75,10 @@ async function serve(env: Record<string, string>): Promise<Running & { base: str
   const running = run(["serve"], { ...env, PORT: String(port), BOOTSTRAP_API_KEY: KEY });
   await until(() => running.output().includes("vigil listening"), "vigil to listen", running);
   return { ...running, base: `http://127.0.0.1:${port}` };
+}
+
+function requestsLogged(running: Running): number {
+  return running.output().split('"msg":"incoming request"').length - 1;
 }
 
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
@@ -111,10 +127,15 @@ describe("the vigil process on its embedded default", () => {
       );
       req.on("error", reject);
       req.write(body.slice(0, 10));
-      setTimeout(() => {
-        first.child.kill("SIGTERM");
-        setTimeout(() => req.end(body.slice(10)), 300);
-      }, 300);
+      // Fastify logs each request once its head has arrived; the signal goes when this one has.
+      const arrived = requestsLogged(first) + 1;
+      until(() => requestsLogged(first) >= arrived, "the request to arrive", first)
+        .then(async () => {
+          first.child.kill("SIGTERM");
+          await until(() => first.output().includes("shutting down"), "shutdown to begin", first);
+          req.end(body.slice(10));
+        })
+        .catch(reject);
     });
     const answered = await response;
     expect(answered.status).toBe(201);
@@ -157,6 +178,133 @@ describe("the vigil process on its embedded default", () => {
     expect(write.status).toBe(403);
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(0);
+  });
+});
+
+describe("start-up", () => {
+  it("says what it is doing, in order, on a fresh DATA_DIR and becomes ready", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "vigil-fresh-"));
+    try {
+      const server = await serve({ DATA_DIR: dataDir });
+      expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
+      const messages = server
+        .output()
+        .split("\n")
+        .flatMap((line) => (line.startsWith("{") ? [(JSON.parse(line) as { msg: string }).msg] : []));
+      const steps = [
+        "starting vigil",
+        "opening the database",
+        /^new database: (copied from the migrated template|creating it)$/,
+        /^(migrations applied|schema is current)$/,
+        "starting the job queue",
+        "preparing the HTTP API",
+        `vigil listening on ${server.base}`,
+      ];
+      const positions = steps.map((step) =>
+        messages.findIndex((msg) => (typeof step === "string" ? msg === step : step.test(msg))),
+      );
+      expect(
+        positions.every((position) => position >= 0),
+        server.output(),
+      ).toBe(true);
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      // A database created from nothing counts its migrations out loud.
+      if (messages.includes("new database: creating it")) {
+        expect(messages.some((msg) => msg.startsWith("applying migration 1 of "))).toBe(true);
+      }
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+// The launcher in a package of its own (bin/, package.json, and links to this checkout's src/ and
+// node_modules/), with a dist/vigil.js that only says it ran: which one starts is what is tested.
+describe("bin/vigil.js chooses the bundle or the sources", () => {
+  const root = mkdtempSync(join(tmpdir(), "vigil-launcher-"));
+  const checkout = new URL("../", import.meta.url).pathname;
+  mkdirSync(join(root, "bin"));
+  mkdirSync(join(root, "dist"));
+  copyFileSync(BIN, join(root, "bin", "vigil.js"));
+  copyFileSync(join(checkout, "package.json"), join(root, "package.json"));
+  symlinkSync(join(checkout, "src"), join(root, "src"));
+  // node_modules/ of links to the checkout's packages, with a record of the install of its own.
+  mkdirSync(join(root, "node_modules"));
+  for (const name of readdirSync(join(checkout, "node_modules"))) {
+    if (name !== ".package-lock.json") {
+      symlinkSync(join(checkout, "node_modules", name), join(root, "node_modules", name));
+    }
+  }
+  const installRecord = join(root, "node_modules", ".package-lock.json");
+  const bundle = join(root, "dist", "vigil.js");
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  function launch(env: Record<string, string> = {}): Running {
+    const child = spawn(process.execPath, [join(root, "bin", "vigil.js"), "--help"], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout?.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.stderr?.on("data", (chunk) => {
+      output += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { child, output: () => output, exited };
+  }
+
+  function writeBundle(modified: Date): void {
+    writeFileSync(bundle, 'process.stdout.write("the bundle ran\\n");\n');
+    utimesSync(bundle, modified, modified);
+  }
+
+  it("runs the sources, saying why, when there is no bundle", async () => {
+    rmSync(bundle, { force: true });
+    const run = launch();
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain("running the TypeScript sources: dist/vigil.js is missing");
+    expect(run.output()).toContain("Usage: vigil");
+  });
+
+  it("runs the sources, saying why, when the bundle is older than a source file", async () => {
+    writeBundle(new Date("2000-01-01T00:00:00Z"));
+    const run = launch();
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toMatch(
+      /running the TypeScript sources: dist\/vigil\.js is older than src\/\S+\.ts/,
+    );
+    expect(run.output()).toContain("Usage: vigil");
+    expect(run.output()).not.toContain("the bundle ran");
+  });
+
+  it("runs the sources, saying why, when packages were installed after the bundle was built", async () => {
+    writeBundle(new Date(Date.now() + 3_600_000));
+    writeFileSync(installRecord, "{}\n");
+    const later = new Date(Date.now() + 7_200_000);
+    utimesSync(installRecord, later, later);
+    const run = launch();
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain("dist/vigil.js is older than the installed packages");
+    expect(run.output()).not.toContain("the bundle ran");
+    rmSync(installRecord);
+  });
+
+  it("runs a bundle at least as new as the sources and the install, unless VIGIL_FROM_SOURCE=1", async () => {
+    writeBundle(new Date(Date.now() + 3_600_000));
+    writeFileSync(installRecord, "{}\n");
+    const fresh = launch();
+    expect(await fresh.exited).toBe(0);
+    expect(fresh.output()).toBe("the bundle ran\n");
+
+    const forced = launch({ VIGIL_FROM_SOURCE: "1" });
+    expect(await forced.exited).toBe(0);
+    expect(forced.output()).toContain("Usage: vigil");
+    expect(forced.output()).not.toContain("the bundle ran");
+    expect(forced.output()).not.toContain("running the TypeScript sources");
   });
 });
 

@@ -11,7 +11,9 @@ import { type PgDatabase, PgDialect, type PgQueryResultHKT } from "drizzle-orm/p
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
+import type { Logger } from "pino";
 import { lockDataDir } from "./data-dir-lock.ts";
+import { seedFromTemplate } from "./pglite-template.ts";
 
 /** Both drivers answer `execute` with an object holding `rows`; this is all Vigil relies on. */
 export interface RowsResultHKT extends PgQueryResultHKT {
@@ -41,7 +43,8 @@ export interface Database {
 
 export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true };
 
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+/** `log` hears how an embedded database under a DATA_DIR comes to be (found, copied or created). */
+export async function openDatabase(target: DatabaseTarget, log?: Logger): Promise<Database> {
   if ("url" in target) return openPostgres(target.url);
   let dataPath: string | undefined;
   let unlock = () => {};
@@ -49,6 +52,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     dataPath = join(target.dataDir, "pglite");
     mkdirSync(dataPath, { recursive: true });
     unlock = lockDataDir(target.dataDir);
+    try {
+      const { seeded, reason } = seedFromTemplate(dataPath);
+      if (seeded) log?.info({ dataPath }, "new database: copied from the migrated template");
+      else if (reason !== "existing") log?.info({ dataPath, reason }, "new database: creating it");
+    } catch (err) {
+      unlock();
+      throw err;
+    }
   }
   // pg_trgm: the trigram indexes of alert search (migration 0000_extensions).
   const client = await PGlite.create(dataPath, { extensions: { pg_trgm } }).catch((err) => {

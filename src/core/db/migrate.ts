@@ -2,21 +2,18 @@
 // name order. The same files run on PGlite and PostgreSQL. All pending files apply in one
 // transaction under an advisory lock, so instances starting together against one database
 // neither race nor leave half a migration behind.
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
+import { MIGRATIONS_DIR, migrationNames } from "./package-files.ts";
 
-const MIGRATIONS_DIR = new URL("../migrations/", import.meta.url);
 // Any constant works: it only has to be the same for every Vigil instance.
 const MIGRATION_LOCK_ID = 7_346_001;
 
-export function migrationNames(): string[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((name) => name.endsWith(".sql"))
-    .sort();
-}
+/** Told of each migration before it runs: its name, its place among the pending ones, their count. */
+export type MigrationProgress = (name: string, index: number, count: number) => void;
 
-export async function migrate(db: Db): Promise<string[]> {
+export async function migrate(db: Db, onApply: MigrationProgress = () => {}): Promise<string[]> {
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`);
@@ -27,8 +24,9 @@ export async function migrate(db: Db): Promise<string[]> {
     const done = new Set(
       (await tx.execute(sql`select name from vigil_migrations`)).rows.map((row) => row.name),
     );
-    for (const name of migrationNames()) {
-      if (done.has(name)) continue;
+    const pending = migrationNames().filter((name) => !done.has(name));
+    for (const [index, name] of pending.entries()) {
+      onApply(name, index + 1, pending.length);
       const text = readFileSync(new URL(name, MIGRATIONS_DIR), "utf8");
       for (const statement of text.split("--> statement-breakpoint")) {
         if (statement.trim()) await tx.execute(sql.raw(statement));

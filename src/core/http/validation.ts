@@ -1,6 +1,8 @@
 // Query strings, path parameters and headers arrive as text, so their validator coerces ("20" -> 20);
 // a JSON body must already have the right types, so its validator does not (5 is not "5").
+// Validators and serializers compile when their route first needs them (see lazily below).
 import AjvCompiler from "@fastify/ajv-compiler";
+import { SerializerSelector } from "@fastify/fast-json-stringify-compiler";
 import type { FastifyServerOptions } from "fastify";
 
 // verbose: a failed union carries its branches, so the error handler can list the allowed values.
@@ -60,19 +62,57 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
   const buildFromPool = AjvCompiler();
   const buildValidator: BuildFromPool = (externalSchemas, serverOptions) => {
     const options = serverOptions ?? {};
-    const coercing = buildFromPool(externalSchemas, options);
-    const strict = buildFromPool(externalSchemas, {
-      ...options,
-      customOptions: { ...options.customOptions, coerceTypes: false },
-    } as Parameters<BuildFromPool>[1]);
+    // Each Ajv instance (one per encapsulated plugin and kind) is made when first used as well.
+    const coercing = once(() => buildFromPool(externalSchemas, options));
+    const strict = once(() =>
+      buildFromPool(externalSchemas, {
+        ...options,
+        customOptions: { ...options.customOptions, coerceTypes: false },
+      } as Parameters<BuildFromPool>[1]),
+    );
     return ((route: AjvCompiler.RouteDefinition) => {
-      // Every validated schema passes here before it is compiled, whichever plugin declared it.
+      // Every validated schema passes here before it is compiled, whichever plugin declared it; the
+      // bounds are set now, so the OpenAPI document shows them before any request arrives.
       boundIntegers(route.schema, externalSchemas as Record<string, unknown>);
-      return (route.httpPart === "body" ? strict : coercing)(route as never);
-    }) as ReturnType<BuildFromPool>;
+      return lazyValidator(() => (route.httpPart === "body" ? strict() : coercing())(route as never));
+    }) as unknown as ReturnType<BuildFromPool>;
+  };
+  const buildSerializerFromPool = SerializerSelector();
+  const buildSerializer: typeof buildSerializerFromPool = (externalSchemas, serializerOptions) => {
+    const build = buildSerializerFromPool(externalSchemas, serializerOptions);
+    return (route) => lazily(() => build(route));
   };
   return {
     ajv: { customOptions: { ...ajvOptions, coerceTypes: "array" } },
-    schemaController: { compilersFactory: { buildValidator } },
+    schemaController: { compilersFactory: { buildValidator, buildSerializer } },
   };
+}
+
+// Compiling every route's validators and serializers at start-up costs about a second of CPU for
+// several hundred schemas; each is compiled instead when its route first needs it.
+type Compiled = ((...args: never[]) => unknown) & Record<string, unknown>;
+
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
+function lazily<F extends (...args: never[]) => unknown>(compile: () => F): F {
+  const compiled = once(compile);
+  return ((...args: Parameters<F>) => compiled()(...args)) as F;
+}
+
+/**
+ * An Ajv validator compiled on first use. Fastify reads `schemaEnv` (to pass the parent object, so
+ * coercion can replace a root value) and `errors` (after a failed call) off the function itself.
+ */
+function lazyValidator(compile: () => unknown): Compiled {
+  const compiled = once(compile as () => Compiled);
+  const validate = ((...args: never[]) => compiled()(...args)) as Compiled;
+  Object.defineProperty(validate, "schemaEnv", { get: () => compiled().schemaEnv });
+  Object.defineProperty(validate, "errors", { get: () => compiled().errors });
+  return validate;
 }

@@ -2,7 +2,7 @@
 // sent inside a transaction exists if and only if that transaction commits.
 import { Value } from "@sinclair/typebox/value";
 import { sql } from "drizzle-orm";
-import { fromDrizzle, PgBoss } from "pg-boss";
+import { type ConstructorOptions, fromDrizzle, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
@@ -33,20 +33,11 @@ export interface QueueOptions {
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const { database, config, log, jobs } = options;
-  const boss = database.jobConnectionString
-    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5 })
-    : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss" });
+  const boss = createBoss(database);
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
   const byName = new Map(jobs.map((job) => [job.name, job]));
-  for (const job of jobs) {
-    await boss.createQueue(job.name, {
-      retryLimit: job.retryLimit,
-      retryDelay: job.retryDelaySeconds,
-      retryBackoff: job.retryBackoff,
-      expireInSeconds: job.expireInSeconds,
-    });
-  }
+  await createQueues(boss, jobs);
   await applySchedules(boss, byName, options.schedules ?? []);
   const enqueue: Enqueue = async (executor, job, data, sendOptions = {}) => {
     if (!byName.has(job.name)) throw new Error(`job ${job.name} is not in the catalog`);
@@ -115,6 +106,45 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
     },
   };
+}
+
+function createBoss(database: Database, extra: Partial<ConstructorOptions> = {}): PgBoss {
+  return database.jobConnectionString
+    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5, ...extra })
+    : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss", ...extra });
+}
+
+/** Upserts a queue per job: creating one creates its tables, so it costs DDL the first time only. */
+async function createQueues(boss: PgBoss, jobs: JobDefinition[]): Promise<void> {
+  for (const job of jobs) {
+    await boss.createQueue(job.name, {
+      retryLimit: job.retryLimit,
+      retryDelay: job.retryDelaySeconds,
+      retryBackoff: job.retryBackoff,
+      expireInSeconds: job.expireInSeconds,
+    });
+  }
+}
+
+/**
+ * Creates or upgrades the job queue's tables (pg-boss's schema, its own scheduling queue, and a
+ * queue per job) and stops: `vigil migrate` runs it, so a server starting on a migrated database
+ * finds them made.
+ */
+export async function installJobSchema(database: Database, jobs: JobDefinition[]): Promise<void> {
+  // Scheduling on: pg-boss creates the queue its scheduler sends through when that starts.
+  const boss = createBoss(database, { supervise: false });
+  let failure: unknown = null;
+  boss.on("error", (err) => {
+    failure ??= err;
+  });
+  await boss.start();
+  try {
+    await createQueues(boss, jobs);
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+  if (failure) throw failure;
 }
 
 /**

@@ -1,0 +1,28 @@
+// Files Vigil ships beside its code: the migrations, and the migrated database template that
+// `npm run build` prepares. They are found from the package root (the nearest package.json), so the
+// same code finds them run from src/ by tsx and from the bundle in dist/.
+import { existsSync, readdirSync } from "node:fs";
+
+function packageRoot(): URL {
+  let dir = new URL(".", import.meta.url);
+  for (;;) {
+    if (existsSync(new URL("package.json", dir))) return dir;
+    const parent = new URL("..", dir);
+    if (parent.href === dir.href) throw new Error(`no package.json above ${import.meta.url}`);
+    dir = parent;
+  }
+}
+
+const ROOT = packageRoot();
+
+export const MIGRATIONS_DIR = new URL("src/core/migrations/", ROOT);
+
+/** The migration files, in the order they apply. */
+export function migrationNames(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => name.endsWith(".sql"))
+    .sort();
+}
+
+/** A PGlite data directory with every migration and the job-queue tables applied (may be absent). */
+export const PGLITE_TEMPLATE_DIR = new URL("dist/pglite-template/", ROOT);
