@@ -34,6 +34,15 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   retryDelaySeconds: number;
   retryBackoff: boolean;
   expireInSeconds: number;
+  /**
+   * "exclusive": at most one job per singletonKey queued or running (a job sent while one is
+   * waiting or running is dropped). Default: any number.
+   */
+  policy?: "exclusive";
+  /** Jobs of this kind one instance runs at once (default 1). */
+  concurrency?: number;
+  /** Wake the workers when a job is sent (LISTEN/NOTIFY, PostgreSQL only) instead of at their next poll. */
+  notify?: boolean;
 }
 
 export function defineJob<S extends TSchema>(

@@ -45,6 +45,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       retryDelay: job.retryDelaySeconds,
       retryBackoff: job.retryBackoff,
       expireInSeconds: job.expireInSeconds,
+      ...(job.policy ? { policy: job.policy } : {}),
     });
   }
   await applySchedules(boss, byName, options.schedules ?? []);
@@ -98,6 +99,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
           {
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
             batchSize: 1,
+            localConcurrency: job.concurrency ?? 1,
             includeMetadata: true,
           },
           async ([item]) => {
