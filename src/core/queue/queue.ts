@@ -2,7 +2,7 @@
 // sent inside a transaction exists if and only if that transaction commits.
 import { Value } from "@sinclair/typebox/value";
 import { sql } from "drizzle-orm";
-import { fromDrizzle, PgBoss } from "pg-boss";
+import { fromDrizzle, type JobResult, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
@@ -34,7 +34,13 @@ export interface QueueOptions {
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const { database, config, log, jobs } = options;
   const boss = database.jobConnectionString
-    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5 })
+    ? new PgBoss({
+        connectionString: database.jobConnectionString,
+        schema: "pgboss",
+        max: 5,
+        // One listening connection, so a queue with `notify` wakes its workers when a job commits.
+        useListenNotify: true,
+      })
     : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss" });
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
@@ -46,7 +52,10 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       retryBackoff: job.retryBackoff,
       expireInSeconds: job.expireInSeconds,
       ...(job.policy ? { policy: job.policy } : {}),
+      notify: job.notify ?? false,
     });
+    // createQueue leaves an existing queue as it was: a queue that gained `notify` gets it here.
+    if (job.notify) await boss.updateQueue(job.name, { notify: true });
   }
   await applySchedules(boss, byName, options.schedules ?? []);
   const enqueue: Enqueue = async (executor, job, data, sendOptions = {}) => {
@@ -94,21 +103,55 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     enqueueMany,
     async work() {
       for (const job of jobs) {
+        const batchSize = job.batchSize ?? 1;
         await boss.work(
           job.name,
           {
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-            batchSize: 1,
+            batchSize,
+            // A full batch means more are waiting: fetch again at once instead of after the interval
+            // (one job per interval cannot keep up with a job per delivery).
+            burstWhenBatchFull: batchSize > 1,
             localConcurrency: job.concurrency ?? 1,
             includeMetadata: true,
+            perJobResults: true,
           },
-          async ([item]) => {
-            if (!item) return;
-            if (!Value.Check(job.schema, item.data)) {
+          async (items) => {
+            const results: JobResult[] = [];
+            const failed = (id: string, err: unknown): JobResult => {
+              const error = err instanceof Error ? err : new Error(String(err));
+              return {
+                id,
+                status: "failed",
+                output: { name: error.name, message: error.message, stack: error.stack },
+              };
+            };
+            const valid = items.filter((item) => {
+              if (Value.Check(job.schema, item.data)) return true;
               log.error({ job: job.name, id: item.id }, "job payload does not match its schema");
-              return;
+              results.push({ id: item.id, status: "completed" });
+              return false;
+            });
+            const first = job.handleMany ? valid.filter((item) => item.retryCount === 0) : [];
+            if (first.length > 1 && job.handleMany) {
+              try {
+                await job.handleMany({ ctx, items: first.map((item) => ({ data: item.data })) });
+                for (const item of first) results.push({ id: item.id, status: "completed" });
+              } catch (err) {
+                for (const item of first) results.push(failed(item.id, err));
+              }
             }
-            await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
+            const alone = first.length > 1 ? valid.filter((item) => item.retryCount > 0) : valid;
+            // One after another: each job settles on its own (a failure retries that job alone).
+            for (const item of alone) {
+              try {
+                await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
+                results.push({ id: item.id, status: "completed" });
+              } catch (err) {
+                results.push(failed(item.id, err));
+              }
+            }
+            return results;
           },
         );
       }
