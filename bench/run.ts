@@ -3,6 +3,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import("./ingest.ts")).runIngestBench(),
   query: async () => (await import("./query.ts")).runQueryBench(),
   startup: async () => (await import("./startup.ts")).runStartupBench(),
+  "console-under-load": async () => (await import("./console-under-load.ts")).runConsoleUnderLoadBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

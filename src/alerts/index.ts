@@ -16,7 +16,7 @@ import {
   AlertWebhookCreate,
   AlertWebhookUpdate,
 } from "./schemas.ts";
-import { syncIntegrationsJob } from "./sync/pull-sync.ts";
+import { syncIntegrationJob, syncIntegrationsJob } from "./sync/pull-sync.ts";
 import { alertSyncRoutes } from "./sync/routes.ts";
 import { classifyAlertsJob } from "./triage/classify-job.ts";
 
@@ -47,6 +47,7 @@ export const ALERT_JOBS: JobDefinition[] = [
   classifyAlertsJob,
   confirmSnsSubscriptionJob,
   syncIntegrationsJob,
+  syncIntegrationJob,
 ];
 
 export const ALERT_SCHEDULES: JobSchedule[] = [

@@ -78,9 +78,11 @@ describeEachEngine(
         }
       }
       // What classification, storms and impact will set later, set here to test filters and sorts.
+      // Out of their triage buckets, so a classification job (which may already have run) leaves
+      // them as set here.
       const { db } = h.vigil.services.database;
       const set = async (name: string, values: ReturnType<typeof sql>) =>
-        db.execute(sql`update alerts set ${values} where id = ${ids.get(name)}`);
+        db.execute(sql`update alerts set ${values}, triage_bucket = null where id = ${ids.get(name)}`);
       await set(
         "DiskFull",
         sql`attention = 'needs_attention', impact_score = 40, analysis_status = 'completed'`,
@@ -93,7 +95,10 @@ describeEachEngine(
         "ErrorRate",
         sql`attention = 'false_positive', impact_score = 90, analysis_status = 'failed'`,
       );
-      await set("NodeDown", sql`impact_score = 10, alert_role = 'cause', analysis_status = 'queued'`);
+      await set(
+        "NodeDown",
+        sql`attention = 'needs_review', impact_score = 10, alert_role = 'cause', analysis_status = 'queued'`,
+      );
     });
 
     it("lists active alerts by severity with the summary of active alerts", async () => {

@@ -2,7 +2,7 @@
 //   at ingest (markStorms, in memory): each changed alert gets its storm scope, and its impact when
 //     it is outside a storm; one that storms must look at again (new, changed, resolved, moved) is
 //     marked storm_pending. The delivery takes no storm lock and reads no other alert.
-//   afterwards (correlateScope, run by storm-correlator.ts): per tenant and scope, under an
+//   afterwards (correlateScopes, run by storm-correlator.ts): per tenant and scope, under an
 //     advisory lock, read the pending alerts and the storms and loose alerts near them, plan
 //     (correlate.ts), and write storm, role, impact and history in one statement.
 // Storm fields are written only here, so ingest and correlation never overwrite each other: ingest
@@ -394,6 +394,8 @@ export interface CorrelateOptions {
   impact?: ImpactOptions;
   /** Wait for a scope another correlator holds, instead of leaving it to that one. */
   wait?: boolean;
+  /** With `wait`: wait at most this long, then leave the scopes to the correlator that holds them. */
+  waitMs?: number;
 }
 
 /** Scopes correlated in one transaction at most. */
@@ -418,6 +420,9 @@ export async function correlateScopes(
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
+        if (options.wait && options.waitMs !== undefined) {
+          await tx.execute(sql.raw(`set local lock_timeout = ${Math.max(1, Math.round(options.waitMs))}`));
+        }
         const lock = options.wait
           ? sql`pg_advisory_xact_lock(k)::text = ''`
           : sql`pg_try_advisory_xact_lock(k)`;
@@ -446,14 +451,14 @@ export async function correlateScopes(
         return pending.length;
       });
     } catch (err) {
+      // lock_not_available: waitMs passed while another correlator held a scope, which it places.
+      const code =
+        (err as { code?: string; cause?: { code?: string } }).code ??
+        (err as { cause?: { code?: string } }).cause?.code;
+      if (options.waitMs !== undefined && code === "55P03") return 0;
       if (!(err instanceof StalePlan) || attempt >= 3) throw err;
     }
   }
-}
-
-/** One round for one scope of one tenant (see correlateScopes). */
-export function correlateScope(db: Executor, key: ScopeKey, options: CorrelateOptions): Promise<number> {
-  return correlateScopes(db, key, [key.scope], options);
 }
 
 /** The scopes with pending alerts, oldest tenants first (bounded per call). */

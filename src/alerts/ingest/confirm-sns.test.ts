@@ -8,7 +8,7 @@ import { readFixture } from "../../../test/fixtures.ts";
 import { describeEachEngine, type Harness, testConfig } from "../../../test/harness.ts";
 import type { Db } from "../../core/db/database.ts";
 import { createSecrets } from "../../core/secrets.ts";
-import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
+import { confirmSnsSubscriptionJob, confirmSubscription } from "./confirm-sns.ts";
 
 const FIXTURE = readFixture("cloudwatch", "sns-subscription-confirmation.json");
 const SUBSCRIBE_URL = JSON.parse(FIXTURE).SubscribeURL as string;
@@ -104,18 +104,36 @@ describe("the confirmation job", () => {
     invocationId: "i",
   });
 
+  // The test's SNS stands on loopback, an internal address: named on the allow-list here.
+  const loopback = {
+    allowedHosts: ["127.0.0.1"],
+    allowedHostsSetting: "the test's list",
+    config: testConfig(),
+  };
+
   it("GETs the SubscribeURL", async () => {
     await withServer(200, async (url, seen) => {
-      await confirmSnsSubscriptionJob.handler({ ctx, data: data(url), attempt: 1 });
+      await confirmSubscription(loopback, url);
       expect(seen).toEqual(["GET /?Action=ConfirmSubscription&Token=abc"]);
     });
   });
 
   it("fails, so the queue retries, when SNS refuses", async () => {
     await withServer(503, async (url) => {
+      await expect(confirmSubscription(loopback, url)).rejects.toThrow("SNS answered 503");
+    });
+  });
+
+  it("calls under the outbound rules: the job reaches no internal address, and follows no redirect", async () => {
+    await withServer(200, async (url, seen) => {
       await expect(confirmSnsSubscriptionJob.handler({ ctx, data: data(url), attempt: 1 })).rejects.toThrow(
-        "SNS answered 503",
+        /an internal address/,
       );
+      expect(seen).toEqual([]);
+    });
+    await withServer(302, async (url, seen) => {
+      await expect(confirmSubscription(loopback, url)).rejects.toThrow("SNS answered 302");
+      expect(seen).toHaveLength(1);
     });
   });
 });

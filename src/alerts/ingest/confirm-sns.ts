@@ -1,10 +1,28 @@
 // CloudWatch alarms arrive through SNS, which first sends a SubscriptionConfirmation. When the
 // registration enables auto-confirm, a job GETs the SubscribeURL (only ever an SNS host: the parser's
-// readSnsHandshake decides that), outside the ingest transaction and with retries.
+// readSnsHandshake decides that), outside the ingest transaction and with retries. The call goes
+// through the outbound rules like every other call to a URL that came from outside
+// (core/http/outbound.ts): public addresses only, no redirects, a timeout and a size limit.
 import { Type } from "@sinclair/typebox";
+import { type OutboundPolicy, outboundRequest } from "../../core/http/outbound.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 
 const CONFIRM_TIMEOUT_MS = 10_000;
+// SNS answers a short XML document; nothing of it is read.
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** GETs the SubscribeURL under `policy`; throws (so the queue retries) unless SNS answers 2xx. */
+export async function confirmSubscription(policy: OutboundPolicy, subscribeUrl: string): Promise<void> {
+  const response = await outboundRequest(policy, {
+    url: new URL(subscribeUrl),
+    timeoutMs: CONFIRM_TIMEOUT_MS,
+    maxResponseBytes: MAX_RESPONSE_BYTES,
+    oversize: "truncate",
+  });
+  if (response.status < 200 || response.status > 299) {
+    throw new Error(`SNS answered ${response.status} to the subscription confirmation`);
+  }
+}
 
 export const confirmSnsSubscriptionJob = defineJob({
   name: "alerts.confirm_sns_subscription",
@@ -17,9 +35,13 @@ export const confirmSnsSubscriptionJob = defineJob({
   retryLimit: 5,
   retryDelaySeconds: 10,
   handler: async ({ ctx, data }) => {
-    const response = await fetch(data.subscribeUrl, { signal: AbortSignal.timeout(CONFIRM_TIMEOUT_MS) });
-    await response.body?.cancel();
-    if (!response.ok) throw new Error(`SNS answered ${response.status} to the subscription confirmation`);
+    // No allow-list: SNS is a public host, and an internal address is never SNS.
+    const policy: OutboundPolicy = {
+      allowedHosts: null,
+      allowedHostsSetting: "an allow-list (SNS confirmations reach public hosts only)",
+      config: ctx.config,
+    };
+    await confirmSubscription(policy, data.subscribeUrl);
     ctx.log.info({ topicArn: data.topicArn, webhookId: data.webhookId }, "SNS subscription confirmed");
   },
 });

@@ -9,6 +9,7 @@ import {
   type AlertmanagerProcess,
   freePort,
   type PostableAlert,
+  poll,
   requireAlertmanager,
   startAlertmanager,
 } from "../../../test/alertmanager-process.ts";
@@ -517,7 +518,39 @@ describeEachEngine(
       expect(empty.json()).toEqual({ runs: [], total: 0, limit: 20, offset: 0 });
     });
 
-    it("the scheduled sync syncs every Alertmanager integration with a url, of every tenant", async () => {
+    async function runsOf(auth: Auth, name: string): Promise<AlertSyncRun[]> {
+      const response = await harness().vigil.app.inject({
+        url: `/app/sre/api/v1/integrations/${name}/sync-runs?limit=100`,
+        headers: auth,
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      return (response.json() as { runs: AlertSyncRun[] }).runs;
+    }
+
+    /** Waits until every named integration has a finished run; answers the runs by name. */
+    async function finishedRuns(
+      auth: Auth,
+      names: string[],
+      timeoutMs = 60_000,
+    ): Promise<Map<string, AlertSyncRun[]>> {
+      const done = new Map<string, AlertSyncRun[]>();
+      await poll(
+        "every integration's sync run to finish",
+        async () => {
+          for (const name of names) {
+            if (done.has(name)) continue;
+            const runs = await runsOf(auth, name);
+            if (runs.length > 0 && runs.every((run) => run.status !== "running")) done.set(name, runs);
+          }
+          return done.size === names.length ? true : undefined;
+        },
+        () => `unfinished: ${names.filter((name) => !done.has(name)).join(", ")}`,
+        timeoutMs,
+      );
+      return done;
+    }
+
+    it("the scheduled sync queues one sync job per Alertmanager integration with a url, of every tenant", async () => {
       const am = await alertmanager();
       const h = harness();
       const alice = await h.createKey();
@@ -529,49 +562,90 @@ describeEachEngine(
       await createIntegration(alice.auth, { name: "sched-no-url" });
       const fingerprints = await fire(am, [alert("DiskFull")]);
       const ctx = workContext(h.vigil.services, h.vigil.log);
-      const mine = (runs: AlertSyncRun[]) =>
-        runs
-          .filter((run) => run.integration_name.startsWith("sched-"))
-          .sort((a, b) => a.integration_name.localeCompare(b.integration_name));
+      const mine = (queued: { name: string }[]) =>
+        queued
+          .map((item) => item.name)
+          .filter((name) => name.startsWith("sched-"))
+          .sort();
 
       // Integrations of the other tests point at stopped Alertmanagers: they fail, and are skipped here.
-      const first = await syncDueIntegrations({ ctx });
-      expect(mine(first)).toEqual([
-        completed({ fetched: 1, created: 1 }, "sched-a", "scheduled"),
-        completed({ fetched: 1, created: 1 }, "sched-b", "scheduled"),
-      ]);
+      expect(mine(await syncDueIntegrations({ ctx }))).toEqual(["sched-a", "sched-b"]);
+      const [a] = (await finishedRuns(alice.auth, ["sched-a"])).get("sched-a") ?? [];
+      expect(a).toEqual(completed({ fetched: 1, created: 1 }, "sched-a", "scheduled"));
+      const bobRuns = await poll("sched-b's run to finish", async () => {
+        const response = await h.vigil.app.inject({
+          url: `/app/sre/api/v1/integrations/sched-b/sync-runs?orgId=${orgId}`,
+          headers: bob.auth,
+        });
+        const runs = (response.json() as { runs: AlertSyncRun[] }).runs;
+        return runs[0] && runs[0].status !== "running" ? runs : undefined;
+      });
+      expect(bobRuns).toEqual([completed({ fetched: 1, created: 1 }, "sched-b", "scheduled")]);
       expect((await getAlert(alice.auth, fingerprints.DiskFull as string)).integration_name).toBe("sched-a");
-      const inOrg = await h.vigil.app.inject({
+      const inOrgAlert = await h.vigil.app.inject({
         url: `/app/sre/api/v1/alerts/${fingerprints.DiskFull}?orgId=${orgId}`,
         headers: bob.auth,
       });
-      expect(inOrg.json()).toMatchObject({ integration_name: "sched-b", ingested_via: "pull" });
+      expect(inOrgAlert.json()).toMatchObject({ integration_name: "sched-b", ingested_via: "pull" });
 
       // Synced a moment ago: skipped, unless the interval allows it.
       expect(mine(await syncDueIntegrations({ ctx }))).toEqual([]);
-      expect(mine(await syncDueIntegrations({ ctx, input: { minIntervalSeconds: 0 } }))).toEqual([
-        completed({ fetched: 1, unchanged: 1 }, "sched-a", "scheduled"),
-        completed({ fetched: 1, unchanged: 1 }, "sched-b", "scheduled"),
-      ]);
+      expect(mine(await syncDueIntegrations({ ctx, input: { minIntervalSeconds: 0 } }))).toContain("sched-a");
+      const again = await poll("sched-a's second run to finish", async () => {
+        const runs = await runsOf(alice.auth, "sched-a");
+        return runs.length === 2 && runs[0]?.status !== "running" ? runs : undefined;
+      });
+      expect(again[0]).toEqual(completed({ fetched: 1, unchanged: 1 }, "sched-a", "scheduled"));
 
-      // The job itself, sent to the queue, syncs a new integration.
+      // The scheduled job itself, sent to the queue, syncs a new integration.
       await createIntegration(alice.auth, { name: "sched-c", url: am.base });
       await h.vigil.services.queue.boss.send(SCHEDULED_JOB, {});
-      const listRuns = async () =>
-        (
-          await h.vigil.app.inject({
-            url: "/app/sre/api/v1/integrations/sched-c/sync-runs",
-            headers: alice.auth,
-          })
-        ).json() as { runs: AlertSyncRun[] };
-      let runs: AlertSyncRun[] = [];
-      for (let tries = 0; tries < 100; tries++) {
-        runs = (await listRuns()).runs;
-        if (runs[0]?.status === "completed") break;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      const runs = (await finishedRuns(alice.auth, ["sched-c"])).get("sched-c");
       expect(runs).toEqual([completed({ fetched: 1, created: 1 }, "sched-c", "scheduled")]);
     });
+
+    it("syncs 50 answering integrations while 50 others never answer: each silent one fails on its own timeout", async () => {
+      const am = await alertmanager();
+      // Accepts the connection, reads the request, never answers.
+      const silent = createServer(() => {});
+      await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+      const silentBase = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      try {
+        const h = harness();
+        const { auth } = await h.createKey();
+        const answering = Array.from({ length: 50 }, (_, i) => `fan-up-${i}`);
+        const dead = Array.from({ length: 50 }, (_, i) => `fan-dead-${i}`);
+        // Interleaved, so that no ordering of the queue puts all the answering ones first.
+        for (let i = 0; i < 50; i++) {
+          await createIntegration(auth, { name: dead[i], url: `${silentBase}/dead-${i}` });
+          await createIntegration(auth, { name: answering[i], url: am.base });
+        }
+        await fire(am, [alert("DiskFull")]);
+        const ctx = workContext(h.vigil.services, h.vigil.log);
+        const queued = (await syncDueIntegrations({ ctx })).map((item) => item.name);
+        expect(queued).toEqual(expect.arrayContaining([...answering, ...dead]));
+        // A second pass right away queues none of them again: each is either waiting in the queue
+        // (the singleton key) or has a run under way or just finished.
+        await syncDueIntegrations({ ctx });
+
+        const runs = await finishedRuns(auth, [...answering, ...dead], 240_000);
+        for (const name of answering) {
+          expect(runs.get(name), name).toEqual([completed({ fetched: 1, created: 1 }, name, "scheduled")]);
+        }
+        for (const [i, name] of dead.entries()) {
+          expect(runs.get(name), name).toEqual([
+            {
+              ...completed({}, name, "scheduled"),
+              status: "failed",
+              error: `GET ${silentBase}/dead-${i}/api/v2/alerts failed: no answer within 10000 ms`,
+            },
+          ]);
+        }
+      } finally {
+        silent.closeAllConnections();
+        silent.close();
+      }
+    }, 300_000);
 
     it("schedules alerts.sync_integrations every minute at start", async () => {
       const other = await startHarness(harness().engine);

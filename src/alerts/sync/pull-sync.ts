@@ -421,10 +421,45 @@ function tenantKey(orgId: string | null, ownerId: string, name: string): string 
   return orgId ? `org/${orgId}/${name}` : `user/${ownerId}/${name}`;
 }
 
+/** How many integrations one instance syncs at once: a silent one holds a slot for FETCH_TIMEOUT_MS. */
+const SYNC_CONCURRENCY = 20;
+
 /**
- * The scheduled sync: every Alertmanager integration with a url, of every tenant, except those synced
- * in the last `minIntervalSeconds` or with a run still under way. One integration's failure never
- * stops the others. Returns the runs it made.
+ * The sync of one integration, as the scheduled sync queues it: a job of its own, so that one
+ * integration that never answers costs its own timeout and no other integration's sync. At most one
+ * per integration is queued or running (the singleton key); the next minute's pass is the retry.
+ */
+export const syncIntegrationJob = defineJob({
+  name: "alerts.sync_integration",
+  schema: Type.Object({
+    orgId: Type.Union([Type.String(), Type.Null()]),
+    ownerId: Type.String(),
+    name: Type.String(),
+  }),
+  retryLimit: 0,
+  // The fetch gives up after FETCH_TIMEOUT_MS; storing a long list on a busy database takes longer.
+  expireInSeconds: 5 * 60,
+  policy: "exclusive",
+  concurrency: SYNC_CONCURRENCY,
+  // Woken when the scheduled pass commits: its 20 workers need not poll every 2 s between passes.
+  notify: true,
+  handler: async ({ ctx, data }) => {
+    const connection = await readIntegrationConnection(ctx.db, ctx.secrets, {
+      tenant: { orgId: data.orgId, ownerId: data.ownerId },
+      name: data.name,
+    });
+    // Deleted, or changed into something that cannot be synced, since the job was queued.
+    if (!connection || connection.type !== SYNCABLE_TYPE || !connection.url) return;
+    const run = await runSync(ctx, connection, "scheduled");
+    ctx.log.info({ integration: data.name, runId: run.id, status: run.status }, "scheduled alert sync done");
+  },
+});
+
+/**
+ * The scheduled sync: queues the sync of every Alertmanager integration with a url, of every tenant,
+ * except those synced in the last `minIntervalSeconds` or with a run still under way, and marks the
+ * runs that died with their process as failed. Returns the integrations that were due; one whose
+ * sync is already waiting or running in the queue is not queued twice.
  */
 export async function syncDueIntegrations({
   ctx,
@@ -432,7 +467,7 @@ export async function syncDueIntegrations({
 }: {
   ctx: Ctx;
   input?: { minIntervalSeconds?: number };
-}): Promise<AlertSyncRun[]> {
+}): Promise<{ orgId: string | null; ownerId: string; name: string }[]> {
   const now = ctx.now();
   const interrupted = new Date(now.getTime() - INTERRUPTED_AFTER_SECONDS * 1000);
   await ctx.db
@@ -454,16 +489,15 @@ export async function syncDueIntegrations({
   const skip = new Set(recent.map((row) => tenantKey(row.orgId, row.ownerId, row.name)));
 
   const connections = await listIntegrationConnections(ctx.db, ctx.secrets, { type: SYNCABLE_TYPE });
-  const runs: AlertSyncRun[] = [];
-  for (const connection of connections) {
-    if (skip.has(tenantKey(connection.orgId, connection.ownerId, connection.name))) continue;
-    try {
-      runs.push(await runSync(ctx, connection, "scheduled"));
-    } catch (err) {
-      ctx.log.error({ err, integration: connection.name }, "scheduled alert sync failed");
-    }
-  }
-  return runs;
+  const due = connections
+    .filter((connection) => !skip.has(tenantKey(connection.orgId, connection.ownerId, connection.name)))
+    .map((connection) => ({ orgId: connection.orgId, ownerId: connection.ownerId, name: connection.name }));
+  await ctx.enqueueMany(
+    ctx.db,
+    syncIntegrationJob,
+    due.map((data) => ({ data, options: { singletonKey: tenantKey(data.orgId, data.ownerId, data.name) } })),
+  );
+  return due;
 }
 
 export const syncIntegrationsJob = defineJob({
@@ -471,15 +505,10 @@ export const syncIntegrationsJob = defineJob({
   schema: Type.Object({}),
   // The next minute's run is the retry.
   retryLimit: 0,
-  expireInSeconds: 10 * 60,
+  expireInSeconds: 60,
   handler: async ({ ctx }) => {
-    const runs = await syncDueIntegrations({ ctx });
-    if (runs.length > 0) {
-      ctx.log.info(
-        { runs: runs.length, failed: runs.filter((run) => run.status === "failed").length },
-        "scheduled alert sync done",
-      );
-    }
+    const queued = await syncDueIntegrations({ ctx });
+    if (queued.length > 0) ctx.log.info({ queued: queued.length }, "scheduled alert syncs queued");
   },
 });
 

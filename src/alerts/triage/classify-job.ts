@@ -9,7 +9,7 @@ import type { Ctx } from "../../core/context.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
-import { correlateScope } from "../correlation/storms.ts";
+import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
 import { classifyAlert } from "./classify.ts";
@@ -17,17 +17,26 @@ import { refineClassification } from "./refine-classification.ts";
 import type { ClassifyJobData } from "./triage.ts";
 
 const RETRY_LIMIT = 3;
+const CORRELATE_WAIT_MS = 250;
 export const CLASSIFY_STEP = "sre_classify_alert_criticality";
 
 const tenantOf = (data: Pick<ClassifyJobData, "orgId" | "ownerId">) => inTenant({ alias: "alerts" }, data);
 
-interface BucketOf {
+/** Some buckets of one tenant, classified together (each alert with the alerts of its own bucket). */
+interface BucketsOf {
   orgId: string | null;
   ownerId: string;
-  bucket: string;
+  buckets: string[];
 }
 
-async function claim(ctx: Ctx, data: BucketOf, attempt: number): Promise<AlertRow[]> {
+const bucketList = (buckets: string[]) =>
+  sql`(select json_array_elements_text(${JSON.stringify(buckets)}::json))`;
+
+async function claim(
+  ctx: Ctx,
+  data: BucketsOf,
+  attempt: number,
+): Promise<{ row: AlertRow; bucket: string }[]> {
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock.
@@ -35,10 +44,10 @@ async function claim(ctx: Ctx, data: BucketOf, attempt: number): Promise<AlertRo
     update alerts set analysis_status = 'running'
     where id in (
       select id from alerts
-      where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ${states}
+      where ${tenantOf(data)} and triage_bucket in ${bucketList(data.buckets)} and analysis_status in ${states}
       order by id for update)
-    returning ${sql.raw(ALERT_SELECT_LIST)}`);
-  return rows.map(rowFromRecord);
+    returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`);
+  return rows.map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }));
 }
 
 async function historyOf(ctx: Ctx, ids: string[]) {
@@ -60,35 +69,46 @@ async function historyOf(ctx: Ctx, ids: string[]) {
  * the correlator are correlated first. If that fails, the alerts are still classified (the
  * correlator loop places them later).
  */
-async function correlateBucket(ctx: Ctx, data: BucketOf): Promise<void> {
+async function correlateBuckets(ctx: Ctx, data: BucketsOf): Promise<void> {
   try {
     const { rows } = await ctx.db.execute(sql`
       select distinct storm_scope from alerts
-      where ${tenantOf(data)} and triage_bucket = ${data.bucket} and storm_pending`);
-    for (const row of rows) {
-      const scope = row.storm_scope === null ? null : String(row.storm_scope);
-      await correlateScope(
+      where ${tenantOf(data)} and triage_bucket in ${bucketList(data.buckets)} and storm_pending`);
+    const scopes = rows.map((row) => (row.storm_scope === null ? null : String(row.storm_scope)));
+    for (let start = 0; start < scopes.length; start += SCOPES_PER_ROUND) {
+      await correlateScopes(
         ctx.db,
-        { orgId: data.orgId, ownerId: data.ownerId, scope },
-        { now: ctx.now(), impact: { environmentCriticality: ctx.config.environmentCriticality }, wait: true },
+        { orgId: data.orgId, ownerId: data.ownerId },
+        scopes.slice(start, start + SCOPES_PER_ROUND),
+        {
+          now: ctx.now(),
+          impact: { environmentCriticality: ctx.config.environmentCriticality },
+          wait: true,
+          // The correlator loop may hold a storm's scope for long rounds while the storm grows: the
+          // alerts are classified without waiting longer (the loop places them, and that is shown).
+          waitMs: CORRELATE_WAIT_MS,
+        },
       );
     }
   } catch (err) {
-    ctx.log.warn({ err, bucket: data.bucket }, "storm correlation before classification failed");
+    ctx.log.warn({ err, buckets: data.buckets }, "storm correlation before classification failed");
   }
 }
 
-async function classifyBucket(ctx: Ctx, data: BucketOf, attempt: number): Promise<void> {
-  await correlateBucket(ctx, data);
-  const claimed = await claim(ctx, data, attempt);
-  if (claimed.length === 0) return;
+/** Claims, classifies and stores the queued alerts of the buckets, in a fixed number of round trips. */
+async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Promise<void> {
+  await correlateBuckets(ctx, data);
+  const claimedAll = await claim(ctx, data, attempt);
+  if (claimedAll.length === 0) return;
   const history = await historyOf(
     ctx,
-    claimed.map((row) => row.id),
+    claimedAll.map(({ row }) => row.id),
   );
   const now = ctx.now();
   const criticality = environmentCriticality(ctx.config.environmentCriticality);
-  for (const row of claimed) {
+  const results: Classified[] = [];
+  for (const { row, bucket: bucketKey } of claimedAll) {
+    const claimed = claimedAll.filter((other) => other.bucket === bucketKey).map((other) => other.row);
     const environment = readEnvironment(row.labels, row.sourceType, criticality);
     const bucket = claimed
       .filter((other) => other.id !== row.id)
@@ -123,37 +143,72 @@ async function classifyBucket(ctx: Ctx, data: BucketOf, attempt: number): Promis
         )
       : null;
     const result = refined ? { ...deterministic, ...refined } : deterministic;
-    await ctx.db.transaction(async (tx) => {
-      const { rows } = await tx.execute(sql`
-        update alerts set attention = ${result.attention}, attention_reason = ${result.attentionReason},
-          short_summary = ${result.shortSummary}, initial_investigation = ${result.initialInvestigation},
-          analysis_status = 'completed', triage_bucket = null, event_seq = event_seq + 1
-        where id = ${row.id} and analysis_status = 'running' and triage_bucket = ${data.bucket}
-        returning event_seq, status`);
-      const [updated] = rows;
-      if (!updated) return;
-      await tx.execute(sql`
-        insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
-        values (${row.id}, ${Number(updated.event_seq)}, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null,
-          ${String(updated.status)}, ${String(updated.status)}, null,
-          ${JSON.stringify({
-            step: CLASSIFY_STEP,
-            attention: result.attention,
-            reason: result.attentionReason,
-            ...(refined && { refined_by: refined.usage.model }),
-          })}::jsonb)`);
+    results.push({
+      id: row.id,
+      bucket: bucketKey,
+      attention: result.attention,
+      reason: result.attentionReason,
+      summary: result.shortSummary,
+      investigation: result.initialInvestigation,
+      detail: {
+        step: CLASSIFY_STEP,
+        attention: result.attention,
+        reason: result.attentionReason,
+        ...(refined && { refined_by: refined.usage.model }),
+      },
     });
+    // With an LLM each alert takes seconds: each is shown as soon as it is classified.
+    if (ctx.config.llm) await store(ctx, results.splice(0), now);
   }
+  await store(ctx, results, now);
 }
 
-async function markFailed(ctx: Ctx, data: BucketOf, reason: string): Promise<void> {
+interface Classified {
+  id: string;
+  bucket: string;
+  attention: string;
+  reason: string | null;
+  summary: string | null;
+  investigation: string | null;
+  detail: Record<string, unknown>;
+}
+
+/**
+ * Stores the classifications and their history events in one statement (one round trip, however
+ * many alerts). Only alerts still running in this bucket are written: a re-fire that queued one
+ * again meanwhile keeps its new state. Rows are locked in id order, as ingest locks them.
+ */
+async function store(ctx: Ctx, classified: Classified[], now: Date): Promise<void> {
+  if (classified.length === 0) return;
+  await ctx.db.execute(sql`
+    with input as (
+      select * from json_to_recordset(${JSON.stringify(classified)}::json)
+        as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
+    ), locked as (
+      select a.id from alerts a join input i on i.id = a.id
+      where a.analysis_status = 'running' and a.triage_bucket = i.bucket
+      order by a.id for update of a
+    ), updated as (
+      update alerts a set attention = i.attention, attention_reason = i.reason, short_summary = i.summary,
+        initial_investigation = i.investigation, analysis_status = 'completed', triage_bucket = null,
+        event_seq = a.event_seq + 1
+      from input i
+      where a.id = i.id and a.id in (select id from locked)
+      returning a.id, a.event_seq, a.status, i.detail
+    )
+    insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+    select id, event_seq, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null, status, status, null, detail
+    from updated`);
+}
+
+async function markFailed(ctx: Ctx, data: BucketsOf, reason: string): Promise<void> {
   await ctx.db.execute(sql`
     update alerts set analysis_status = 'failed'
     where id in (
       select id from alerts
-      where ${tenantOf(data)} and triage_bucket = ${data.bucket} and analysis_status in ('queued', 'running')
+      where ${tenantOf(data)} and triage_bucket in ${bucketList(data.buckets)} and analysis_status in ('queued', 'running')
       order by id for update)`);
-  ctx.log.error({ bucket: data.bucket, reason }, "alert classification failed");
+  ctx.log.error({ buckets: data.buckets, reason }, "alert classification failed");
 }
 
 export const classifyAlertsJob = defineJob({
@@ -165,16 +220,29 @@ export const classifyAlertsJob = defineJob({
   }),
   retryLimit: RETRY_LIMIT,
   retryDelaySeconds: 5,
+  // Immediate classification is a job per delivery: woken at commit, fetched many at a time.
+  notify: true,
+  batchSize: 20,
+  concurrency: 4,
   handler: async ({ ctx, data, attempt }) => {
-    for (const bucket of data.buckets) {
-      const one = { orgId: data.orgId, ownerId: data.ownerId, bucket };
-      try {
-        await classifyBucket(ctx, one, attempt);
-      } catch (err) {
-        // A retry runs the whole job again; buckets already classified have nothing left to claim.
-        if (attempt <= RETRY_LIMIT) throw err;
-        await markFailed(ctx, one, err instanceof Error ? err.message : String(err));
-      }
+    try {
+      await classifyBuckets(ctx, data, attempt);
+    } catch (err) {
+      // A retry runs the whole job again; alerts already classified have nothing left to claim.
+      if (attempt <= RETRY_LIMIT) throw err;
+      await markFailed(ctx, data, err instanceof Error ? err.message : String(err));
     }
+  },
+  // The jobs of one fetch, first attempts only, merged per tenant: one claim, one history read and
+  // one write for all their buckets instead of one each per delivery.
+  handleMany: async ({ ctx, items }) => {
+    const byTenant = new Map<string, BucketsOf>();
+    for (const { data } of items) {
+      const key = `${data.orgId}|${data.ownerId}`;
+      const merged = byTenant.get(key) ?? { orgId: data.orgId, ownerId: data.ownerId, buckets: [] };
+      merged.buckets.push(...data.buckets);
+      byTenant.set(key, merged);
+    }
+    for (const data of byTenant.values()) await classifyBuckets(ctx, data, 1);
   },
 });

@@ -29,11 +29,30 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   schema: S;
   // Method syntax keeps a catalog of differently typed jobs assignable to JobDefinition[].
   handler(args: { ctx: Ctx; data: Static<S>; attempt: number }): Promise<void>;
+  /**
+   * The first attempts of one fetch (batchSize > 1) handled together, when that is cheaper than one
+   * by one. If it throws, every one of them fails and is retried alone through `handler`.
+   */
+  handleMany?(args: { ctx: Ctx; items: { data: Static<S> }[] }): Promise<void>;
   /** Retries after the first attempt. */
   retryLimit: number;
   retryDelaySeconds: number;
   retryBackoff: boolean;
   expireInSeconds: number;
+  /**
+   * "exclusive": at most one job per singletonKey queued or running (a job sent while one is
+   * waiting or running is dropped). Default: any number.
+   */
+  policy?: "exclusive";
+  /** Jobs of this kind one instance runs at once (default 1). */
+  concurrency?: number;
+  /**
+   * Jobs fetched at once (default 1), run one after another; while fetches come back full the worker
+   * fetches again without waiting for its polling interval.
+   */
+  batchSize?: number;
+  /** Wake the workers when a job is sent (LISTEN/NOTIFY, PostgreSQL only) instead of at their next poll. */
+  notify?: boolean;
 }
 
 export function defineJob<S extends TSchema>(

@@ -30,6 +30,27 @@ const flakyJob = defineJob({
   },
 });
 
+// Jobs fetched five at a time and handled together; a marker starting with "fail" fails the merged
+// run, so each of its jobs is retried alone.
+const merged: string[][] = [];
+const alone: { marker: string; attempt: number }[] = [];
+const batchJob = defineJob({
+  name: "probe.batch",
+  schema: Type.Object({ marker: Type.String() }),
+  retryLimit: 1,
+  retryDelaySeconds: 1,
+  retryBackoff: false,
+  batchSize: 5,
+  handler: async ({ data, attempt }) => {
+    alone.push({ marker: data.marker, attempt });
+  },
+  handleMany: async ({ items }) => {
+    const markers = items.map((item) => item.data.marker).sort();
+    if (markers.some((marker) => marker.startsWith("fail"))) throw new Error("merged run fails on purpose");
+    merged.push(markers);
+  },
+});
+
 describeEachEngine(
   "job queue",
   (harness) => {
@@ -95,6 +116,36 @@ describeEachEngine(
       expect(attempts.get(marker)).toBe(2);
     });
 
+    it("handles the jobs of one fetch together, and retries each alone when that fails", async () => {
+      const { database, queue } = harness().vigil.services;
+      const engine = harness().engine;
+      const ok = [1, 2, 3, 4, 5].map((n) => `ok-${engine}-${n}`);
+      // One statement: committed together, so the worker's next fetch takes all five.
+      await queue.enqueueMany(
+        database.db,
+        batchJob,
+        ok.map((marker) => ({ data: { marker } })),
+      );
+      await waitFor(async () => (merged.some((run) => run.includes(ok[0] as string)) ? true : undefined));
+      expect(merged.find((run) => run.includes(ok[0] as string))).toEqual(ok);
+      expect(alone.filter((item) => ok.includes(item.marker))).toEqual([]);
+
+      const failing = [1, 2].map((n) => `fail-${engine}-${n}`);
+      await queue.enqueueMany(
+        database.db,
+        batchJob,
+        failing.map((marker) => ({ data: { marker } })),
+      );
+      await waitFor(async () =>
+        failing.every((marker) => alone.some((item) => item.marker === marker)) ? true : undefined,
+      );
+      expect(
+        alone
+          .filter((item) => failing.includes(item.marker))
+          .sort((a, b) => a.marker.localeCompare(b.marker)),
+      ).toEqual(failing.map((marker) => ({ marker, attempt: 2 })));
+    });
+
     it("refuses a payload that does not match the job's schema", async () => {
       const { database, queue } = harness().vigil.services;
       await expect(queue.enqueue(database.db, recordJob, { marker: 5 } as never)).rejects.toThrow(
@@ -103,5 +154,5 @@ describeEachEngine(
     });
   },
   {},
-  { jobs: [recordJob, flakyJob] },
+  { jobs: [recordJob, flakyJob, batchJob] },
 );

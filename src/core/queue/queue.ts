@@ -2,7 +2,7 @@
 // sent inside a transaction exists if and only if that transaction commits.
 import { Value } from "@sinclair/typebox/value";
 import { sql } from "drizzle-orm";
-import { type ConstructorOptions, fromDrizzle, PgBoss } from "pg-boss";
+import { type ConstructorOptions, fromDrizzle, type JobResult, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
@@ -33,7 +33,8 @@ export interface QueueOptions {
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const { database, config, log, jobs } = options;
-  const boss = createBoss(database);
+  // One listening connection on PostgreSQL, so a queue with `notify` wakes its workers when a job commits.
+  const boss = createBoss(database, {}, true);
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
   const byName = new Map(jobs.map((job) => [job.name, job]));
@@ -84,20 +85,55 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     enqueueMany,
     async work() {
       for (const job of jobs) {
+        const batchSize = job.batchSize ?? 1;
         await boss.work(
           job.name,
           {
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-            batchSize: 1,
+            batchSize,
+            // A full batch means more are waiting: fetch again at once instead of after the interval
+            // (one job per interval cannot keep up with a job per delivery).
+            burstWhenBatchFull: batchSize > 1,
+            localConcurrency: job.concurrency ?? 1,
             includeMetadata: true,
+            perJobResults: true,
           },
-          async ([item]) => {
-            if (!item) return;
-            if (!Value.Check(job.schema, item.data)) {
+          async (items) => {
+            const results: JobResult[] = [];
+            const failed = (id: string, err: unknown): JobResult => {
+              const error = err instanceof Error ? err : new Error(String(err));
+              return {
+                id,
+                status: "failed",
+                output: { name: error.name, message: error.message, stack: error.stack },
+              };
+            };
+            const valid = items.filter((item) => {
+              if (Value.Check(job.schema, item.data)) return true;
               log.error({ job: job.name, id: item.id }, "job payload does not match its schema");
-              return;
+              results.push({ id: item.id, status: "completed" });
+              return false;
+            });
+            const first = job.handleMany ? valid.filter((item) => item.retryCount === 0) : [];
+            if (first.length > 1 && job.handleMany) {
+              try {
+                await job.handleMany({ ctx, items: first.map((item) => ({ data: item.data })) });
+                for (const item of first) results.push({ id: item.id, status: "completed" });
+              } catch (err) {
+                for (const item of first) results.push(failed(item.id, err));
+              }
             }
-            await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
+            const alone = first.length > 1 ? valid.filter((item) => item.retryCount > 0) : valid;
+            // One after another: each job settles on its own (a failure retries that job alone).
+            for (const item of alone) {
+              try {
+                await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
+                results.push({ id: item.id, status: "completed" });
+              } catch (err) {
+                results.push(failed(item.id, err));
+              }
+            }
+            return results;
           },
         );
       }
@@ -108,9 +144,15 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   };
 }
 
-function createBoss(database: Database, extra: Partial<ConstructorOptions> = {}): PgBoss {
+function createBoss(database: Database, extra: Partial<ConstructorOptions> = {}, listen = false): PgBoss {
   return database.jobConnectionString
-    ? new PgBoss({ connectionString: database.jobConnectionString, schema: "pgboss", max: 5, ...extra })
+    ? new PgBoss({
+        connectionString: database.jobConnectionString,
+        schema: "pgboss",
+        max: 5,
+        useListenNotify: listen,
+        ...extra,
+      })
     : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss", ...extra });
 }
 
@@ -122,7 +164,11 @@ async function createQueues(boss: PgBoss, jobs: JobDefinition[]): Promise<void> 
       retryDelay: job.retryDelaySeconds,
       retryBackoff: job.retryBackoff,
       expireInSeconds: job.expireInSeconds,
+      ...(job.policy ? { policy: job.policy } : {}),
+      notify: job.notify ?? false,
     });
+    // createQueue leaves an existing queue as it was: a queue that gained `notify` gets it here.
+    if (job.notify) await boss.updateQueue(job.name, { notify: true });
   }
 }
 
