@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { DateTime, Nullable } from "../core/http/schemas.ts";
+import { REGISTERED_ACTION_PATTERN } from "./executions/extensions.ts";
 
 const Slug = (description: string) =>
   Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,62}$", description: `${description} (lower-case slug)` });
@@ -104,7 +105,18 @@ export const Stage = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 200 })),
     agent_ref: Type.Optional(AgentName),
     parallel_agents: Type.Optional(Type.Array(AgentName, { maxItems: 20, uniqueItems: true })),
-    action_type: Type.Optional(Type.Union(ACTION_TYPES.map((action) => Type.Literal(action)))),
+    action_type: Type.Optional(
+      Type.Union(
+        [
+          ...ACTION_TYPES.map((action) => Type.Literal(action)),
+          Type.String({
+            pattern: REGISTERED_ACTION_PATTERN,
+            description: "An action Vigil's domains add, such as sre.investigation_gather",
+          }),
+        ],
+        { description: "A built-in action, or a namespaced one a Vigil domain provides" },
+      ),
+    ),
     config: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: "Settings of the action" }),
     ),
