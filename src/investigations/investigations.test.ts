@@ -1,6 +1,8 @@
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { readTrace, settledTrace } from "../../test/automation-runs.ts";
+import { settledTrace } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { expressionOf } from "./investigator/gather.ts";
 import { maskedTokens, textSimilarity } from "./investigator/prior-incidents.ts";
@@ -210,27 +212,6 @@ describeEachEngine("investigations", (harness) => {
     expect((await readAlert(h, auth, off.id)).investigation).toBeNull();
   });
 
-  it("terminateSession on its session cancels it", async () => {
-    const h = harness();
-    const { auth } = await h.createKey();
-    const { id: alertId } = await ingest(h, auth, { alertname: "Cancel" });
-    const ref = (await investigate(h, auth, alertId)).json().investigation;
-    const row = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
-    const terminated = await call(
-      h,
-      auth,
-      "POST",
-      `/platform/api/v1/sessions/${row.guild_session_id}/terminate`,
-    );
-    expect(terminated.statusCode).toBe(200);
-    const done = await finished(h, auth, ref.id);
-    // A run that finished before the terminate arrived completes; one still running ends cancelled.
-    if (terminated.json().cancelled_workflows === 1) expect(done.status).toBe("cancelled");
-    else expect(done.status).toBe("completed");
-    const trace = await readTrace(h, auth, row.guild_trace_id);
-    expect(trace.execution.status).toBe(done.status === "cancelled" ? "error" : "completed");
-  });
-
   it("evidence: verified and captured_at by Vigil, default descriptions, tool_name rules, 400 naming the field", async () => {
     const h = harness();
     const { auth } = await h.createKey();
@@ -331,6 +312,71 @@ describeEachEngine("investigations", (harness) => {
     expect(done.prior_incidents[0].resolution).toBe("still active");
   });
 });
+
+describeEachEngine(
+  "investigations cancelled",
+  (harness) => {
+    it("terminateSession on its session cancels the run and the investigation ends cancelled", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      // A Prometheus that never answers holds the run in its query step.
+      const held: ServerResponse[] = [];
+      const server = createServer((_req, res) => {
+        held.push(res);
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        const integration = await call(h, auth, "POST", "/api/v1/integrations", {
+          name: "slow-prom",
+          type: "prometheus",
+          url: base,
+        });
+        expect(integration.statusCode, integration.body).toBe(201);
+        const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: uid("am") });
+        const [alertId] = await deliverIds(
+          h,
+          trigger,
+          amBody(
+            [
+              {
+                status: "firing",
+                fingerprint: uid("fp"),
+                startsAt: new Date().toISOString(),
+                labels: { alertname: "Held" },
+              },
+            ],
+            { generatorURL: `${base}/graph?g0.expr=up+%3E+0` },
+          ),
+        );
+        const ref = (await investigate(h, auth, alertId as string)).json().investigation;
+        const row = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
+        await waitFor(async () => (held.length > 0 ? true : undefined), 60_000);
+        expect((await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json().status).toBe(
+          "running",
+        );
+        const terminated = await call(
+          h,
+          auth,
+          "POST",
+          `/platform/api/v1/sessions/${row.guild_session_id}/terminate`,
+        );
+        expect(terminated.json()).toEqual({ cancelled_workflows: 1 });
+        const done = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
+        expect(done.status).toBe("cancelled");
+        expect(done.finished_at).not.toBeNull();
+        expect((await readAlert(h, auth, alertId as string)).investigation.status).toBe("cancelled");
+        const trace = await settledTrace(h, auth, row.guild_trace_id);
+        expect(trace.execution.status).toBe("error");
+      } finally {
+        for (const res of held) res.destroy();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+  },
+  { integrationAllowedHosts: ["127.0.0.1"] },
+);
 
 describe("investigator helpers", () => {
   it("reads the expression and threshold from a generatorURL", () => {

@@ -16,7 +16,7 @@ import type { IntegrationFindings } from "./query-integrations.ts";
 const WATCHDOG =
   /\b(watchdog|deadmansswitch|dead\s*man'?s\s*switch|heartbeat|test\s*alert|always\s*firing)\b/i;
 const ALWAYS_CROSSED_SHARE = 0.95;
-const ALWAYS_CROSSED_MIN_POINTS = 5;
+const ALWAYS_CROSSED_MIN_POINTS = 3;
 const FLAPPING_STATE_CHANGES = 4;
 
 export interface Conclusion {

@@ -13,7 +13,7 @@ import type { Gathered } from "./gather.ts";
 
 const LOOKBACK_SECONDS = 3600;
 const AFTER_SECONDS = 1800;
-const MAX_POINTS = 500;
+const MAX_POINTS = 1000;
 
 export interface PrometheusFinding {
   integration: string;
