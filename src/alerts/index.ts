@@ -23,7 +23,6 @@ import { classifyAlertsJob } from "./triage/classify-job.ts";
 
 export {
   type InvestigatedAlert,
-  type InvestigatedEvent,
   readAlertsTriggeredBetween,
   readInvestigatedAlert,
   readInvestigatedHistory,

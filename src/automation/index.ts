@@ -29,14 +29,13 @@ import { workflowRoutes } from "./workflows/routes.ts";
 
 export type { ActionOutcome } from "./executions/actions.ts";
 export { StepError } from "./executions/actions.ts";
-export { type StartedExecution, startExecution } from "./executions/executions.ts";
+export { startExecution } from "./executions/executions.ts";
 export {
   type ExecutionEnd,
   onExecutionEnd,
   type RegisteredActionInput,
   registerActionType,
 } from "./executions/extensions.ts";
-export type { Stage, WorkflowInput } from "./schemas.ts";
 export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
 export { AUTOMATION_WEBHOOK_TARGETS };
 

@@ -1,6 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { DateTime, Nullable } from "../core/http/schemas.ts";
-import { REGISTERED_ACTION_PATTERN } from "./executions/extensions.ts";
 
 const Slug = (description: string) =>
   Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,62}$", description: `${description} (lower-case slug)` });
@@ -11,6 +10,8 @@ export const WorkflowName = Slug("Workflow name, unique per tenant");
 /** Actions that run without an LLM. */
 export const ACTION_TYPES = ["http_request", "json_transform", "write_report"] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
+/** Names of action types a higher domain registers: a namespace, a dot and a name (never a built-in's). */
+export const REGISTERED_ACTION_PATTERN = "^[a-z][a-z0-9_]{0,30}\\.[a-z][a-z0-9_]{0,62}$";
 export const AGENT_KINDS = ["llm", "builtin"] as const;
 export const ROUTING_STATUSES = ["active", "inactive"] as const;
 

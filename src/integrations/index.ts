@@ -5,6 +5,6 @@ export {
   readIntegrationConnection,
 } from "./connections.ts";
 export { getIntegration, missingIntegrations } from "./integrations.ts";
-export { type ApiReadResult, integrationApiUrl, readIntegrationApi } from "./read-api.ts";
+export { integrationApiUrl, readIntegrationApi } from "./read-api.ts";
 export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export { IntegrationName } from "./schemas.ts";

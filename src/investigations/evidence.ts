@@ -7,7 +7,7 @@ import type { Ctx } from "../core/context.ts";
 import type { Executor } from "../core/db/database.ts";
 import { badRequest } from "../core/errors.ts";
 import { listTenantIntegrationConnections } from "../integrations/index.ts";
-import type { EvidenceKind, EvidenceSource, EvidenceSubmission } from "./schemas.ts";
+import type { EvidenceKind, EvidenceSource } from "./schemas.ts";
 import { investigationEvidence } from "./tables.ts";
 
 export interface EvidenceDraft {
@@ -94,5 +94,3 @@ export async function recordEvidence(
     })),
   );
 }
-
-export type { EvidenceSubmission };

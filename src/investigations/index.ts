@@ -21,12 +21,7 @@ import {
   StatusUpdate,
 } from "./schemas.ts";
 
-export {
-  DEFAULT_INVESTIGATION_WORKFLOW,
-  INVESTIGATION_PURPOSE,
-  type InvestigationWorkflowChooser,
-  setInvestigationWorkflowChooser,
-} from "./workflow.ts";
+export { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./workflow.ts";
 
 export async function registerInvestigations(app: FastifyInstance): Promise<void> {
   for (const schema of [

@@ -2,8 +2,9 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { settledTrace } from "../../test/automation-runs.ts";
+import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
+import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 import { expressionOf } from "./investigator/gather.ts";
 import { maskedTokens, textSimilarity } from "./investigator/prior-incidents.ts";
 
@@ -374,8 +375,124 @@ describeEachEngine(
         await new Promise((resolve) => server.close(resolve));
       }
     });
+
+    it("runs the workflow assigned to alert_investigation; an external agent reports through the callbacks", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const held: ServerResponse[] = [];
+      const server = createServer((_req, res) => {
+        held.push(res);
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const workflow = uid("external-investigation");
+      await createApprovedWorkflow(h, auth, {
+        name: workflow,
+        inputs: [
+          { name: "investigation_id", required: true },
+          { name: "alert_id", required: true },
+        ],
+        // The agent works elsewhere; the run waits on it.
+        stages: [
+          {
+            id: "hand_off",
+            action_type: "http_request",
+            config: { url: `${base}/investigate/{{input.alert_id}}` },
+          },
+        ],
+      });
+      const remove = setInvestigationWorkflowChooser(async (_db, _tenant, purpose) =>
+        purpose === INVESTIGATION_PURPOSE ? workflow : null,
+      );
+      try {
+        const { id: alertId } = await ingest(h, auth, { alertname: "External", service: "payments" });
+        const ref = (await investigate(h, auth, alertId)).json().investigation;
+        const row = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
+        expect(row.triage_metadata.workflow_name).toBe(workflow);
+        await waitFor(async () => (held.length > 0 ? true : undefined), 60_000);
+        const base_ = `/app/sre/api/v1/investigations/${ref.id}`;
+        expect((await call(h, auth, "POST", `${base_}/status`, { status: "running" })).json().status).toBe(
+          "running",
+        );
+        const cited = await call(h, auth, "POST", `${base_}/evidence`, {
+          evidence: [
+            {
+              kind: "runbook",
+              title: "Payments runbook",
+              url: "https://wiki.example.org/payments",
+              source: "runbook",
+            },
+          ],
+        });
+        expect(cited.json().evidence).toEqual([
+          expect.objectContaining({
+            kind: "runbook",
+            verified: false,
+            tool_name: null,
+            description: "The runbook the alert's source links to",
+          }),
+        ]);
+        const concluded = await call(h, auth, "POST", `${base_}/status`, {
+          status: "completed",
+          result_summary: "The payments database ran out of connections.",
+          hypotheses: [
+            {
+              statement: "A deploy changed the pool size",
+              confidence: 0.2,
+              status: "rejected",
+              rationale: "no deploy",
+            },
+            {
+              statement: "Connection pool exhausted",
+              confidence: 0.9,
+              status: "confirmed",
+              rationale: "pool at 100%",
+            },
+          ],
+          plain_summary: {
+            verdict: "real_problem",
+            what_broke: "Payments could not reach its database.",
+            what_to_do: "Raise the pool size of payments-db.",
+            how_we_got_here: ["Read the alert", "Read the pool metrics"],
+          },
+        });
+        expect(concluded.statusCode, concluded.body).toBe(200);
+        const done = concluded.json();
+        expect(done.status).toBe("completed");
+        expect(done.hypotheses.map((item: { statement: string }) => item.statement)).toEqual([
+          "Connection pool exhausted",
+          "A deploy changed the pool size",
+        ]);
+        expect(done.structured_rca.plain_summary.verdict).toBe("real_problem");
+        expect(done.triage_metadata.investigator).toMatch(/^user:/);
+        expect((await readAlert(h, auth, alertId)).investigation).toMatchObject({
+          status: "completed",
+          verdict: "real_problem",
+          result_summary: "The payments database ran out of connections.",
+        });
+        const bad = await call(h, auth, "POST", `${base_}/status`, {
+          status: "completed",
+          hypotheses: [{ statement: "x", confidence: 2, status: "open", rationale: null }],
+        });
+        expect(bad.statusCode).toBe(400);
+        // Terminating its session now stops the run; the concluded investigation stays completed.
+        const terminated = await call(
+          h,
+          auth,
+          "POST",
+          `/platform/api/v1/sessions/${row.guild_session_id}/terminate`,
+        );
+        expect(terminated.json()).toEqual({ cancelled_workflows: 1 });
+        expect((await call(h, auth, "GET", base_)).json().status).toBe("completed");
+      } finally {
+        remove();
+        for (const res of held) res.destroy();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
   },
-  { integrationAllowedHosts: ["127.0.0.1"] },
+  { integrationAllowedHosts: ["127.0.0.1"], automationHttpAllowedHosts: ["127.0.0.1"] },
 );
 
 describe("investigator helpers", () => {

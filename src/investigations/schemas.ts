@@ -14,8 +14,6 @@ const literals = <T extends string>(values: readonly T[], options: object = {}) 
 
 export { INVESTIGATION_STATUSES, VERDICTS };
 export type InvestigationStatus = (typeof INVESTIGATION_STATUSES)[number];
-export type Verdict = (typeof VERDICTS)[number];
-export const FINAL_STATUSES: readonly InvestigationStatus[] = ["completed", "failed", "cancelled"];
 
 export const InvestigationStatusSchema = literals(INVESTIGATION_STATUSES, {
   description:

@@ -6,10 +6,8 @@
 import type { Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import type { Tx } from "../../core/db/database.ts";
+import { REGISTERED_ACTION_PATTERN } from "../schemas.ts";
 import type { ActionOutcome } from "./actions.ts";
-
-/** Names of registered action types: a namespace, a dot and a name, so they never clash with built-ins. */
-export const REGISTERED_ACTION_PATTERN = "^[a-z][a-z0-9_]{0,30}\\.[a-z][a-z0-9_]{0,62}$";
 
 export interface RegisteredActionInput {
   /** The work context; its `db` is the database (the step is not in a transaction). */

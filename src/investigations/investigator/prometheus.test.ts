@@ -19,9 +19,7 @@ let sequence = 0;
 
 beforeAll(async () => {
   exporter = await startExporter();
-  exporter.set('vigil_test_queue_depth{service="checkout"}', 10);
   exporter.set('vigil_test_always{service="ledger"}', 1000);
-  exporter.set('vigil_test_flap{service="search"}', 0);
   prometheus = await startPrometheus(requirePrometheus(), exporter.url);
 }, 90_000);
 
@@ -67,18 +65,18 @@ describeEachEngine(
     it("a threshold crossed and held: real_problem, with a verified metric link", async () => {
       const h = harness();
       const { auth } = await h.createKey();
+      // A series of this run's own: its low stretch is this test's, whichever engine ran before.
+      const series = `vigil_test_queue_depth{service="checkout",run="${h.engine}"}`;
+      const selector = `vigil_test_queue_depth{run="${h.engine}"}`;
+      exporter.set(series, 10);
       await prometheus.waitFor(
         "15 low samples",
-        "count_over_time(vigil_test_queue_depth[5m])",
+        `count_over_time(${selector}[5m])`,
         (value) => (value ?? 0) >= 15,
       );
-      exporter.set('vigil_test_queue_depth{service="checkout"}', 500);
-      await prometheus.waitFor(
-        "the high value held",
-        "min_over_time(vigil_test_queue_depth[3s])",
-        (v) => v === 500,
-      );
-      const done = await investigateExpression(h, auth, "vigil_test_queue_depth > 100", {
+      exporter.set(series, 500);
+      await prometheus.waitFor("the high value held", `min_over_time(${selector}[3s])`, (v) => v === 500);
+      const done = await investigateExpression(h, auth, `${selector} > 100`, {
         alertname: "QueueBacklog",
         service: "checkout",
       });
@@ -86,7 +84,7 @@ describeEachEngine(
       expect(done.structured_rca.plain_summary.verdict).toBe("real_problem");
       expect(done.structured_rca.category).toBe("service_fault");
       expect(done.hypotheses[0]).toMatchObject({ status: "confirmed" });
-      expect(done.hypotheses[0].statement).toContain("vigil_test_queue_depth crossed > 100");
+      expect(done.hypotheses[0].statement).toContain(`${selector} crossed > 100`);
       const rejected = done.hypotheses.filter((item: { status: string }) => item.status === "rejected");
       expect(rejected.map((item: { statement: string }) => item.statement).join("\n")).toContain("absent");
       const metric = done.evidence.find((item: { kind: string }) => item.kind === "metric");
@@ -132,17 +130,18 @@ describeEachEngine(
     it("flapping on its threshold: alert_is_misconfigured", async () => {
       const h = harness();
       const { auth } = await h.createKey();
-      for (let toggle = 0; toggle < 6; toggle += 1) {
-        const value = toggle % 2 === 0 ? 10 : 0;
-        exporter.set('vigil_test_flap{service="search"}', value);
+      const selector = `vigil_test_flap{run="${h.engine}"}`;
+      for (let toggle = 0; toggle < 7; toggle += 1) {
+        const value = toggle % 2 === 0 ? 0 : 10;
+        exporter.set(`vigil_test_flap{service="search",run="${h.engine}"}`, value);
         // Two samples of the new value, so the rule's evaluation sees each state.
         await prometheus.waitFor(
           `flap value ${value}`,
-          `min_over_time(vigil_test_flap[2s]) == max_over_time(vigil_test_flap[2s]) and max_over_time(vigil_test_flap[2s]) == ${value}`,
+          `min_over_time(${selector}[2s]) == max_over_time(${selector}[2s]) and max_over_time(${selector}[2s]) == ${value}`,
           (v) => v === value,
         );
       }
-      const done = await investigateExpression(h, auth, "vigil_test_flap > 5", {
+      const done = await investigateExpression(h, auth, `${selector} > 5`, {
         alertname: "SearchFlaps",
         service: "search",
       });
