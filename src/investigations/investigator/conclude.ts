@@ -215,6 +215,10 @@ export function conclude(
     contributing_factors: [
       ...(history.refires > 0 ? [`re-fired ${history.refires} times`] : []),
       ...(gathered.storm ? [`in a storm of ${gathered.storm.size} alerts`] : []),
+      ...findings.alertmanager.flatMap((finding) => [
+        ...(finding.silenced_by.length ? [`silenced in ${finding.integration}`] : []),
+        ...(finding.inhibited_by.length ? [`inhibited in ${finding.integration}`] : []),
+      ]),
       ...(gathered.neighbours.length
         ? [`${gathered.neighbours.length} alerts nearby on ${gathered.neighbours[0]?.shared}`]
         : []),
