@@ -13,6 +13,7 @@ import type { InvestigationPriorIncident } from "../schemas.ts";
 import { investigations } from "../tables.ts";
 import { conclude, reportOf } from "./conclude.ts";
 import { type Gathered, gather } from "./gather.ts";
+import { reviewWithLlm } from "./llm-review.ts";
 import { findPriorIncidents } from "./prior-incidents.ts";
 import { type IntegrationFindings, queryIntegrations } from "./query-integrations.ts";
 import { STEP_ACTIONS } from "./step-names.ts";
@@ -90,7 +91,26 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
     context,
     "prior_incidents",
   );
-  const conclusion = conclude(gathered, findings, prior);
+  const deterministic = conclude(gathered, findings, prior);
+  const review = ctx.config.llm
+    ? await reviewWithLlm({
+        llm: ctx.config.llm,
+        gathered,
+        findings,
+        prior,
+        deterministic,
+        log: ctx.log,
+        signal: input.signal,
+      })
+    : null;
+  const conclusion = review?.conclusion ?? deterministic;
+  if (review) {
+    await recordEvidence(ctx, ctx.db, {
+      tenant: input.run.tenant,
+      investigationId: investigation.id,
+      items: review.citations,
+    });
+  }
   await moveInvestigation(
     ctx.db,
     { id: investigation.id },
@@ -102,7 +122,11 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       triageMetadata: investigation.triageMetadata && {
         ...investigation.triageMetadata,
         integrations_consulted: findings.consulted,
-        investigator: "deterministic",
+        investigator: review
+          ? `llm:${review.modelId}`
+          : ctx.config.llm
+            ? "deterministic (the LLM gave no usable answer)"
+            : "deterministic",
       },
       updatedAt: ctx.now(),
     },
