@@ -2,6 +2,7 @@
 // whether it is verified (the URL's host is the host of one of the tenant's integrations) and when it
 // was captured. A URL that is not absolute http(s) is a 400 naming the field; tool_name belongs to
 // tool_trace items only; a missing description gets a default from the tool or the kind.
+import { eq } from "drizzle-orm";
 import type { Tenant } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
 import type { Executor } from "../core/db/database.ts";
@@ -66,18 +67,37 @@ export function checkEvidence(items: EvidenceDraft[], field = "evidence"): void 
   });
 }
 
-/** Stores checked items in order, verified against the tenant's integration hosts. */
+/**
+ * Stores checked items in order, verified against the tenant's integration hosts. `skipRecorded`
+ * (the investigator's steps, which a retry may run again) leaves out items already stored with the
+ * same url, source and tool.
+ */
 export async function recordEvidence(
   ctx: Pick<Ctx, "secrets" | "now">,
   db: Executor,
-  input: { tenant: Tenant; investigationId: string; items: EvidenceDraft[] },
+  input: { tenant: Tenant; investigationId: string; items: EvidenceDraft[]; skipRecorded?: boolean },
 ): Promise<void> {
-  if (input.items.length === 0) return;
   checkEvidence(input.items);
+  let items = input.items;
+  if (input.skipRecorded && items.length > 0) {
+    const stored = await db
+      .select({
+        url: investigationEvidence.url,
+        source: investigationEvidence.source,
+        toolName: investigationEvidence.toolName,
+      })
+      .from(investigationEvidence)
+      .where(eq(investigationEvidence.investigationId, input.investigationId));
+    const keys = new Set(stored.map((row) => JSON.stringify([row.url, row.source, row.toolName])));
+    items = items.filter(
+      (item) => !keys.has(JSON.stringify([item.url, item.source, item.tool_name ?? null])),
+    );
+  }
+  if (items.length === 0) return;
   const hosts = await verifiedHosts(ctx, db, input.tenant);
   const capturedAt = ctx.now();
   await db.insert(investigationEvidence).values(
-    input.items.map((item) => ({
+    items.map((item) => ({
       investigationId: input.investigationId,
       kind: item.kind,
       title: item.title,

@@ -69,6 +69,49 @@ describeEachEngine(
       expect(steps).toContain("am-main inhibits it");
       expect(done.structured_rca.contributing_factors.join("\n")).toContain("silenced");
     });
+
+    it("auto_investigate covers alerts a pull sync creates, once each", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const service = `pulled-${h.engine}`;
+      await alertmanager.postAlerts([{ labels: { alertname: "PulledOne", service } }]);
+      await alertmanager.waitForAlerts("the pulled alert", (alerts) =>
+        alerts.some((alert) => alert.labels.service === service),
+      );
+      expect(
+        (
+          await call(h, auth, "POST", "/api/v1/integrations", {
+            name: "am-pull",
+            type: "alertmanager",
+            url: alertmanager.base,
+          })
+        ).statusCode,
+      ).toBe(201);
+      await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "am-pull",
+        auto_investigate: true,
+      });
+      for (let sync = 0; sync < 2; sync += 1) {
+        const synced = await call(h, auth, "POST", "/app/sre/api/v1/integrations/am-pull/sync");
+        expect(synced.statusCode, synced.body).toBeLessThan(300);
+      }
+      const pulled = await waitFor(async () => {
+        const list = (await call(h, auth, "GET", "/app/sre/api/v1/alerts?page_size=500")).json();
+        const alert = list.alerts.find(
+          (item: { labels: Record<string, string> }) => item.labels.service === service,
+        );
+        return alert?.investigation ? alert : undefined;
+      }, 120_000);
+      const investigations = await call(
+        h,
+        auth,
+        "GET",
+        `/app/sre/api/v1/investigations?alert_id=${pulled.id}`,
+      );
+      expect(investigations.json().total).toBe(1);
+      expect(investigations.json().investigations[0].triage_metadata.trigger).toBe("auto_investigate");
+    }, 180_000);
   },
   { integrationAllowedHosts: ["127.0.0.1"] },
 );

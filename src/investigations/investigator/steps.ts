@@ -52,6 +52,7 @@ async function gatherStep(input: RegisteredActionInput): Promise<ActionOutcome> 
     tenant: run.tenant,
     investigationId: investigation.id,
     items: evidence,
+    skipRecorded: true,
   });
   return outcome(gathered);
 }
@@ -72,6 +73,7 @@ async function queryStep(input: RegisteredActionInput): Promise<ActionOutcome> {
     tenant: run.tenant,
     investigationId: investigation.id,
     items: evidence,
+    skipRecorded: true,
   });
   return outcome(findings);
 }
@@ -109,6 +111,7 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       tenant: input.run.tenant,
       investigationId: investigation.id,
       items: review.citations,
+      skipRecorded: true,
     });
   }
   await moveInvestigation(
