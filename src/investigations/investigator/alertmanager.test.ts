@@ -78,6 +78,12 @@ describeEachEngine(
       await alertmanager.waitForAlerts("the pulled alert", (alerts) =>
         alerts.some((alert) => alert.labels.service === service),
       );
+      // The registration first: the scheduled sync may pull the integration as soon as it exists.
+      await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "am-pull",
+        auto_investigate: true,
+      });
       expect(
         (
           await call(h, auth, "POST", "/api/v1/integrations", {
@@ -87,11 +93,6 @@ describeEachEngine(
           })
         ).statusCode,
       ).toBe(201);
-      await registerTrigger(h, auth, {
-        source: "alertmanager",
-        integration: "am-pull",
-        auto_investigate: true,
-      });
       for (let sync = 0; sync < 2; sync += 1) {
         const synced = await call(h, auth, "POST", "/app/sre/api/v1/integrations/am-pull/sync");
         expect(synced.statusCode, synced.body).toBeLessThan(300);
@@ -102,7 +103,7 @@ describeEachEngine(
           (item: { labels: Record<string, string> }) => item.labels.service === service,
         );
         return alert?.investigation ? alert : undefined;
-      }, 120_000);
+      }, 60_000);
       const investigations = await call(
         h,
         auth,
@@ -111,7 +112,7 @@ describeEachEngine(
       );
       expect(investigations.json().total).toBe(1);
       expect(investigations.json().investigations[0].triage_metadata.trigger).toBe("auto_investigate");
-    }, 180_000);
+    });
   },
   { integrationAllowedHosts: ["127.0.0.1"] },
 );
