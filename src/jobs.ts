@@ -3,7 +3,8 @@
 import { ALERT_JOBS, ALERT_SCHEDULES } from "./alerts/index.ts";
 import { AUTOMATION_JOBS } from "./automation/index.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
+import { INVESTIGATION_JOBS } from "./investigations/index.ts";
 
-export const JOBS: JobDefinition[] = [...ALERT_JOBS, ...AUTOMATION_JOBS];
+export const JOBS: JobDefinition[] = [...ALERT_JOBS, ...AUTOMATION_JOBS, ...INVESTIGATION_JOBS];
 
 export const SCHEDULES: JobSchedule[] = [...ALERT_SCHEDULES];

@@ -15,6 +15,7 @@ import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
 import { startQueue } from "./core/queue/queue.ts";
 import { redactSecrets } from "./core/redact.ts";
 import { createSecrets, resolveSecretKey } from "./core/secrets.ts";
+import { configureInvestigations } from "./investigations/index.ts";
 import { JOBS, SCHEDULES } from "./jobs.ts";
 
 export interface Vigil {
@@ -90,6 +91,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     });
     // llm agents run only with an LLM configured; otherwise their nodes fail with "no LLM configured".
     configureAgentRunners(config);
+    configureInvestigations();
     if (config.role !== "api") await queue.work();
     correlator =
       config.role === "api"

@@ -15,17 +15,29 @@ import {
   AlertWebhook,
   AlertWebhookCreate,
   AlertWebhookUpdate,
+  InvestigationRef,
 } from "./schemas.ts";
 import { syncIntegrationJob, syncIntegrationsJob } from "./sync/pull-sync.ts";
 import { alertSyncRoutes } from "./sync/routes.ts";
 import { classifyAlertsJob } from "./triage/classify-job.ts";
 
+export {
+  type InvestigatedAlert,
+  readAlertsTriggeredBetween,
+  readInvestigatedAlert,
+  readInvestigatedHistory,
+  readStormMembers,
+  setAlertInvestigation,
+} from "./console/investigation-reads.ts";
 export type { StormCorrelator } from "./correlation/storm-correlator.ts";
+export { AUTO_INVESTIGATE_JOB } from "./ingest/auto-investigate.ts";
+export { INVESTIGATION_STATUSES, InvestigationRef, VERDICTS } from "./schemas.ts";
 export { startStormCorrelator };
 
 /** Every alerts route, with the schemas they share. */
 export async function registerAlerts(app: FastifyInstance): Promise<void> {
   for (const schema of [
+    InvestigationRef,
     AlertV1,
     AlertHistoryEvent,
     AlertPatch,

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
+import { DateTime, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
 import { SOURCE_TYPES } from "./sources/types.ts";
 
 const literals = <T extends string>(values: readonly T[], options: object = {}) =>
@@ -92,6 +92,31 @@ export type AlertWebhook = Static<typeof AlertWebhook>;
 
 // ---- alerts ----
 
+export const INVESTIGATION_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
+export const VERDICTS = ["real_problem", "alert_is_misconfigured", "not_enough_information"] as const;
+
+export const InvestigationRef = Type.Object(
+  {
+    id: Uuid("The investigation's id (getInvestigation)"),
+    status: literals(INVESTIGATION_STATUSES, {
+      description:
+        "queued: created, its run not yet started; running: the investigator is at work; completed, failed, cancelled: final",
+    }),
+    verdict: Nullable(
+      literals(VERDICTS, { description: "The plain summary's verdict once concluded; null before" }),
+    ),
+    result_summary: Nullable(Type.String({ description: "One paragraph once concluded; null before" })),
+    started_at: DateTime(),
+    finished_at: Nullable(DateTime("null while unfinished")),
+  },
+  {
+    $id: "InvestigationRef",
+    description:
+      "The summary of an alert's newest investigation, shown on the alert; the whole record is getInvestigation",
+  },
+);
+export type InvestigationRef = Static<typeof InvestigationRef>;
+
 export const AlertV1 = Type.Object(
   {
     id: Uuid("Internal alert id"),
@@ -117,7 +142,7 @@ export const AlertV1 = Type.Object(
     resolved_at: Nullable(DateTime()),
     refire_count: Type.Integer({ minimum: 0 }),
     last_resolved_at: Nullable(DateTime()),
-    investigation: Nullable(Type.Object({}, { additionalProperties: true })),
+    investigation: Nullable(refOf(InvestigationRef)),
     labels: Type.Record(Type.String(), Type.String()),
     links: Type.Array(Type.Object({ kind: Type.String(), url: Type.String() })),
     alert_role: literals(ALERT_ROLES),

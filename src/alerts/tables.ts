@@ -15,7 +15,7 @@ import {
 } from "drizzle-orm/pg-core";
 import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
 import type { Timeline } from "./ingest/lifecycle.ts";
-import { ANALYSIS_STATUSES, ATTENTIONS } from "./schemas.ts";
+import { ANALYSIS_STATUSES, ATTENTIONS, type InvestigationRef } from "./schemas.ts";
 import { DISPLAY_PRIORITY } from "./sources/normalize/severity.ts";
 import type { AlertLink, SeverityBucket } from "./sources/types.ts";
 
@@ -105,6 +105,8 @@ export const alerts = pgTable(
     eventSeq: integer("event_seq").notNull().default(0),
     /** The firing and resolve times the alert's events carried (lifecycle.ts); null on alerts stored before. */
     timeline: jsonb("timeline").$type<Timeline>(),
+    /** The newest investigation's summary (InvestigationRef), written by the investigations domain. */
+    investigation: jsonb("investigation").$type<InvestigationRef>(),
   },
   (table) => [
     // The identity of an alert, unique per tenant (an org, or an owner's personal namespace: org and

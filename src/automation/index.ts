@@ -27,6 +27,16 @@ import {
 import { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
+export type { ActionOutcome } from "./executions/actions.ts";
+export { StepError } from "./executions/actions.ts";
+export { startExecution } from "./executions/executions.ts";
+export {
+  type ExecutionEnd,
+  onExecutionEnd,
+  type RegisteredActionInput,
+  registerActionType,
+} from "./executions/extensions.ts";
+export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
 export { AUTOMATION_WEBHOOK_TARGETS };
 
 /** Every automation route, with the schemas they share. */

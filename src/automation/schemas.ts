@@ -10,6 +10,8 @@ export const WorkflowName = Slug("Workflow name, unique per tenant");
 /** Actions that run without an LLM. */
 export const ACTION_TYPES = ["http_request", "json_transform", "write_report"] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
+/** Names of action types a higher domain registers: a namespace, a dot and a name (never a built-in's). */
+export const REGISTERED_ACTION_PATTERN = "^[a-z][a-z0-9_]{0,30}\\.[a-z][a-z0-9_]{0,62}$";
 export const AGENT_KINDS = ["llm", "builtin"] as const;
 export const ROUTING_STATUSES = ["active", "inactive"] as const;
 
@@ -104,7 +106,18 @@ export const Stage = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 200 })),
     agent_ref: Type.Optional(AgentName),
     parallel_agents: Type.Optional(Type.Array(AgentName, { maxItems: 20, uniqueItems: true })),
-    action_type: Type.Optional(Type.Union(ACTION_TYPES.map((action) => Type.Literal(action)))),
+    action_type: Type.Optional(
+      Type.Union(
+        [
+          ...ACTION_TYPES.map((action) => Type.Literal(action)),
+          Type.String({
+            pattern: REGISTERED_ACTION_PATTERN,
+            description: "An action Vigil's domains add, such as sre.investigation_gather",
+          }),
+        ],
+        { description: "A built-in action, or a namespaced one a Vigil domain provides" },
+      ),
+    ),
     config: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: "Settings of the action" }),
     ),

@@ -69,3 +69,17 @@ export async function listIntegrationConnections(
     .orderBy(asc(integrations.createdAt), asc(integrations.id));
   return rows.map((row) => open(row, secrets));
 }
+
+/** The tenant's integrations, credentials opened, by name. */
+export async function listTenantIntegrationConnections(
+  db: Executor,
+  secrets: Secrets,
+  tenant: Tenant,
+): Promise<IntegrationConnection[]> {
+  const rows = await db
+    .select()
+    .from(integrations)
+    .where(inTenant(integrations, tenant))
+    .orderBy(asc(integrations.name));
+  return rows.map((row) => open(row, secrets));
+}

@@ -1,8 +1,10 @@
 export {
   type IntegrationConnection,
   listIntegrationConnections,
+  listTenantIntegrationConnections,
   readIntegrationConnection,
 } from "./connections.ts";
 export { getIntegration, missingIntegrations } from "./integrations.ts";
+export { integrationApiUrl, readIntegrationApi } from "./read-api.ts";
 export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export { IntegrationName } from "./schemas.ts";

@@ -11,7 +11,8 @@ export const IntegrationWrite = Type.Object(
     name: IntegrationName,
     type: Type.String({
       pattern: "^[a-z][a-z0-9-]{0,39}$",
-      description: "Kind of system, for example alertmanager, grafana, prometheus, github",
+      description:
+        "Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), grafana, github",
     }),
     url: Type.Optional(
       Nullable(

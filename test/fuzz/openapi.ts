@@ -274,7 +274,13 @@ async function given(op: Operation, r: Resources): Promise<Partial<Baseline>> {
     case "getAlertV1":
     case "reclassifyAlert":
     case "getAlertHistory":
+    case "investigateAlert":
       return { path: { id: r.alertId } };
+    case "getInvestigation":
+    case "submitInvestigationEvidence":
+      return { path: { id: r.investigationId } };
+    case "updateInvestigationStatus":
+      return { path: { id: r.investigationId }, body: { status: "running" } };
     case "registerAgent":
       return { body: { name: unique("fz-agent"), kind: "builtin", integrations: [r.integration] } };
     case "getAgent":

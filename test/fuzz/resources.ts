@@ -49,6 +49,7 @@ export class Resources {
   hookId = "";
   registrationId = "";
   alertId = "";
+  investigationId = "";
   draftVersion = 2;
   sessionId = "";
   traceId = "";
@@ -152,6 +153,15 @@ export class Resources {
     const accepted = delivered.json() as { alerts?: { id: string }[] };
     this.alertId = accepted.alerts?.[0]?.id ?? "";
     if (delivered.statusCode !== 202 || !this.alertId) throw new Error(`setup delivery: ${delivered.body}`);
+    // Its investigation.
+    const investigated = await this.app().inject({
+      method: "POST",
+      url: `/app/sre/api/v1/alerts/${this.alertId}/investigate`,
+      headers: this.auth,
+    });
+    this.investigationId =
+      (investigated.json() as { investigation?: { id: string } }).investigation?.id ?? "";
+    if (!this.investigationId) throw new Error(`setup investigation: ${investigated.body}`);
     // A run: the workflow behind the delivery webhook, started once.
     const flowHook = this.deliveryHooks[1] as NamedHook;
     const run = await this.app().inject({

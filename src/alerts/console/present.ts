@@ -33,6 +33,7 @@ export const presentedAlertColumns = {
   stormId: alerts.stormId,
   likelyUpstream: alerts.likelyUpstream,
   ingestedVia: alerts.ingestedVia,
+  investigation: alerts.investigation,
 };
 
 type AlertRow = Pick<typeof alerts.$inferSelect, keyof typeof presentedAlertColumns>;
@@ -63,7 +64,7 @@ export function presentAlert(row: AlertRow, rawPayload: string | null): AlertV1 
     resolved_at: row.resolvedAt?.toISOString() ?? null,
     refire_count: row.refireCount,
     last_resolved_at: row.lastResolvedAt?.toISOString() ?? null,
-    investigation: null,
+    investigation: row.investigation ?? null,
     labels: row.labels,
     links: row.links,
     alert_role: row.alertRole as AlertV1["alert_role"],
@@ -111,7 +112,7 @@ export const ALERT_V1_JSON = sql`json_build_object(
   'resolved_at', ${isoTime(alerts.resolvedAt)},
   'refire_count', ${alerts.refireCount},
   'last_resolved_at', ${isoTime(alerts.lastResolvedAt)},
-  'investigation', null,
+  'investigation', ${alerts.investigation},
   'labels', ${alerts.labels},
   'links', ${alerts.links},
   'alert_role', ${alerts.alertRole},

@@ -30,6 +30,7 @@ import { alerts, tenantKey } from "../tables.ts";
 import { classifyAlertsJob } from "../triage/classify-job.ts";
 import { type ClassifyJobData, queueForTriage, type TriageSettings, triageJobs } from "../triage/triage.ts";
 import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
+import { AUTO_INVESTIGATE_JOB } from "./auto-investigate.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
 import {
   type AlertPlan,
@@ -57,6 +58,8 @@ export interface IngestBatch {
   invocationId: string | null;
   /** How new and re-fired alerts are classified; null: not at all. */
   triage: TriageSettings | null;
+  /** Start an investigation for each alert this batch creates (the registration's auto_investigate). */
+  autoInvestigate?: boolean;
 }
 
 export interface IngestOptions {
@@ -184,6 +187,7 @@ export async function applyAlertBatches(
   const history: HistoryRecord[] = [];
   const payloads: PayloadRecord[] = [];
   const jobs: { data: ClassifyJobData; options: SendOptions }[] = [];
+  const investigations: { data: { alertId: string; orgId: string | null; ownerId: string } }[] = [];
   const results: IngestResult[][] = [];
   for (const batch of batches) {
     const planned: { row: AlertRow; outcome: IngestOutcome }[] = [];
@@ -232,6 +236,14 @@ export async function applyAlertBatches(
     // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
     if (payload && planned.some(({ row }) => row.rawPayloadId === payload.id)) payloads.push(payload);
     if (batch.triage) jobs.push(...triageJobs(batch.scope, queueForTriage(planned, batch.triage)));
+    if (batch.autoInvestigate) {
+      for (const { row, outcome } of planned) {
+        if (outcome !== "created") continue;
+        investigations.push({
+          data: { alertId: row.id, orgId: batch.scope.orgId, ownerId: batch.scope.ownerId },
+        });
+      }
+    }
     results.push(delivery);
   }
 
@@ -245,6 +257,7 @@ export async function applyAlertBatches(
     await trimHistory(tx, rows);
   }
   if (jobs.length > 0) await options.enqueueMany(tx, classifyAlertsJob, jobs);
+  if (investigations.length > 0) await options.enqueueMany(tx, AUTO_INVESTIGATE_JOB, investigations);
   return results;
 }
 
@@ -341,6 +354,7 @@ const batched: BatchedTarget<IngestWork> = {
             bucketBy: registration.classifyBucketBy as TriageSettings["bucketBy"],
             criticalBypass: registration.classifyCriticalBypass,
           },
+          autoInvestigate: registration.autoInvestigate,
         },
         response: { events: parsed.events.length },
         note: parsed.note ?? null,

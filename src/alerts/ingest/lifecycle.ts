@@ -136,6 +136,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     lastEventHash: context.eventHash,
     eventSeq: 0,
     timeline,
+    investigation: null,
   };
   return plan("created", null, next, event);
 }

@@ -187,10 +187,15 @@ async function registrationSettingsOf(
   tx: Tx,
   tenant: Tenant,
   integrationName: string,
-): Promise<{ overrides: Record<string, SeverityBucket> | undefined; triage: TriageSettings }> {
+): Promise<{
+  overrides: Record<string, SeverityBucket> | undefined;
+  triage: TriageSettings;
+  autoInvestigate: boolean;
+}> {
   const [row] = await tx
     .select({
       overrides: alertWebhooks.severityOverrides,
+      autoInvestigate: alertWebhooks.autoInvestigate,
       mode: alertWebhooks.classifyMode,
       windowSeconds: alertWebhooks.classifyBatchWindowSeconds,
       bucketBy: alertWebhooks.classifyBucketBy,
@@ -205,9 +210,9 @@ async function registrationSettingsOf(
         eq(alertWebhooks.integration, integrationName),
       ),
     );
-  if (!row) return { overrides: undefined, triage: DEFAULT_TRIAGE };
-  const { overrides, ...triage } = row;
-  return { overrides, triage: triage as TriageSettings };
+  if (!row) return { overrides: undefined, triage: DEFAULT_TRIAGE, autoInvestigate: false };
+  const { overrides, autoInvestigate, ...triage } = row;
+  return { overrides, triage: triage as TriageSettings, autoInvestigate };
 }
 
 // The alerts to resolve: seen by an earlier sync, not resolved, absent from this answer. One changed
@@ -324,6 +329,7 @@ async function applyAlertList(
             rawPayload: body,
             invocationId: null,
             triage: settings.triage,
+            autoInvestigate: settings.autoInvestigate,
           },
           ingestOptions,
         );

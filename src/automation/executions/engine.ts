@@ -17,7 +17,7 @@ import { costOf, type Usage } from "../../llm/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
 import { ACTION_TYPES, type ActionType, type Stage, type StructuredOutput } from "../schemas.ts";
 import { agents, executionNodes, executions, sessionArtifacts } from "../tables.ts";
-import { type ArtifactDraft, runAction, StepError } from "./actions.ts";
+import { type ActionEnv, type ArtifactDraft, runAction, StepError } from "./actions.ts";
 import {
   closeExecution,
   completeIfDone,
@@ -28,6 +28,7 @@ import {
   RunStoppedError,
   stageKey,
 } from "./execution-state.ts";
+import { registeredAction } from "./extensions.ts";
 
 interface StepResult {
   output: unknown;
@@ -114,6 +115,7 @@ async function executeStage(ctx: Ctx, execution: ExecutionRow, stage: Stage, att
   const stageConfig = stage.config ?? {};
   if (stage.action_type) {
     const type = stage.action_type;
+    const registered = registeredAction(type);
     return runStep(
       ctx,
       execution,
@@ -128,7 +130,20 @@ async function executeStage(ctx: Ctx, execution: ExecutionRow, stage: Stage, att
         label: type,
       },
       attempt,
-      (signal) => runAction(type, stageConfig, { config: ctx.config, context, signal }),
+      (signal) =>
+        registered
+          ? registered({
+              ctx,
+              run: {
+                traceId: execution.traceId,
+                sessionId: execution.sessionId,
+                tenant: { orgId: execution.orgId, ownerId: execution.ownerId },
+              },
+              settings: stageConfig,
+              context,
+              signal,
+            })
+          : runBuiltinAction(type, stageConfig, { config: ctx.config, context, signal }),
     );
   }
   const names = stage.agent_ref ? [stage.agent_ref] : (stage.parallel_agents ?? []);
@@ -146,6 +161,14 @@ async function executeStage(ctx: Ctx, execution: ExecutionRow, stage: Stage, att
   const outputs = results.map((result) => (result.status === "fulfilled" ? result.value : null));
   if (stage.agent_ref) return outputs[0];
   return Object.fromEntries(names.map((name, index) => [name, outputs[index]]));
+}
+
+/** A built-in action type; an unknown one (its domain not registered in this process) fails the step. */
+function runBuiltinAction(type: string, settings: Record<string, unknown>, env: ActionEnv) {
+  if (!(ACTION_TYPES as readonly string[]).includes(type)) {
+    throw new StepError(`action type ${type} is not available in this Vigil`, false);
+  }
+  return runAction(type as ActionType, settings, env);
 }
 
 const stagePositionOf = (execution: ExecutionRow, stage: Stage) =>

@@ -6,6 +6,7 @@ import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../core/db/database.ts";
 import type { Stage, StructuredOutput } from "../schemas.ts";
 import { executionNodes, executions } from "../tables.ts";
+import { notifyExecutionEnd } from "./extensions.ts";
 import { asText } from "./template.ts";
 
 export type ExecutionRow = typeof executions.$inferSelect;
@@ -110,7 +111,16 @@ export async function completeIfDone(tx: Tx, execution: ExecutionRow, now: Date)
     })
     .where(and(eq(executions.traceId, execution.traceId), eq(executions.status, "running")))
     .returning({ traceId: executions.traceId });
-  return rows.length > 0;
+  if (rows.length === 0) return false;
+  await notifyExecutionEnd(tx, {
+    traceId: execution.traceId,
+    sessionId: execution.sessionId,
+    status: "completed",
+    cancelled: false,
+    error: null,
+    now,
+  });
+  return true;
 }
 
 export interface Closing {
@@ -143,8 +153,9 @@ export async function closeExecution(tx: Tx, traceId: string, closing: Closing):
       })}::jsonb)`,
     })
     .where(and(eq(executions.traceId, traceId), eq(executions.status, "running")))
-    .returning({ traceId: executions.traceId });
-  if (rows.length === 0) return false;
+    .returning({ traceId: executions.traceId, sessionId: executions.sessionId });
+  const [closed] = rows;
+  if (!closed) return false;
   await tx
     .update(executionNodes)
     .set({ status: "skipped", error: closing.skipReason, finishedAt: closing.now })
@@ -153,5 +164,13 @@ export async function closeExecution(tx: Tx, traceId: string, closing: Closing):
     .update(executionNodes)
     .set({ status: "error", error: closing.stopReason, finishedAt: closing.now })
     .where(and(eq(executionNodes.traceId, traceId), inArray(executionNodes.status, ["running"])));
+  await notifyExecutionEnd(tx, {
+    traceId,
+    sessionId: closed.sessionId,
+    status: "error",
+    cancelled: closing.cancelled ?? false,
+    error: closing.error,
+    now: closing.now,
+  });
   return true;
 }

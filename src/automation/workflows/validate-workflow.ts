@@ -1,7 +1,8 @@
 // Checks a workflow's content beyond its JSON schema: unique ids and names, valid patterns,
 // one binding per stage, dependencies that exist and form no cycle, agents that exist.
 import { AppError } from "../../core/errors.ts";
-import type { Stage, WorkflowInput } from "../schemas.ts";
+import { registeredAction } from "../executions/extensions.ts";
+import { ACTION_TYPES, type Stage, type WorkflowInput } from "../schemas.ts";
 
 function invalid(field: string, message: string): AppError {
   return new AppError("VALIDATION_FAILED", `${field}: ${message}`, { field });
@@ -37,6 +38,13 @@ export function validateStages(stages: Stage[], agentExists: (name: string) => b
     ];
     if (bindings.filter((binding) => binding !== undefined).length > 1) {
       throw invalid(`stages.${index}`, "binds more than one of agent_ref, parallel_agents and action_type");
+    }
+    if (
+      stage.action_type &&
+      !(ACTION_TYPES as readonly string[]).includes(stage.action_type) &&
+      !registeredAction(stage.action_type)
+    ) {
+      throw invalid(`stages.${index}.action_type`, `unknown action type ${stage.action_type}`);
     }
     if (stage.agent_ref && !agentExists(stage.agent_ref)) {
       throw invalid(`stages.${index}.agent_ref`, `agent ${stage.agent_ref} not found`);

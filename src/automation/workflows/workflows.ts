@@ -3,13 +3,13 @@
 // Runs use the newest approved version, pinned when they start; a draft never runs implicitly.
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, max, sql } from "drizzle-orm";
-import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
+import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import { type Executor, withTransaction } from "../../core/db/database.ts";
+import { type Executor, type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import { agentNames } from "../agents/agents.ts";
-import type { Workflow, WorkflowVersion, WorkflowWrite } from "../schemas.ts";
+import type { Stage, Workflow, WorkflowInput, WorkflowVersion, WorkflowWrite } from "../schemas.ts";
 import { workflows, workflowVersions } from "../tables.ts";
 import { presentReasons, workflowReadiness } from "./readiness.ts";
 import { validateInputs, validateStages } from "./validate-workflow.ts";
@@ -385,4 +385,54 @@ export async function runnableVersion(db: Executor, workflowId: string): Promise
     .orderBy(desc(workflowVersions.version))
     .limit(1);
   return row ?? null;
+}
+
+export interface ProvidedWorkflow {
+  name: string;
+  description: string;
+  inputs: WorkflowInput[];
+  stages: Stage[];
+}
+
+/**
+ * For a higher domain that ships a workflow (the SRE app's default investigation): makes sure the
+ * tenant has `workflow.name`, creating it with one approved version when absent (routing inactive:
+ * Ask never picks it on its own). A workflow of that name the tenant already has is left as it is.
+ * Concurrent first calls: the insert skips on the unique name, so one creates and the others reuse.
+ */
+export async function provisionWorkflow(
+  tx: Tx,
+  tenant: Tenant,
+  workflow: ProvidedWorkflow,
+  now: Date,
+): Promise<boolean> {
+  const [created] = await tx
+    .insert(workflows)
+    .values({
+      id: randomUUID(),
+      orgId: tenant.orgId,
+      ownerId: tenant.ownerId,
+      name: workflow.name,
+      routingStatus: "inactive",
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning({ id: workflows.id });
+  if (!created) return false;
+  await tx.insert(workflowVersions).values({
+    id: randomUUID(),
+    workflowId: created.id,
+    version: 1,
+    status: "approved",
+    description: workflow.description,
+    inputs: workflow.inputs,
+    stages: workflow.stages,
+    routingExamples: [],
+    createdAt: now,
+    updatedAt: now,
+    approvedAt: now,
+    approvedBy: null,
+  });
+  return true;
 }

@@ -1,0 +1,87 @@
+// The two callbacks an investigating agent uses (the spec names them sre_update_investigation_status
+// and sre_submit_investigation_evidence), served as HTTP endpoints for external agents and used by
+// Vigil's own investigator the same way.
+import { tenantOf } from "../core/auth/tenancy.ts";
+import type { CallerCtx } from "../core/context.ts";
+import { withTransaction } from "../core/db/database.ts";
+import { AppError } from "../core/errors.ts";
+import { recordEvidence } from "./evidence.ts";
+import { moveInvestigation } from "./lifecycle.ts";
+import { findInvestigation, readInvestigation } from "./read-investigations.ts";
+import type { EvidenceSubmission, Investigation, StatusUpdate } from "./schemas.ts";
+
+function finished(id: string, status: string): AppError {
+  return new AppError("CONFLICT", `investigation ${id} is ${status} and cannot change`, {
+    id,
+    status,
+  });
+}
+
+export async function submitInvestigationEvidence({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { id: string; body: EvidenceSubmission };
+}): Promise<Investigation> {
+  const row = await findInvestigation(ctx, input.id);
+  await recordEvidence(ctx, ctx.db, {
+    tenant: tenantOf(ctx.actor),
+    investigationId: row.id,
+    items: input.body.evidence,
+  });
+  return (await readInvestigation(ctx.db, row.id)) as Investigation;
+}
+
+export async function updateInvestigationStatus({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { id: string; body: StatusUpdate };
+}): Promise<Investigation> {
+  const row = await findInvestigation(ctx, input.id);
+  const { body } = input;
+  const now = ctx.now();
+  const final = body.status !== "running";
+  const moved = await withTransaction(ctx.db, (tx) =>
+    moveInvestigation(
+      tx,
+      { id: row.id },
+      {
+        status: body.status,
+        updatedAt: now,
+        ...(final && { finishedAt: now }),
+        ...(body.result_summary !== undefined && { resultSummary: body.result_summary }),
+        ...(body.hypotheses && { hypotheses: rank(body.hypotheses) }),
+        ...(body.plain_summary && {
+          structuredRca: {
+            ...(row.structuredRca ?? {
+              summary: body.result_summary ?? "",
+              root_cause: null,
+              category: "unknown" as const,
+              affected: { service: null, host: null, cluster: null },
+              trigger: null,
+              contributing_factors: [],
+              remediation: [],
+              confidence: 0,
+            }),
+            plain_summary: body.plain_summary,
+          },
+        }),
+        triageMetadata: row.triageMetadata && {
+          ...row.triageMetadata,
+          investigator: `user:${ctx.actor.userId}`,
+        },
+      },
+    ),
+  );
+  if (!moved) throw finished(row.id, row.status);
+  return (await readInvestigation(ctx.db, row.id)) as Investigation;
+}
+
+/** Ranked: open and confirmed by confidence, rejected ones last. */
+export function rank<T extends { confidence: number | null; status: string | null }>(items: T[]): T[] {
+  const weight = (item: T) => (item.status === "rejected" ? -1 : (item.confidence ?? 0));
+  return [...items].sort((a, b) => weight(b) - weight(a));
+}

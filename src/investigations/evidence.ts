@@ -1,0 +1,116 @@
+// Evidence that can be trusted: the caller says what a link is (kind, source, tool); Vigil decides
+// whether it is verified (the URL's host is the host of one of the tenant's integrations) and when it
+// was captured. A URL that is not absolute http(s) is a 400 naming the field; tool_name belongs to
+// tool_trace items only; a missing description gets a default from the tool or the kind.
+import { eq } from "drizzle-orm";
+import type { Tenant } from "../core/auth/tenancy.ts";
+import type { Ctx } from "../core/context.ts";
+import type { Executor } from "../core/db/database.ts";
+import { badRequest } from "../core/errors.ts";
+import { listTenantIntegrationConnections } from "../integrations/index.ts";
+import type { EvidenceKind, EvidenceSource } from "./schemas.ts";
+import { investigationEvidence } from "./tables.ts";
+
+export interface EvidenceDraft {
+  kind: EvidenceKind;
+  title: string;
+  url: string;
+  description?: string | null;
+  source: EvidenceSource;
+  tool_name?: string | null;
+}
+
+const DEFAULT_DESCRIPTIONS: Record<EvidenceKind, string> = {
+  dashboard: "A dashboard of the affected system around the alert",
+  metric: "A metric series around the alert's trigger time",
+  log: "Logs of the affected system",
+  trace: "A distributed trace of an affected request",
+  runbook: "The runbook the alert's source links to",
+  alert_rule: "The rule that raised the alert",
+  console: "The monitoring console's page for this alert",
+  code: "Source code related to the cause",
+  other: "A related page",
+};
+
+/** Host names of the tenant's integration URLs: the allowlist that makes a link verified. */
+export async function verifiedHosts(
+  ctx: Pick<Ctx, "secrets">,
+  db: Executor,
+  tenant: Tenant,
+): Promise<Set<string>> {
+  const connections = await listTenantIntegrationConnections(db, ctx.secrets, tenant);
+  const hosts = new Set<string>();
+  for (const connection of connections) {
+    if (connection.url && URL.canParse(connection.url))
+      hosts.add(new URL(connection.url).hostname.toLowerCase());
+  }
+  return hosts;
+}
+
+export function isVerified(url: string, hosts: Set<string>): boolean {
+  return URL.canParse(url) && hosts.has(new URL(url).hostname.toLowerCase());
+}
+
+/** Checks every item; the first bad one is a 400 naming `evidence.<n>.<field>`. */
+export function checkEvidence(items: EvidenceDraft[], field = "evidence"): void {
+  items.forEach((item, index) => {
+    const url = URL.canParse(item.url) ? new URL(item.url) : null;
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      throw badRequest(`${field}.${index}.url`, "must be an absolute http(s) URL");
+    }
+    if (item.source === "tool_trace" && !item.tool_name) {
+      throw badRequest(`${field}.${index}.tool_name`, "is required when source is tool_trace");
+    }
+    if (item.source !== "tool_trace" && item.tool_name) {
+      throw badRequest(`${field}.${index}.tool_name`, "is only set when source is tool_trace");
+    }
+  });
+}
+
+/**
+ * Stores checked items in order, verified against the tenant's integration hosts. `skipRecorded`
+ * (the investigator's steps, which a retry may run again) leaves out items already stored with the
+ * same url, source and tool.
+ */
+export async function recordEvidence(
+  ctx: Pick<Ctx, "secrets" | "now">,
+  db: Executor,
+  input: { tenant: Tenant; investigationId: string; items: EvidenceDraft[]; skipRecorded?: boolean },
+): Promise<void> {
+  checkEvidence(input.items);
+  let items = input.items;
+  if (input.skipRecorded && items.length > 0) {
+    const stored = await db
+      .select({
+        url: investigationEvidence.url,
+        source: investigationEvidence.source,
+        toolName: investigationEvidence.toolName,
+      })
+      .from(investigationEvidence)
+      .where(eq(investigationEvidence.investigationId, input.investigationId));
+    const keys = new Set(stored.map((row) => JSON.stringify([row.url, row.source, row.toolName])));
+    items = items.filter(
+      (item) => !keys.has(JSON.stringify([item.url, item.source, item.tool_name ?? null])),
+    );
+  }
+  if (items.length === 0) return;
+  const hosts = await verifiedHosts(ctx, db, input.tenant);
+  const capturedAt = ctx.now();
+  await db.insert(investigationEvidence).values(
+    items.map((item) => ({
+      investigationId: input.investigationId,
+      kind: item.kind,
+      title: item.title,
+      url: item.url,
+      description:
+        item.description ||
+        (item.source === "tool_trace" && item.tool_name
+          ? `Captured by the ${item.tool_name} tool`
+          : DEFAULT_DESCRIPTIONS[item.kind]),
+      source: item.source,
+      toolName: item.source === "tool_trace" ? (item.tool_name ?? null) : null,
+      verified: isVerified(item.url, hosts),
+      capturedAt,
+    })),
+  );
+}

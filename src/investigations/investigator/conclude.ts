@@ -1,0 +1,266 @@
+// Step 4: the deterministic conclusion. Each candidate explanation becomes a hypothesis with a
+// confidence and a status (rejected ones kept, with why); the strongest decides the verdict:
+// alert_is_misconfigured (a test or watchdog alert, an absent series, a threshold always crossed,
+// flapping on its threshold), real_problem (the series crossed its threshold, or an upstream cause),
+// or not_enough_information, naming the integration that would have answered.
+import { rank } from "../callbacks.ts";
+import type {
+  InvestigationHypothesis,
+  InvestigationPlainSummary,
+  InvestigationPriorIncident,
+  InvestigationStructuredRCA,
+} from "../schemas.ts";
+import type { Gathered } from "./gather.ts";
+import type { IntegrationFindings } from "./query-integrations.ts";
+
+const WATCHDOG =
+  /\b(watchdog|deadmansswitch|dead\s*man'?s\s*switch|heartbeat|test\s*alert|always\s*firing)\b/i;
+const ALWAYS_CROSSED_SHARE = 0.95;
+const ALWAYS_CROSSED_MIN_POINTS = 3;
+const FLAPPING_STATE_CHANGES = 4;
+
+export interface Conclusion {
+  hypotheses: InvestigationHypothesis[];
+  rca: InvestigationStructuredRCA;
+  resultSummary: string;
+}
+
+type Candidate = InvestigationHypothesis & {
+  category: InvestigationStructuredRCA["category"];
+  verdict: NonNullable<InvestigationPlainSummary["verdict"]>;
+  todo: string;
+};
+
+export function conclude(
+  gathered: Gathered,
+  findings: IntegrationFindings,
+  prior: InvestigationPriorIncident[],
+): Conclusion {
+  const { alert, history, expression } = gathered;
+  const name = alert.alertname ?? alert.title;
+  const where = alert.scope.service ?? alert.scope.host ?? alert.scope.cluster ?? "the affected system";
+  const prom = findings.prometheus.find((finding) => finding.series_found !== null) ?? null;
+  const candidates: Candidate[] = [];
+  const steps: string[] = [`Read the alert "${alert.title}" from ${alert.source_type} (${alert.severity}).`];
+
+  const isWatchdog = alert.is_test || WATCHDOG.test(`${name} ${alert.title}`);
+  candidates.push({
+    statement: `"${name}" is a test or watchdog alert, not a problem`,
+    confidence: isWatchdog ? 0.95 : 0.02,
+    status: isWatchdog ? "confirmed" : "rejected",
+    rationale: isWatchdog
+      ? alert.is_test
+        ? "the source marked it as a test"
+        : "its name says it is a watchdog or test alert, meant to fire always"
+      : "neither marked as a test nor named like a watchdog",
+    category: "alert_rule",
+    verdict: "alert_is_misconfigured",
+    todo: `Route "${name}" to a heartbeat receiver instead of paging, or silence it in this receiver.`,
+  });
+
+  if (prom) {
+    steps.push(
+      `Queried ${prom.integration} for ${expression?.lhs ?? expression?.expr ?? "the series"} around ${alert.triggered_at}.`,
+    );
+    const absent = prom.series_found === false;
+    candidates.push({
+      statement: `The series of "${name}" is absent: the rule watches something that is not scraped`,
+      confidence: absent ? 0.9 : 0.03,
+      status: absent ? "confirmed" : "rejected",
+      rationale: absent
+        ? `${prom.integration} holds no data for ${expression?.lhs ?? expression?.expr} in the hour before the trigger`
+        : `${prom.integration} returned ${prom.series} series with ${prom.points} points`,
+      category: "alert_rule",
+      verdict: "alert_is_misconfigured",
+      todo: `Check the metric name and labels in the rule of "${name}", and that its target is scraped.`,
+    });
+    if (prom.crossed_share !== null) {
+      const always = prom.crossed_share >= ALWAYS_CROSSED_SHARE && prom.points >= ALWAYS_CROSSED_MIN_POINTS;
+      candidates.push({
+        statement: `The threshold of "${name}" (${expression?.op} ${expression?.threshold}) is crossed nearly all the time`,
+        confidence: always ? 0.8 : 0.05,
+        status: always ? "confirmed" : "rejected",
+        rationale: `the comparison held ${Math.round(prom.crossed_share * 100)}% of the window`,
+        category: "alert_rule",
+        verdict: "alert_is_misconfigured",
+        todo: `Raise the threshold of "${name}" above its normal range (${prom.min} to ${prom.max} in the window).`,
+      });
+    }
+    if (prom.state_changes !== null) {
+      const flapping = prom.state_changes >= FLAPPING_STATE_CHANGES;
+      candidates.push({
+        statement: `"${name}" flaps on its threshold`,
+        confidence: flapping ? 0.75 : 0.05,
+        status: flapping ? "confirmed" : "rejected",
+        rationale: `the comparison changed state ${prom.state_changes} times in the window`,
+        category: "alert_rule",
+        verdict: "alert_is_misconfigured",
+        todo: `Add a for: duration or hysteresis to the rule of "${name}" so it stops flapping around ${expression?.threshold}.`,
+      });
+    }
+    if (prom.series_found && prom.crossed_share !== null && prom.crossed_share > 0) {
+      const held =
+        prom.crossed_share < ALWAYS_CROSSED_SHARE && (prom.state_changes ?? 0) < FLAPPING_STATE_CHANGES;
+      candidates.push({
+        statement: `${where}: ${expression?.lhs} crossed ${expression?.op} ${expression?.threshold}${prom.first_crossed_at ? ` from ${prom.first_crossed_at}` : ""} and stayed there`,
+        confidence: held ? 0.8 : 0.3,
+        status: held ? "confirmed" : "open",
+        rationale: `the series went from ${prom.min} to ${prom.max} (last ${prom.last}) while the alert fired`,
+        category: "service_fault",
+        verdict: "real_problem",
+        todo: `Look at ${where} now: ${expression?.lhs} is ${prom.last} against a threshold of ${expression?.threshold}.`,
+      });
+    }
+  } else if (!findings.prometheus.length) {
+    steps.push("No prometheus integration is configured, so the series could not be read.");
+  } else {
+    steps.push(
+      `Prometheus could not answer: ${findings.prometheus.map((finding) => finding.outcome).join("; ")}.`,
+    );
+  }
+
+  if (history.flapping) {
+    candidates.push({
+      statement: `"${name}" re-fires and auto-resolves repeatedly`,
+      confidence: 0.7,
+      status: "confirmed",
+      rationale: `${history.refires} re-fires, ${history.quick_auto_resolves} resolves within 5 minutes of firing`,
+      category: "alert_rule",
+      verdict: "alert_is_misconfigured",
+      todo: `Add a for: duration or hysteresis to "${name}".`,
+    });
+    steps.push(
+      `Its history shows ${history.refires} re-fires and ${history.quick_auto_resolves} quick auto-resolves.`,
+    );
+  }
+
+  if (alert.likely_upstream || gathered.storm?.causes.length) {
+    const upstream = alert.likely_upstream ?? gathered.storm?.causes[0]?.title ?? "";
+    candidates.push({
+      statement: `A symptom of an upstream problem: ${upstream}`,
+      confidence: alert.role === "symptom" ? 0.7 : 0.45,
+      status: "open",
+      rationale: `part of a storm of ${gathered.storm?.size ?? 1} alerts${gathered.storm?.causes.length ? `; cause: ${gathered.storm.causes.map((c) => c.title).join(", ")}` : ""}`,
+      category: "upstream_dependency",
+      verdict: "real_problem",
+      todo: `Work on the upstream cause first: ${upstream}.`,
+    });
+    steps.push(`It fires in a storm of ${gathered.storm?.size ?? 1} alerts.`);
+  }
+  if (gathered.neighbours.length > 0) {
+    steps.push(
+      `${gathered.neighbours.length} other alerts fired within two hours on ${gathered.neighbours[0]?.shared}.`,
+    );
+  }
+  for (const finding of findings.alertmanager) {
+    if (finding.silenced_by.length)
+      steps.push(`${finding.integration} has it silenced (${finding.silenced_by.join(", ")}).`);
+    if (finding.inhibited_by.length)
+      steps.push(`${finding.integration} inhibits it (${finding.inhibited_by.join(", ")}).`);
+  }
+  if (prior.length > 0) {
+    steps.push(
+      `Found ${prior.length} earlier incidents like it; the closest: "${prior[0]?.title}" (${prior[0]?.resolution}).`,
+    );
+  }
+
+  const ranked = rank(candidates);
+  const best =
+    ranked.find((candidate) => candidate.status !== "rejected" && (candidate.confidence ?? 0) >= 0.5) ?? null;
+  const hypotheses: InvestigationHypothesis[] = ranked.map(
+    ({ statement, confidence, status, rationale }) => ({
+      statement,
+      confidence,
+      status,
+      rationale,
+    }),
+  );
+
+  let plain: InvestigationPlainSummary;
+  if (best) {
+    plain = {
+      verdict: best.verdict,
+      what_broke:
+        best.verdict === "real_problem"
+          ? `${where}: the alert "${alert.title}" reports a real problem: ${best.statement}.`
+          : `The alert "${alert.title}" on ${where} is misconfigured: ${best.statement}.`,
+      what_to_do: best.todo,
+      how_we_got_here: steps,
+    };
+  } else {
+    const missing =
+      findings.prometheus.length === 0
+        ? "a prometheus integration (type prometheus, the server's base URL)"
+        : !expression
+          ? "an alert source that sends the rule's expression (Prometheus generatorURL)"
+          : "a prometheus integration that answers (see integrations_consulted)";
+    plain = {
+      verdict: "not_enough_information",
+      what_broke: `The alert "${alert.title}" on ${where} fired; Vigil could not confirm why.`,
+      what_to_do: `Add ${missing} so the series behind "${name}" can be read, then investigate again.`,
+      how_we_got_here: steps,
+    };
+  }
+  const resultSummary = `${plain.verdict}: ${best ? best.statement : plain.what_broke} ${plain.what_to_do}`;
+  const rca: InvestigationStructuredRCA = {
+    summary: best ? `${best.statement} (${best.rationale})` : (plain.what_broke ?? ""),
+    root_cause: best?.statement ?? null,
+    category: best?.category ?? "unknown",
+    affected: {
+      service: alert.scope.service ?? null,
+      host: alert.scope.host ?? null,
+      cluster: alert.scope.cluster ?? null,
+    },
+    trigger: expression ? expression.expr : null,
+    contributing_factors: [
+      ...(history.refires > 0 ? [`re-fired ${history.refires} times`] : []),
+      ...(gathered.storm ? [`in a storm of ${gathered.storm.size} alerts`] : []),
+      ...findings.alertmanager.flatMap((finding) => [
+        ...(finding.silenced_by.length ? [`silenced in ${finding.integration}`] : []),
+        ...(finding.inhibited_by.length ? [`inhibited in ${finding.integration}`] : []),
+      ]),
+      ...(gathered.neighbours.length
+        ? [`${gathered.neighbours.length} alerts nearby on ${gathered.neighbours[0]?.shared}`]
+        : []),
+    ],
+    remediation: [plain.what_to_do ?? ""].filter(Boolean),
+    confidence: best?.confidence ?? 0.2,
+    plain_summary: plain,
+  };
+  return { hypotheses, rca, resultSummary };
+}
+
+/** The report stored as the run's session artifact. */
+export function reportOf(title: string, conclusion: Conclusion, prior: InvestigationPriorIncident[]): string {
+  const plain = conclusion.rca.plain_summary;
+  return [
+    `# Investigation: ${title}`,
+    "",
+    `Verdict: ${plain?.verdict ?? "none"}`,
+    "",
+    `## What broke`,
+    "",
+    plain?.what_broke ?? "",
+    "",
+    "## What to do",
+    "",
+    plain?.what_to_do ?? "",
+    "",
+    "## How we got here",
+    "",
+    ...(plain?.how_we_got_here ?? []).map((step, index) => `${index + 1}. ${step}`),
+    "",
+    "## Hypotheses",
+    "",
+    ...conclusion.hypotheses.map(
+      (h) => `- [${h.status}] ${h.statement} (confidence ${h.confidence ?? "?"}): ${h.rationale ?? ""}`,
+    ),
+    "",
+    "## Prior incidents",
+    "",
+    ...(prior.length
+      ? prior.map((p) => `- ${p.title} (${p.match}): ${p.why_matched}; ${p.resolution}`)
+      : ["none"]),
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,121 @@
+// The LLM investigator against the OpenAI-compatible stub on loopback: its tool loop, the refusal
+// of a repeated identical call, a made-up link shown unverified, and the fallback to the
+// deterministic conclusion when the model fails.
+import { afterAll, expect, it } from "vitest";
+import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
+import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
+import { type OpenAiStub, startOpenAiStub } from "../../../test/openai-stub.ts";
+
+const stub: OpenAiStub = await startOpenAiStub();
+afterAll(() => stub.close());
+let sequence = 0;
+
+async function investigateNew(h: Harness, auth: Auth) {
+  sequence += 1;
+  const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: `am-${sequence}` });
+  const [alertId] = await deliverIds(
+    h,
+    trigger,
+    amBody([
+      {
+        status: "firing",
+        fingerprint: `llm-${process.pid}-${sequence}`,
+        startsAt: new Date().toISOString(),
+        labels: { alertname: "PaymentsErrors", service: "payments" },
+      },
+    ]),
+  );
+  const ref = (await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`)).json()
+    .investigation;
+  return waitFor(async () => {
+    const body = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
+    return ["completed", "failed", "cancelled"].includes(body.status) ? body : undefined;
+  }, 60_000);
+}
+
+const ANSWER = {
+  verdict: "real_problem",
+  what_broke: "Payments answered errors to customers.",
+  what_to_do: "Roll back the payments deploy of 10:02.",
+  how_we_got_here: ["Read the alert", "Read the findings"],
+  hypotheses: [
+    { statement: "A bad deploy", confidence: 0.7, status: "confirmed", rationale: "errors began with it" },
+    { statement: "Database down", confidence: 0.1, status: "rejected", rationale: "no database alert" },
+  ],
+  citations: [
+    { title: "Payments dashboard", url: "https://grafana.example.com/d/payments", kind: "dashboard" },
+    { title: "Made up", url: "https://totally-invented.example.net/proof", kind: "log" },
+    { title: "Not a link", url: "javascript:alert(1)", kind: "other" },
+  ],
+};
+
+describeEachEngine(
+  "the LLM investigator",
+  (harness) => {
+    it("runs a bounded tool loop, refuses a repeated call and labels an invented link unverified", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const grafana = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "grafana",
+        type: "grafana",
+        url: "https://grafana.example.com",
+      });
+      expect(grafana.statusCode, grafana.body).toBe(201);
+      // Answers by what is asked: triage's refinement (no tools) gets an error and keeps its own
+      // classification; the investigator calls read_alert twice, then answers.
+      stub.script([], (request) => {
+        if (!request.body?.tools?.length)
+          return { status: 500, body: { error: { message: "not this test" } } };
+        const results = request.body.messages.filter((message) => message.role === "tool").length;
+        return results < 2
+          ? { toolCalls: [{ name: "read_alert", arguments: {} }] }
+          : { content: JSON.stringify(ANSWER) };
+      });
+      const done = await investigateNew(h, auth);
+      expect(done.status).toBe("completed");
+      expect(done.triage_metadata.investigator).toBe("llm:stub-model");
+      expect(done.structured_rca.plain_summary).toEqual({
+        verdict: "real_problem",
+        what_broke: ANSWER.what_broke,
+        what_to_do: ANSWER.what_to_do,
+        how_we_got_here: ANSWER.how_we_got_here,
+      });
+      expect(done.hypotheses.map((item: { statement: string }) => item.statement)).toEqual([
+        "A bad deploy",
+        "Database down",
+      ]);
+      const cited = done.evidence.filter((item: { source: string }) => item.source === "llm");
+      expect(cited.map((item: { url: string; verified: boolean }) => [item.url, item.verified])).toEqual([
+        ["https://grafana.example.com/d/payments", true],
+        ["https://totally-invented.example.net/proof", false],
+      ]);
+      // The second, identical call was answered with a refusal, not the data again.
+      const asked = stub.requests.filter((request) => request.body?.tools?.length);
+      expect(asked).toHaveLength(3);
+      const third = asked[2]?.body?.messages ?? [];
+      const toolResults = third
+        .filter((message) => message.role === "tool")
+        .map((message) => JSON.stringify(message.content));
+      expect(toolResults).toHaveLength(2);
+      expect(toolResults[0]).toContain("PaymentsErrors");
+      expect(toolResults[1]).toContain("already called");
+    });
+
+    it("falls back to the deterministic conclusion when the model fails or answers nonsense", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      stub.script([], { status: 500, body: { error: { message: "down" } } });
+      const failed = await investigateNew(h, auth);
+      expect(failed.status).toBe("completed");
+      expect(failed.triage_metadata.investigator).toBe("deterministic (the LLM gave no usable answer)");
+      expect(failed.structured_rca.plain_summary.verdict).toBe("not_enough_information");
+      stub.script([], (request) =>
+        request.body?.tools?.length ? { content: "I think it is fine." } : { status: 500, body: {} },
+      );
+      const nonsense = await investigateNew(h, auth);
+      expect(nonsense.triage_metadata.investigator).toBe("deterministic (the LLM gave no usable answer)");
+      expect(nonsense.evidence.filter((item: { source: string }) => item.source === "llm")).toEqual([]);
+    });
+  },
+  { llm: { baseUrl: stub.baseUrl, model: "stub-model", apiKey: null } },
+);

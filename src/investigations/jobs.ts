@@ -1,0 +1,22 @@
+// `investigations.auto_investigate`: sent by alert ingest (alerts' AUTO_INVESTIGATE_JOB, same name
+// and payload) for each alert a registration with auto_investigate creates. An alert that already
+// has an investigation keeps it (a retried job creates nothing twice).
+import { AUTO_INVESTIGATE_JOB } from "../alerts/index.ts";
+import { defineJob } from "../core/queue/catalog.ts";
+import { startInvestigation } from "./investigate.ts";
+
+export const autoInvestigateJob = defineJob({
+  ...AUTO_INVESTIGATE_JOB,
+  handler: async ({ ctx, data }) => {
+    await startInvestigation({
+      ctx,
+      tenant: { orgId: data.orgId, ownerId: data.ownerId },
+      input: {
+        alertId: data.alertId,
+        request: {},
+        trigger: "auto_investigate",
+        requestedBy: "auto_investigate",
+      },
+    });
+  },
+});

@@ -1,0 +1,294 @@
+// The investigation records of the spec (Investigation, InvestigationEvidence, InvestigationHypothesis,
+// InvestigationPlainSummary) and Vigil's decisions where it says "not shown": the status values, and
+// the fields of InvestigationStructuredRCA, InvestigationPriorIncident and InvestigationTriageMetadata.
+// InvestigationRef is the alerts domain's (it is a field of every alert).
+import { type Static, Type } from "@sinclair/typebox";
+import { INVESTIGATION_STATUSES, VERDICTS } from "../alerts/index.ts";
+import { DateTime, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
+
+const literals = <T extends string>(values: readonly T[], options: object = {}) =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  );
+
+export { INVESTIGATION_STATUSES, VERDICTS };
+export type InvestigationStatus = (typeof INVESTIGATION_STATUSES)[number];
+
+export const InvestigationStatusSchema = literals(INVESTIGATION_STATUSES, {
+  description:
+    "queued -> running -> completed | failed | cancelled. queued: created and its run launched, no step started; running: the investigator is at work; completed: concluded (hypotheses, RCA, verdict); failed: the run failed; cancelled: its session was terminated. The last three are final",
+});
+
+export const EVIDENCE_KINDS = [
+  "dashboard",
+  "metric",
+  "log",
+  "trace",
+  "runbook",
+  "alert_rule",
+  "console",
+  "code",
+  "other",
+] as const;
+export const EVIDENCE_SOURCES = ["llm", "tool_trace", "runbook", "prior_knowledge"] as const;
+export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
+export type EvidenceSource = (typeof EVIDENCE_SOURCES)[number];
+export const HYPOTHESIS_STATUSES = ["open", "confirmed", "rejected"] as const;
+
+export const InvestigationEvidence = Type.Object(
+  {
+    kind: literals(EVIDENCE_KINDS),
+    title: Type.String({ description: "Short label" }),
+    url: Type.String({ format: "uri", description: "Absolute http(s) URL" }),
+    description: Nullable(
+      Type.String({ description: "Context shown under the title; a default from kind or tool when omitted" }),
+    ),
+    source: literals(EVIDENCE_SOURCES, {
+      description:
+        "runbook and tool_trace: grounded citations; llm: accepted, labelled unverified outside the allowlist; prior_knowledge: a non-clickable suggestion unless verified",
+    }),
+    tool_name: Nullable(Type.String({ description: "Only set when source is tool_trace" })),
+    verified: Type.Boolean({
+      description:
+        "Set by Vigil: true when the URL's host is the host of one of the tenant's integrations (their url); never taken from the caller",
+    }),
+    captured_at: DateTime("When Vigil stored it"),
+  },
+  { $id: "InvestigationEvidence" },
+);
+export type InvestigationEvidence = Static<typeof InvestigationEvidence>;
+
+export const InvestigationHypothesis = Type.Object(
+  {
+    statement: Type.String(),
+    confidence: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
+    status: Nullable(literals(HYPOTHESIS_STATUSES)),
+    rationale: Nullable(
+      Type.String({
+        description: "Why it holds, or for a rejected one why it was rejected (kept, not dropped)",
+      }),
+    ),
+  },
+  { $id: "InvestigationHypothesis", description: "Ranked: the most likely first; rejected ones last" },
+);
+export type InvestigationHypothesis = Static<typeof InvestigationHypothesis>;
+
+export const InvestigationPlainSummary = Type.Object(
+  {
+    verdict: Type.Optional(literals(VERDICTS)),
+    what_broke: Type.Optional(Type.String()),
+    what_to_do: Type.Optional(Type.String()),
+    how_we_got_here: Type.Optional(Type.Array(Type.String(), { description: "Ordered steps" })),
+  },
+  {
+    $id: "InvestigationPlainSummary",
+    description:
+      "No field is required; when present all are. verdict: real_problem, alert_is_misconfigured (flapping on its threshold, an absent series, a test or watchdog alert, a threshold always crossed) or not_enough_information (what_to_do names the integration that would have answered)",
+  },
+);
+export type InvestigationPlainSummary = Static<typeof InvestigationPlainSummary>;
+
+export const InvestigationStructuredRCA = Type.Object(
+  {
+    summary: Type.String({ description: "The root cause in one or two sentences" }),
+    root_cause: Nullable(
+      Type.String({ description: "The top hypothesis' statement when one is confirmed or open" }),
+    ),
+    category: literals(["service_fault", "upstream_dependency", "alert_rule", "unknown"] as const, {
+      description:
+        "service_fault: the alerting service itself; upstream_dependency: a cause alert upstream (storm); alert_rule: the alert is misconfigured; unknown: not enough information",
+    }),
+    affected: Type.Object(
+      {
+        service: Nullable(Type.String()),
+        host: Nullable(Type.String()),
+        cluster: Nullable(Type.String()),
+      },
+      { description: "What the alert's labels name" },
+    ),
+    trigger: Nullable(
+      Type.String({ description: "What made the alert fire, when known (series and threshold)" }),
+    ),
+    contributing_factors: Type.Array(Type.String()),
+    remediation: Type.Array(Type.String(), { description: "Next actions on the customer system" }),
+    confidence: Type.Number({ minimum: 0, maximum: 1 }),
+    plain_summary: Nullable(Type.Ref("InvestigationPlainSummary")),
+  },
+  { $id: "InvestigationStructuredRCA" },
+);
+export type InvestigationStructuredRCA = Omit<Static<typeof InvestigationStructuredRCA>, "plain_summary"> & {
+  plain_summary: InvestigationPlainSummary | null;
+};
+
+export const InvestigationPriorIncident = Type.Object(
+  {
+    alert_id: Uuid("The earlier alert (same tenant only)"),
+    title: Type.String(),
+    source_type: Type.String(),
+    triggered_at: DateTime(),
+    resolved_at: Nullable(DateTime()),
+    match: literals(["same_series", "same_service", "similar_text"] as const, {
+      description:
+        "same_series: the same alert identity (source, external_uid) or alert name and labels; same_service: the same service label; similar_text: titles and descriptions alike once volatile tokens (numbers, ids, hosts, times) are masked",
+    }),
+    similarity: Type.Number({ minimum: 0, maximum: 1 }),
+    why_matched: Type.String(),
+    resolution: Type.String({
+      description:
+        "How it ended: resolved by the source and when, ignored and why, its investigation's verdict",
+    }),
+    investigation_id: Nullable(Uuid("Its newest investigation, when it had one")),
+  },
+  {
+    $id: "InvestigationPriorIncident",
+    description: "Ordered: same series first, then same service, then similar text",
+  },
+);
+export type InvestigationPriorIncident = Static<typeof InvestigationPriorIncident>;
+
+export const InvestigationTriageMetadata = Type.Object(
+  {
+    trigger: literals(["manual", "auto_investigate"] as const),
+    requested_by: Type.String({
+      description: "user:<id>, or registration:<webhook id> for auto_investigate",
+    }),
+    workflow_name: Type.String({
+      description: "The workflow the run executes (purpose alert_investigation)",
+    }),
+    alert_status: Type.String({ description: "The alert's status when the investigation started" }),
+    alert_severity: Type.String(),
+    forked_from: Nullable(Uuid()),
+    remediation_requested: Type.Boolean(),
+    operator_message: Nullable(Type.String()),
+    integrations_consulted: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        type: Type.String(),
+        outcome: Type.String({ description: "answered, or the error" }),
+      }),
+    ),
+    investigator: Nullable(
+      Type.String({ description: "deterministic, or the external agent that reported" }),
+    ),
+  },
+  { $id: "InvestigationTriageMetadata" },
+);
+export type InvestigationTriageMetadata = Static<typeof InvestigationTriageMetadata>;
+
+export const Investigation = Type.Object(
+  {
+    id: Uuid(),
+    alert_id: Uuid(),
+    guild_trace_id: Type.String({ description: "Trace id of the run (getExecutionTrace)" }),
+    guild_session_id: Nullable(
+      Type.String({ description: "Session of the run: its report artifact, terminateSession" }),
+    ),
+    status: InvestigationStatusSchema,
+    result_summary: Nullable(Type.String()),
+    parent_investigation_id: Nullable(Uuid("The investigation this one was forked from (force_new)")),
+    started_at: DateTime(),
+    finished_at: Nullable(DateTime("null while unfinished")),
+    evidence: Type.Array(Type.Ref("InvestigationEvidence"), { description: "In capture order" }),
+    structured_rca: Nullable(Type.Ref("InvestigationStructuredRCA")),
+    hypotheses: Type.Array(Type.Ref("InvestigationHypothesis")),
+    prior_incidents: Type.Array(Type.Ref("InvestigationPriorIncident")),
+    triage_metadata: Nullable(Type.Ref("InvestigationTriageMetadata")),
+  },
+  { $id: "Investigation" },
+);
+export type Investigation = {
+  id: string;
+  alert_id: string;
+  guild_trace_id: string;
+  guild_session_id: string | null;
+  status: InvestigationStatus;
+  result_summary: string | null;
+  parent_investigation_id: string | null;
+  started_at: string;
+  finished_at: string | null;
+  evidence: InvestigationEvidence[];
+  structured_rca: InvestigationStructuredRCA | null;
+  hypotheses: InvestigationHypothesis[];
+  prior_incidents: InvestigationPriorIncident[];
+  triage_metadata: InvestigationTriageMetadata | null;
+};
+
+export const InvestigateAlertRequest = Type.Object(
+  {
+    force_new: Type.Optional(
+      Type.Boolean({ default: false, description: "Create a new investigation, forked from the newest one" }),
+    ),
+    remediation_requested: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: "Recorded on the investigation; ignored while remediation mode is off",
+      }),
+    ),
+    operator_message: Type.Optional(
+      Type.String({ maxLength: 4000, description: "Recorded on the investigation" }),
+    ),
+  },
+  { $id: "InvestigateAlertRequest", additionalProperties: false },
+);
+export type InvestigateAlertRequest = Static<typeof InvestigateAlertRequest>;
+
+export const EvidenceSubmission = Type.Object(
+  {
+    evidence: Type.Array(
+      Type.Object(
+        {
+          kind: literals(EVIDENCE_KINDS),
+          title: Type.String({ minLength: 1, maxLength: 300 }),
+          url: Type.String({
+            minLength: 1,
+            maxLength: 2048,
+            description: "Absolute http(s) URL; anything else is 400",
+          }),
+          description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+          source: literals(EVIDENCE_SOURCES),
+          tool_name: Type.Optional(
+            Nullable(
+              Type.String({
+                minLength: 1,
+                maxLength: 100,
+                description: "Required for tool_trace, refused otherwise",
+              }),
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+  },
+  {
+    $id: "EvidenceSubmission",
+    additionalProperties: false,
+    description: "sre_submit_investigation_evidence: verified and captured_at are set by Vigil",
+  },
+);
+export type EvidenceSubmission = Static<typeof EvidenceSubmission>;
+
+export const StatusUpdate = Type.Object(
+  {
+    status: literals(["running", "completed", "failed"] as const, {
+      description:
+        "running: the agent took it; completed or failed: final (a final investigation cannot move: 409)",
+    }),
+    result_summary: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    hypotheses: Type.Optional(Type.Array(refOf(InvestigationHypothesis), { maxItems: 20 })),
+    plain_summary: Type.Optional(refOf(InvestigationPlainSummary)),
+  },
+  {
+    $id: "InvestigationStatusUpdate",
+    additionalProperties: false,
+    description: "sre_update_investigation_status: an external agent's progress and conclusion",
+  },
+);
+export type StatusUpdate = {
+  status: "running" | "completed" | "failed";
+  result_summary?: string | null;
+  hypotheses?: InvestigationHypothesis[];
+  plain_summary?: InvestigationPlainSummary;
+};
