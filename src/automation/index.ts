@@ -24,6 +24,8 @@ import {
   WorkflowVersion,
   WorkflowWrite,
 } from "./schemas.ts";
+import { sessionRoutes } from "./sessions/routes.ts";
+import { Session, SessionExport, SessionListItem, SessionListResponse } from "./sessions/schemas.ts";
 import { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
@@ -46,12 +48,17 @@ export async function registerAutomation(app: FastifyInstance): Promise<void> {
     ExecutionListItem,
     ArtifactInfo,
     TerminateSessionResponse,
+    SessionListItem,
+    SessionListResponse,
+    Session,
+    SessionExport,
   ]) {
     app.addSchema(schema);
   }
   await app.register(agentRoutes);
   await app.register(workflowRoutes);
   await app.register(executionRoutes);
+  await app.register(sessionRoutes);
 }
 
 export const AUTOMATION_JOBS: JobDefinition[] = AUTOMATION_EXECUTION_JOBS;
