@@ -6,6 +6,8 @@ import type { JobDefinition } from "../core/queue/catalog.ts";
 import { registerAgentRunner } from "./agents/agent-runners.ts";
 import { runLlmAgent } from "./agents/llm-runner.ts";
 import { agentRoutes } from "./agents/routes.ts";
+import { askRoutes } from "./ask/routes.ts";
+import { AskPlatformRequest, AskStartResponse } from "./ask/schemas.ts";
 import { AUTOMATION_EXECUTION_JOBS } from "./executions/jobs.ts";
 import { executionRoutes } from "./executions/routes.ts";
 import {
@@ -52,6 +54,8 @@ export async function registerAutomation(app: FastifyInstance): Promise<void> {
     SessionListResponse,
     Session,
     SessionExport,
+    AskPlatformRequest,
+    AskStartResponse,
   ]) {
     app.addSchema(schema);
   }
@@ -59,6 +63,7 @@ export async function registerAutomation(app: FastifyInstance): Promise<void> {
   await app.register(workflowRoutes);
   await app.register(executionRoutes);
   await app.register(sessionRoutes);
+  await app.register(askRoutes);
 }
 
 export const AUTOMATION_JOBS: JobDefinition[] = AUTOMATION_EXECUTION_JOBS;

@@ -6,7 +6,7 @@ import { tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { executionNodes, executions, sessionArtifacts, sessionMessages } from "../tables.ts";
 import { EXPORT_PARTS, type ExportPart, type SessionExport } from "./schemas.ts";
-import { ownedSession } from "./session-rows.ts";
+import { messageOrder, ownedSession } from "./session-rows.ts";
 import { sessionSummary } from "./sessions.ts";
 
 /** Text artifacts larger than this are listed in the report without their content inline. */
@@ -60,7 +60,7 @@ export async function exportSession({
       .select()
       .from(sessionMessages)
       .where(eq(sessionMessages.sessionId, session.id))
-      .orderBy(asc(sessionMessages.createdAt), asc(sessionMessages.id));
+      .orderBy(...messageOrder);
     manifest.notes = {
       summary: await sessionSummary(ctx.db, session),
       messages: messages.map((message) => ({

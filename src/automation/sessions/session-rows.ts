@@ -1,7 +1,7 @@
 // Writing sessions: creating one, recording its messages, and keeping its search text current.
 // Every run, webhook or Ask, lives in a session; these helpers are the only writers of its row.
 import { randomUUID } from "node:crypto";
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { notFound } from "../../core/errors.ts";
@@ -49,6 +49,7 @@ export async function createSession(db: Executor, tenant: Tenant, input: NewSess
     createdAt: now,
     updatedAt: now,
   });
+  await refreshSearchText(db, id);
   return id;
 }
 
@@ -74,6 +75,13 @@ export async function ownedSession(db: Executor, tenant: Tenant, sessionId: stri
   if (!row) throw notFound("session", { session_id: sessionId });
   return row;
 }
+
+/** Oldest first; within one Ask (one timestamp) the user's message before the answer. */
+export const messageOrder = [
+  asc(sessionMessages.createdAt),
+  asc(sql`${sessionMessages.role} = 'assistant'`),
+  asc(sessionMessages.id),
+];
 
 export async function addMessage(
   db: Executor,

@@ -7,7 +7,7 @@ import type { Executor } from "../../core/db/database.ts";
 import { executionNodes, executions, sessionMessages, sessions } from "../tables.ts";
 import { artifactsOf } from "./artifacts.ts";
 import type { Session, SessionListItem, SessionListResponse } from "./schemas.ts";
-import { ownedSession } from "./session-rows.ts";
+import { messageOrder, ownedSession } from "./session-rows.ts";
 
 /** At most this many words of `q` are matched (each must occur). */
 const MAX_QUERY_TERMS = 8;
@@ -153,7 +153,7 @@ export async function getSession({
       .select()
       .from(sessionMessages)
       .where(eq(sessionMessages.sessionId, session.id))
-      .orderBy(asc(sessionMessages.createdAt), asc(sessionMessages.id)),
+      .orderBy(...messageOrder),
     ctx.db
       .select()
       .from(executions)
