@@ -2,6 +2,7 @@
 const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import("./ingest.ts")).runIngestBench(),
   query: async () => (await import("./query.ts")).runQueryBench(),
+  sessions: async () => (await import("./sessions.ts")).runSessionsBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

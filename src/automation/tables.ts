@@ -103,7 +103,14 @@ export const sessions = pgTable(
   },
   (table) => [
     index("sessions_tenant").on(table.orgId, table.ownerId, table.createdAt),
-    index("sessions_activity").on(table.orgId, table.ownerId, table.updatedAt),
+    // The list's order, per namespace: `org_id is null` does not let PostgreSQL read an index on
+    // (org_id, owner_id, updated_at) in updated_at order, so the personal namespace has its own.
+    index("sessions_activity_personal")
+      .on(table.ownerId, table.updatedAt, table.id)
+      .where(sql`${table.orgId} is null`),
+    index("sessions_activity_org")
+      .on(table.orgId, table.updatedAt, table.id)
+      .where(sql`${table.orgId} is not null`),
     index("sessions_prompt_key").on(table.ownerId, table.promptKey),
     // pg_trgm is created by the 0000_extensions migration, before the tables.
     index("sessions_search").using("gin", sql`${table.searchText} gin_trgm_ops`),

@@ -5,7 +5,7 @@ import jsonata from "jsonata";
 import type { Ctx } from "../../core/context.ts";
 import { type OutboundError, type OutboundResponse, outboundRequest } from "../../core/http/outbound.ts";
 import type { ActionType, StructuredOutput } from "../schemas.ts";
-import { ARTIFACT_MAX_BYTES } from "../sessions/artifacts.ts";
+import { ARTIFACT_MAX_BYTES, type ArtifactDraft } from "../sessions/artifacts.ts";
 import { asText, renderText, renderValue } from "./template.ts";
 
 /** A step's failure. `retryable` failures are tried again (pg-boss retry); others fail at once. */
@@ -16,12 +16,6 @@ export class StepError extends Error {
     this.name = "StepError";
     this.retryable = retryable;
   }
-}
-
-export interface ArtifactDraft {
-  name: string;
-  mimeType: string;
-  content: Buffer;
 }
 
 export interface ActionOutcome {

@@ -16,9 +16,9 @@ import { type Db, withTransaction } from "../../core/db/database.ts";
 import { costOf, type Usage } from "../../llm/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
 import { ACTION_TYPES, type ActionType, type Stage, type StructuredOutput } from "../schemas.ts";
-import { storeArtifact } from "../sessions/artifacts.ts";
+import { type ArtifactDraft, storeArtifact } from "../sessions/artifacts.ts";
 import { agents, executionNodes, executions } from "../tables.ts";
-import { type ArtifactDraft, runAction, StepError } from "./actions.ts";
+import { runAction, StepError } from "./actions.ts";
 import {
   closeExecution,
   completeIfDone,

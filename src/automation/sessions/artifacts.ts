@@ -6,13 +6,19 @@ import { tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
-import type { ArtifactDraft } from "../executions/actions.ts";
 import type { ArtifactInfo } from "../schemas.ts";
 import { sessionArtifacts } from "../tables.ts";
 import { isUuid, ownedSession } from "./session-rows.ts";
 
 /** The largest artifact a run may write: 10 MiB. */
 export const ARTIFACT_MAX_BYTES = 10 * 1024 * 1024;
+
+/** A file a step wrote, stored with the step's completion. */
+export interface ArtifactDraft {
+  name: string;
+  mimeType: string;
+  content: Buffer;
+}
 
 /** Stores one artifact of a run in its session; larger than ARTIFACT_MAX_BYTES is refused. */
 export async function storeArtifact(

@@ -16,7 +16,8 @@ ALTER TABLE "sessions" ADD COLUMN "pending" jsonb;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "search_text" text DEFAULT '' NOT NULL;--> statement-breakpoint
 ALTER TABLE "session_messages" ADD CONSTRAINT "session_messages_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "session_messages_session" ON "session_messages" USING btree ("session_id","created_at");--> statement-breakpoint
-CREATE INDEX "sessions_activity" ON "sessions" USING btree ("org_id","owner_id","updated_at");--> statement-breakpoint
+CREATE INDEX "sessions_activity_personal" ON "sessions" USING btree ("owner_id","updated_at","id") WHERE "sessions"."org_id" is null;--> statement-breakpoint
+CREATE INDEX "sessions_activity_org" ON "sessions" USING btree ("org_id","updated_at","id") WHERE "sessions"."org_id" is not null;--> statement-breakpoint
 CREATE INDEX "sessions_prompt_key" ON "sessions" USING btree ("owner_id","prompt_key");--> statement-breakpoint
 CREATE INDEX "sessions_search" ON "sessions" USING gin ("search_text" gin_trgm_ops);--> statement-breakpoint
 -- hand-written below
