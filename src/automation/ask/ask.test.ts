@@ -2,6 +2,7 @@
 // continued in its session, ambiguity and fallback, entity_refs, prior-session reuse; then the
 // sessions it leaves behind: search, detail, artifacts by name, export, terminate.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   type Auth,
@@ -9,6 +10,7 @@ import {
   createApprovedWorkflow,
   type Loopback,
   type Owner,
+  readTrace,
   registerAgent,
   settledTrace,
   startLoopback,
@@ -470,6 +472,40 @@ describeEachEngine(
         reason: "wrong target",
         cancelled_workflows: 1,
       });
+    });
+
+    it("answers 503 when a running run could not be cancelled, and cancels it on a later call", async () => {
+      const h = harness();
+      const db = h.vigil.services.database.db;
+      const before = loopback.hits.get("/slow") ?? 0;
+      const started = await ask(h, me.auth, {
+        message: "probe",
+        entity_refs: [{ type: "workflow", name: "slow-probe" }],
+      });
+      await waitFor(async () => ((loopback.hits.get("/slow") ?? 0) > before ? true : undefined));
+      // The database refuses to record this cancellation (a real failure, from a trigger).
+      await db.execute(sql`create function refuse_jammed() returns trigger language plpgsql as $$
+        begin if new.cancel_reason = 'jammed' then raise exception 'cannot cancel now'; end if; return new; end $$`);
+      await db.execute(sql`create trigger refuse_jammed before update on executions
+        for each row execute function refuse_jammed()`);
+      const terminate = `/platform/api/v1/sessions/${started.session_id}/terminate`;
+      try {
+        const refused = await call(h, me.auth, "POST", `${terminate}?reason=jammed`);
+        expect(refused.statusCode, refused.body).toBe(503);
+        expect(refused.json()).toMatchObject({
+          errCode: "UNAVAILABLE",
+          extras: [
+            { session_id: started.session_id, cancelled_workflows: 0, failed_trace_ids: [started.trace_id] },
+          ],
+        });
+        expect((await readTrace(h, me.auth, started.trace_id)).execution.status).toBe("running");
+      } finally {
+        await db.execute(sql`drop trigger refuse_jammed on executions`);
+        await db.execute(sql`drop function refuse_jammed()`);
+      }
+      const retried = await call(h, me.auth, "POST", `${terminate}?reason=retry`);
+      expect(retried.json()).toEqual({ cancelled_workflows: 1 });
+      expect((await settledTrace(h, me.auth, started.trace_id)).execution).toMatchObject({ cancelled: true });
     });
   },
   { askFallbackAgent: FALLBACK },
