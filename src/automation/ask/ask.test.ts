@@ -193,6 +193,23 @@ describeEachEngine(
       const trace = await settledTrace(h, me.auth, answered.trace_id);
       expect(trace.structured_output.summary).toBe("restarted payments in staging-us");
 
+      // A waiting session takes a message that clearly asks for something else as a new request.
+      const waitingAgain = await ask(h, me.auth, { message: "restart the search deployment" });
+      expect(waitingAgain.inputs_required).toEqual(["cluster"]);
+      const changed = await ask(h, me.auth, {
+        message: "no, roll back the search service instead",
+        session_id: waitingAgain.session_id,
+      });
+      expect(changed).toMatchObject({
+        decision: "routed",
+        plan: "workflow rollback-release",
+        extracted: { service: "search" },
+      });
+      const after = (
+        await call(h, me.auth, "GET", `/platform/api/v1/sessions/${waitingAgain.session_id}`)
+      ).json();
+      expect(after.pending_inputs).toBeNull();
+
       const stranger = await h.createKey();
       const foreign = await call(h, stranger.auth, "POST", ASK, {
         message: "hello",

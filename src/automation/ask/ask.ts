@@ -114,10 +114,6 @@ async function choose(
     const target = find(pinned[0]?.type ?? "", pinned[0]?.name ?? "") as Routable;
     return { decision: "pinned", target, candidates: [shown(target, 1)], fallbackAgent: "" };
   }
-  if (pending && pinned.length === 0) {
-    const target = find(pending.target.type, pending.target.name);
-    if (target) return { decision: "continued", target, candidates: [shown(target, 1)], fallbackAgent: "" };
-  }
   let pool = pinned.length > 1 ? pinned.map((ref) => find(ref.type, ref.name) as Routable) : catalog.routable;
   if (kind !== "any") pool = pool.filter((item) => item.type === kind);
   if (integrationRefs.length > 0) {
@@ -132,6 +128,18 @@ async function choose(
       : undefined;
   const routing = routeMessage(pool, request.message, fallback ? fallback.name : null);
   const outcome = routing.outcome;
+  // A session waiting for inputs takes the message as its answer, unless it clearly asks for
+  // another agent or workflow.
+  const waitingFor =
+    pending && pinned.length === 0 ? find(pending.target.type, pending.target.name) : undefined;
+  if (waitingFor && !(outcome.kind === "routed" && keyOf(outcome.target) !== keyOf(waitingFor))) {
+    return {
+      decision: "continued",
+      target: waitingFor,
+      candidates: [shown(waitingFor, 1)],
+      fallbackAgent: "",
+    };
+  }
   if (outcome.kind === "routed") {
     return { decision: "routed", target: outcome.target, candidates: routing.candidates, fallbackAgent: "" };
   }
