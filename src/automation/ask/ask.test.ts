@@ -4,6 +4,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import {
   type Auth,
   call,
@@ -523,6 +524,34 @@ describeEachEngine(
       const retried = await call(h, me.auth, "POST", `${terminate}?reason=retry`);
       expect(retried.json()).toEqual({ cancelled_workflows: 1 });
       expect((await settledTrace(h, me.auth, started.trace_id)).execution).toMatchObject({ cancelled: true });
+    });
+
+    const ownedSession = (suffix: string) => async (h: Harness, who: Owner) => {
+      const started = await ask(h, who.auth, { message: "hello there" });
+      return suffix.replace("{session}", started.session_id);
+    };
+    itEnforcesAuth(harness, {
+      method: "POST",
+      scope: "aios_automation_write",
+      url: ASK,
+      body: { message: "hello" },
+    });
+    itEnforcesAuth(harness, {
+      method: "GET",
+      scope: "aios_automation_read",
+      url: "/platform/api/v1/sessions",
+    });
+    itEnforcesAuth(harness, {
+      method: "GET",
+      scope: "aios_automation_read",
+      url: ownedSession("/platform/api/v1/sessions/{session}"),
+      ownedResource: true,
+    });
+    itEnforcesAuth(harness, {
+      method: "GET",
+      scope: "aios_automation_read",
+      url: ownedSession("/platform/api/v1/sessions/{session}/export"),
+      ownedResource: true,
     });
   },
   { askFallbackAgent: FALLBACK },
