@@ -4,6 +4,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   query: async () => (await import("./query.ts")).runQueryBench(),
   startup: async () => (await import("./startup.ts")).runStartupBench(),
   "console-under-load": async () => (await import("./console-under-load.ts")).runConsoleUnderLoadBench(),
+  sessions: async () => (await import("./sessions.ts")).runSessionsBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

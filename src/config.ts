@@ -41,6 +41,8 @@ export interface Config {
   searchCountLimit: number;
   /** Any other listAlerts total is counted exactly up to this many, then says "at least". */
   listCountLimit: number;
+  /** ASK_FALLBACK_AGENT: the agent Ask runs when no agent or workflow matches well enough; null: none. */
+  askFallbackAgent: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -126,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     environmentCriticality: environmentCriticality(env),
     searchCountLimit: integer(env, "SEARCH_COUNT_LIMIT", 1000, 1, 1_000_000),
     listCountLimit: integer(env, "LIST_COUNT_LIMIT", 10_000, 1, 1_000_000_000),
+    askFallbackAgent: text(env, "ASK_FALLBACK_AGENT") ?? null,
     llm:
       llmBaseUrl && llmModel
         ? { baseUrl: llmBaseUrl, model: llmModel, apiKey: text(env, "LLM_API_KEY") }

@@ -6,6 +6,8 @@ import type { JobDefinition } from "../core/queue/catalog.ts";
 import { registerAgentRunner } from "./agents/agent-runners.ts";
 import { runLlmAgent } from "./agents/llm-runner.ts";
 import { agentRoutes } from "./agents/routes.ts";
+import { askRoutes } from "./ask/routes.ts";
+import { AskPlatformRequest, AskStartResponse } from "./ask/schemas.ts";
 import { AUTOMATION_EXECUTION_JOBS } from "./executions/jobs.ts";
 import { executionRoutes } from "./executions/routes.ts";
 import {
@@ -24,6 +26,8 @@ import {
   WorkflowVersion,
   WorkflowWrite,
 } from "./schemas.ts";
+import { sessionRoutes } from "./sessions/routes.ts";
+import { Session, SessionExport, SessionListItem, SessionListResponse } from "./sessions/schemas.ts";
 import { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
@@ -56,12 +60,20 @@ export async function registerAutomation(app: FastifyInstance): Promise<void> {
     ExecutionListItem,
     ArtifactInfo,
     TerminateSessionResponse,
+    SessionListItem,
+    SessionListResponse,
+    Session,
+    SessionExport,
+    AskPlatformRequest,
+    AskStartResponse,
   ]) {
     app.addSchema(schema);
   }
   await app.register(agentRoutes);
   await app.register(workflowRoutes);
   await app.register(executionRoutes);
+  await app.register(sessionRoutes);
+  await app.register(askRoutes);
 }
 
 export const AUTOMATION_JOBS: JobDefinition[] = AUTOMATION_EXECUTION_JOBS;

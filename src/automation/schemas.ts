@@ -302,3 +302,11 @@ export const TerminateSessionResponse = Type.Object(
   { cancelled_workflows: Type.Integer({ description: "Runs of the session this call cancelled" }) },
   { $id: "TerminateSessionResponse" },
 );
+
+/** An Ask waiting for the caller to supply required inputs in the same session. */
+export interface PendingAsk {
+  target: { type: "agent" | "workflow"; name: string };
+  /** Inputs collected so far (from `inputs` and earlier messages). */
+  inputs: Record<string, string>;
+  missing: string[];
+}

@@ -13,7 +13,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
-import type { AgentInput, Stage, StructuredOutput, WorkflowInput } from "./schemas.ts";
+import type { AgentInput, PendingAsk, Stage, StructuredOutput, WorkflowInput } from "./schemas.ts";
 
 export const agents = pgTable(
   "agents",
@@ -88,9 +88,53 @@ export const sessions = pgTable(
     initiator: text("initiator").notNull(),
     sourceApp: text("source_app"),
     sourceMetadata: jsonb("source_metadata").$type<Record<string, string>>().notNull(),
+    /** The first user message (Ask), or the title for sessions a webhook started. */
+    firstPrompt: text("first_prompt").notNull().default(""),
+    /** The first prompt normalized (lower case, single spaces): prior-session reuse matches on it. */
+    promptKey: text("prompt_key"),
+    /** Who answers: the target of the latest run (agent or workflow), or the installed app. */
+    responderType: text("responder_type"),
+    responderName: text("responder_name"),
+    /** An Ask waiting for inputs: the chosen target and what was collected so far. */
+    pending: jsonb("pending").$type<PendingAsk>(),
+    /** Lower-cased text `q` searches: title, prompt, initiator, responders, id, source metadata. */
+    searchText: text("search_text").notNull().default(""),
     ...timestampColumns(),
   },
-  (table) => [index("sessions_tenant").on(table.orgId, table.ownerId, table.createdAt)],
+  (table) => [
+    index("sessions_tenant").on(table.orgId, table.ownerId, table.createdAt),
+    // The list's order, per namespace: `org_id is null` does not let PostgreSQL read an index on
+    // (org_id, owner_id, updated_at) in updated_at order, so the personal namespace has its own.
+    index("sessions_activity_personal")
+      .on(table.ownerId, table.updatedAt, table.id)
+      .where(sql`${table.orgId} is null`),
+    index("sessions_activity_org")
+      .on(table.orgId, table.updatedAt, table.id)
+      .where(sql`${table.orgId} is not null`),
+    index("sessions_prompt_key").on(table.ownerId, table.promptKey),
+    // pg_trgm is created by the 0000_extensions migration, before the tables.
+    index("sessions_search").using("gin", sql`${table.searchText} gin_trgm_ops`),
+  ],
+);
+
+/** The conversation of a session: what the caller asked and what Ask answered. */
+export const sessionMessages = pgTable(
+  "session_messages",
+  {
+    id: uuid("id").primaryKey(),
+    sessionId: uuid("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    /** user or assistant. */
+    role: text("role").notNull(),
+    content: text("content").notNull(),
+    /** The run this message started, if any. */
+    traceId: uuid("trace_id"),
+    /** What Ask decided (routed, fallback, ambiguous, no_match, inputs_required), with its details. */
+    data: jsonb("data").$type<Record<string, unknown>>(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [index("session_messages_session").on(table.sessionId, table.createdAt)],
 );
 
 /**

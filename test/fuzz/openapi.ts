@@ -310,7 +310,10 @@ async function given(op: Operation, r: Resources): Promise<Partial<Baseline>> {
     case "terminateSession":
       return { path: { session_id: r.sessionId }, query: { reason: "fuzz" } };
     case "listSessionArtifacts":
+    case "getSessionByID":
       return { path: { session_id: r.sessionId } };
+    case "exportSession":
+      return { path: { session_id: r.sessionId }, query: { parts: "notes,report" } };
     case "downloadSessionArtifact":
       return { path: { session_id: r.sessionId, artifact_id: "report.md" } };
     default:

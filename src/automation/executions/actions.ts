@@ -5,6 +5,7 @@ import jsonata from "jsonata";
 import type { Ctx } from "../../core/context.ts";
 import { type OutboundError, type OutboundResponse, outboundRequest } from "../../core/http/outbound.ts";
 import type { ActionType, StructuredOutput } from "../schemas.ts";
+import { ARTIFACT_MAX_BYTES, type ArtifactDraft } from "../sessions/artifacts.ts";
 import { asText, renderText, renderValue } from "./template.ts";
 
 /** A step's failure. `retryable` failures are tried again (pg-boss retry); others fail at once. */
@@ -15,12 +16,6 @@ export class StepError extends Error {
     this.name = "StepError";
     this.retryable = retryable;
   }
-}
-
-export interface ArtifactDraft {
-  name: string;
-  mimeType: string;
-  content: Buffer;
 }
 
 export interface ActionOutcome {
@@ -226,6 +221,9 @@ async function writeReport(settings: Record<string, unknown>, env: ActionEnv): P
   const template = optionalString(action, settings, "template") ?? DEFAULT_REPORT_TEMPLATE;
   const markdown = renderText(template, { ...env.context, report });
   const content = Buffer.from(markdown, "utf8");
+  if (content.byteLength > ARTIFACT_MAX_BYTES) {
+    throw invalid(action, `the report is ${content.byteLength} bytes, more than ${ARTIFACT_MAX_BYTES}`);
+  }
   const structuredOutput: StructuredOutput = {
     summary: report.summary,
     impact: report.impact,

@@ -16,8 +16,9 @@ import { type Db, withTransaction } from "../../core/db/database.ts";
 import { costOf, type Usage } from "../../llm/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
 import { ACTION_TYPES, type ActionType, type Stage, type StructuredOutput } from "../schemas.ts";
-import { agents, executionNodes, executions, sessionArtifacts } from "../tables.ts";
-import { type ActionEnv, type ArtifactDraft, runAction, StepError } from "./actions.ts";
+import { type ArtifactDraft, storeArtifact } from "../sessions/artifacts.ts";
+import { agents, executionNodes, executions } from "../tables.ts";
+import { type ActionEnv, runAction, StepError } from "./actions.ts";
 import {
   closeExecution,
   completeIfDone,
@@ -406,16 +407,7 @@ async function completeStep(
       .returning({ id: executionNodes.id });
     if (!done) throw new RunStoppedError(execution.traceId);
     for (const artifact of result.artifacts ?? []) {
-      await tx.insert(sessionArtifacts).values({
-        id: randomUUID(),
-        sessionId: execution.sessionId,
-        traceId: execution.traceId,
-        name: artifact.name,
-        mimeType: artifact.mimeType,
-        sizeBytes: artifact.content.byteLength,
-        content: artifact.content,
-        createdAt: now,
-      });
+      await storeArtifact(tx, { sessionId: execution.sessionId, traceId: execution.traceId }, artifact, now);
     }
     if (result.structuredOutput || usage) {
       await tx

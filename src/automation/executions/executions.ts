@@ -9,10 +9,10 @@ import type { CallerCtx, Ctx } from "../../core/context.ts";
 import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import type { Stage, WorkflowInput } from "../schemas.ts";
-import { agents, executionNodes, executions, sessions, workflows } from "../tables.ts";
+import { createSession, recordResponder, touchSession } from "../sessions/session-rows.ts";
+import { agents, executionNodes, executions, workflows } from "../tables.ts";
 import { missingTarget, type NotReady } from "../workflows/readiness.ts";
 import { runnableVersion } from "../workflows/workflows.ts";
-import { isUuid } from "./artifacts.ts";
 import { closeExecution, enqueueReadyStages, lockRunningExecution, stageKey } from "./execution-state.ts";
 import { runStageJob, WATCH_INTERVAL_SECONDS, watchExecutionJob } from "./jobs.ts";
 
@@ -23,6 +23,8 @@ export interface StartExecutionInput {
   /** Continue a session of the tenant; a new one is created when absent. */
   sessionId?: string;
   title?: string;
+  /** The user's message that asked for the run (Ask); the session's first prompt when it is new. */
+  firstPrompt?: string;
   /** Who started it, e.g. `user:<id>` or `webhook:<id>`. */
   initiator?: string;
   sourceApp?: string | null;
@@ -122,28 +124,20 @@ export async function startExecution({
   return withTransaction(ctx.db, async (tx) => {
     const plan = await resolvePlan(tx, tenant, input.target);
     const runInput = applyDeclaredInputs(plan.declared, input.input);
-    let sessionId = input.sessionId;
-    if (sessionId) {
-      const [session] = await tx
-        .update(sessions)
-        .set({ updatedAt: now })
-        .where(and(inTenant(sessions, tenant), eq(sessions.id, sessionId)))
-        .returning({ id: sessions.id });
-      if (!session) throw notFound("session", { session_id: sessionId });
-    } else {
-      sessionId = randomUUID();
-      await tx.insert(sessions).values({
-        id: sessionId,
-        orgId: tenant.orgId,
-        ownerId: tenant.ownerId,
-        title: input.title ?? `${input.target.type} ${input.target.name}`,
-        initiator: input.initiator ?? `user:${tenant.ownerId}`,
-        sourceApp: input.sourceApp ?? null,
-        sourceMetadata: input.sourceMetadata ?? {},
-        createdAt: now,
-        updatedAt: now,
-      });
-    }
+    const sessionId = input.sessionId
+      ? (await touchSession(tx, tenant, input.sessionId, now)).id
+      : await createSession(
+          tx,
+          tenant,
+          {
+            title: input.title ?? `${input.target.type} ${input.target.name}`,
+            firstPrompt: input.firstPrompt,
+            initiator: input.initiator ?? `user:${tenant.ownerId}`,
+            sourceApp: input.sourceApp,
+            sourceMetadata: input.sourceMetadata,
+          },
+          now,
+        );
     const traceId = randomUUID();
     const execution = {
       traceId,
@@ -161,6 +155,7 @@ export async function startExecution({
       startedAt: now,
     };
     await tx.insert(executions).values(execution);
+    await recordResponder(tx, sessionId, input.target);
     await tx.insert(executionNodes).values(
       plan.stages.map((stage, index) => ({
         id: randomUUID(),
@@ -189,7 +184,13 @@ export async function startExecution({
   });
 }
 
-async function cancelInTx(tx: Tx, traceId: string, reason: string | null, now: Date): Promise<boolean> {
+/** Cancels one run inside `tx`; false when it was no longer running. */
+export async function cancelInTx(
+  tx: Tx,
+  traceId: string,
+  reason: string | null,
+  now: Date,
+): Promise<boolean> {
   if (!(await lockRunningExecution(tx, traceId))) return false;
   const why = reason ? `cancelled: ${reason}` : "cancelled";
   return closeExecution(tx, traceId, {
@@ -216,31 +217,4 @@ export async function cancelExecution({
     .where(and(inTenant(executions, tenantOf(ctx.actor)), eq(executions.traceId, input.traceId)));
   if (!row) throw notFound("execution", { trace_id: input.traceId });
   return withTransaction(ctx.db, (tx) => cancelInTx(tx, input.traceId, input.reason ?? null, ctx.now()));
-}
-
-/** Cancels every running run of a session; idempotent (0 when nothing runs). */
-export async function terminateSession({
-  ctx,
-  input,
-}: {
-  ctx: CallerCtx;
-  input: { sessionId: string; reason?: string | null };
-}): Promise<{ cancelled_workflows: number }> {
-  const tenant = tenantOf(ctx.actor);
-  if (!isUuid(input.sessionId)) throw notFound("session", { session_id: input.sessionId });
-  const [session] = await ctx.db
-    .select({ id: sessions.id })
-    .from(sessions)
-    .where(and(inTenant(sessions, tenant), eq(sessions.id, input.sessionId)));
-  if (!session) throw notFound("session", { session_id: input.sessionId });
-  const running = await ctx.db
-    .select({ traceId: executions.traceId })
-    .from(executions)
-    .where(and(eq(executions.sessionId, session.id), eq(executions.status, "running")));
-  let cancelled = 0;
-  for (const { traceId } of running) {
-    if (await withTransaction(ctx.db, (tx) => cancelInTx(tx, traceId, input.reason ?? null, ctx.now())))
-      cancelled += 1;
-  }
-  return { cancelled_workflows: cancelled };
 }

@@ -1,0 +1,344 @@
+// startAskPlatform: route a message to an agent or workflow of the caller's, read its inputs out of
+// the message, and start the run, all in the caller's session. Nothing runs on a weak or ambiguous
+// match (a weak one goes to the fallback agent when one is configured), nor while a required input
+// is missing: the session then waits, and the caller answers in it.
+import { and, desc, eq, gte, ne, type SQL } from "drizzle-orm";
+import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
+import type { CallerCtx } from "../../core/context.ts";
+import { type Tx, withTransaction } from "../../core/db/database.ts";
+import { AppError, badRequest } from "../../core/errors.ts";
+import { missingIntegrations } from "../../integrations/index.ts";
+import { startExecution } from "../executions/executions.ts";
+import type { PendingAsk } from "../schemas.ts";
+import { addMessage, createSession, normalizePrompt, touchSession } from "../sessions/session-rows.ts";
+import { sessionSummary } from "../sessions/sessions.ts";
+import { agents, sessions, workflows, workflowVersions } from "../tables.ts";
+import type { Routable } from "./rank.ts";
+import { inputsFromMessage, routeMessage } from "./route.ts";
+import type { AskPlatformRequest, AskStartResponse } from "./schemas.ts";
+
+type Decision = AskStartResponse["decision"];
+
+interface Catalog {
+  /** Approved, routing-active workflows and ready agents: what a message may be routed to. */
+  routable: Routable[];
+  /** Every agent and approved workflow, routable or not: what entity_refs may pin. */
+  all: Routable[];
+  /** Integrations each candidate uses (its agents'). */
+  integrationsOf: Map<string, string[]>;
+}
+
+const keyOf = (candidate: { type: string; name: string }) => `${candidate.type}:${candidate.name}`;
+
+async function loadCatalog(tx: Tx, tenant: Tenant): Promise<Catalog> {
+  const agentRows = await tx.select().from(agents).where(inTenant(agents, tenant));
+  const versionRows = await tx
+    .select({ workflow: workflows, version: workflowVersions })
+    .from(workflowVersions)
+    .innerJoin(workflows, eq(workflows.id, workflowVersions.workflowId))
+    .where(and(inTenant(workflows, tenant), eq(workflowVersions.status, "approved")))
+    .orderBy(desc(workflowVersions.version));
+  const integrationsByAgent = new Map(agentRows.map((agent) => [agent.name, agent.integrations]));
+  const routable: Routable[] = [];
+  const all: Routable[] = [];
+  const integrationsOf = new Map<string, string[]>();
+  for (const agent of agentRows) {
+    const candidate: Routable = {
+      type: "agent",
+      name: agent.name,
+      description: agent.description,
+      examples: [],
+      inputs: agent.inputs,
+    };
+    all.push(candidate);
+    integrationsOf.set(keyOf(candidate), agent.integrations);
+    if (agent.integrations.length > 0) routable.push(candidate);
+  }
+  const seen = new Set<string>();
+  for (const { workflow, version } of versionRows) {
+    if (seen.has(workflow.id)) continue;
+    seen.add(workflow.id);
+    const candidate: Routable = {
+      type: "workflow",
+      name: workflow.name,
+      description: version.description,
+      examples: version.routingExamples,
+      inputs: version.inputs,
+    };
+    all.push(candidate);
+    const used = version.stages.flatMap((stage) =>
+      [stage.agent_ref, ...(stage.parallel_agents ?? [])].flatMap((name) =>
+        name ? (integrationsByAgent.get(name) ?? []) : [],
+      ),
+    );
+    integrationsOf.set(keyOf(candidate), [...new Set(used)]);
+    if (workflow.routingStatus === "active") routable.push(candidate);
+  }
+  return { routable, all, integrationsOf };
+}
+
+interface Choice {
+  decision: Decision;
+  target: Routable | null;
+  candidates: AskStartResponse["candidates"];
+  fallbackAgent: string;
+}
+
+async function choose(
+  ctx: CallerCtx,
+  catalog: Catalog,
+  request: AskPlatformRequest,
+  pending: PendingAsk | null,
+): Promise<Choice> {
+  const refs = request.entity_refs ?? [];
+  const kind = request.candidate_type ?? "any";
+  const find = (type: string, name: string) =>
+    catalog.all.find((item) => item.type === type && item.name === name);
+  const pinned = refs.filter((ref) => ref.type === "agent" || ref.type === "workflow");
+  for (const ref of pinned) {
+    if (!find(ref.type, ref.name)) {
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `entity_refs[${refs.indexOf(ref)}].name: no ${ref.type} ${ref.name}${ref.type === "workflow" ? " with an approved version" : ""}`,
+        { field: `entity_refs[${refs.indexOf(ref)}].name` },
+      );
+    }
+  }
+  const integrationRefs = refs.filter((ref) => ref.type === "integration").map((ref) => ref.name);
+  const missing = await missingIntegrations({ ctx, input: { names: integrationRefs } });
+  if (missing.length > 0) {
+    const position = refs.findIndex((ref) => ref.type === "integration" && ref.name === missing[0]);
+    throw badRequest(`entity_refs[${position}].name`, `no integration ${missing[0]}`);
+  }
+  if (pinned.length === 1) {
+    const target = find(pinned[0]?.type ?? "", pinned[0]?.name ?? "") as Routable;
+    return { decision: "pinned", target, candidates: [shown(target, 1)], fallbackAgent: "" };
+  }
+  let pool = pinned.length > 1 ? pinned.map((ref) => find(ref.type, ref.name) as Routable) : catalog.routable;
+  if (kind !== "any") pool = pool.filter((item) => item.type === kind);
+  if (integrationRefs.length > 0) {
+    pool = pool.filter((item) =>
+      integrationRefs.every((name) => (catalog.integrationsOf.get(keyOf(item)) ?? []).includes(name)),
+    );
+  }
+  const fallbackName = ctx.config.askFallbackAgent;
+  const fallback =
+    fallbackName && (kind === "any" || kind === "agent") && pinned.length === 0
+      ? find("agent", fallbackName)
+      : undefined;
+  const routing = routeMessage(pool, request.message, fallback ? fallback.name : null);
+  const outcome = routing.outcome;
+  // A session waiting for inputs takes the message as its answer, unless it clearly asks for
+  // another agent or workflow.
+  const waitingFor =
+    pending && pinned.length === 0 ? find(pending.target.type, pending.target.name) : undefined;
+  if (waitingFor && !(outcome.kind === "routed" && keyOf(outcome.target) !== keyOf(waitingFor))) {
+    return {
+      decision: "continued",
+      target: waitingFor,
+      candidates: [shown(waitingFor, 1)],
+      fallbackAgent: "",
+    };
+  }
+  if (outcome.kind === "routed") {
+    return { decision: "routed", target: outcome.target, candidates: routing.candidates, fallbackAgent: "" };
+  }
+  if (outcome.kind === "fallback" && fallback) {
+    return {
+      decision: "fallback",
+      target: fallback,
+      candidates: routing.candidates,
+      fallbackAgent: fallback.name,
+    };
+  }
+  return {
+    decision: outcome.kind === "ambiguous" ? "ambiguous" : "no_match",
+    target: null,
+    candidates: routing.candidates,
+    fallbackAgent: "",
+  };
+}
+
+const shown = (target: Routable, confidence: number) => ({
+  name: target.name,
+  confidence,
+  candidate_type: target.type,
+});
+
+/** The earlier session of the caller's that asked the same, within the policy; its summary cut. */
+async function priorSession(
+  tx: Tx,
+  tenant: Tenant,
+  policy: NonNullable<AskPlatformRequest["prior_session"]>,
+  message: string,
+  exclude: string,
+  target: Routable,
+  now: Date,
+): Promise<{ id: string; summary: string } | null> {
+  const since = new Date(now.getTime() - (policy.max_age_hours ?? 24) * 3_600_000);
+  const conditions: SQL[] = [
+    inTenant(sessions, tenant),
+    eq(sessions.ownerId, tenant.ownerId),
+    eq(sessions.promptKey, normalizePrompt(message)),
+    ne(sessions.id, exclude),
+    gte(sessions.updatedAt, since),
+  ];
+  if (policy.same_agent_only) {
+    conditions.push(eq(sessions.responderType, target.type), eq(sessions.responderName, target.name));
+  }
+  const [row] = await tx
+    .select()
+    .from(sessions)
+    .where(and(...conditions))
+    .orderBy(desc(sessions.updatedAt))
+    .limit(1);
+  if (!row) return null;
+  const summary = await sessionSummary(tx, row);
+  return { id: row.id, summary: summary.slice(0, policy.max_summary_chars ?? 2000) };
+}
+
+/** A value given in `inputs` must match the input's pattern: 400 naming inputs.<name>. */
+function checkGivenInputs(target: Routable, given: Record<string, string>): void {
+  for (const input of target.inputs) {
+    const value = given[input.name];
+    if (value === undefined || !input.pattern) continue;
+    if (!new RegExp(input.pattern).test(value))
+      throw badRequest(`inputs.${input.name}`, `does not match ${input.pattern}`);
+  }
+}
+
+function describe(choice: Choice, missing: string[], prior: string | null): string {
+  const target = choice.target ? `${choice.target.type} ${choice.target.name}` : "";
+  const names = choice.candidates.map((item) => item.name).join(", ");
+  switch (true) {
+    case missing.length > 0:
+      return `To run ${target} I need: ${missing.join(", ")}. Answer in this session (name=value).`;
+    case choice.decision === "ambiguous":
+      return `The request matches several equally well (${names}); say which one, or pin it with entity_refs.`;
+    case choice.decision === "no_match":
+      return names
+        ? `No agent or workflow matches well enough (closest: ${names}); nothing was started.`
+        : "No agent or workflow matches; nothing was started.";
+    case choice.decision === "fallback":
+      return `No agent or workflow matches well enough; the fallback agent ${choice.fallbackAgent} answers.`;
+    default:
+      return `Started ${target}${prior ? `, with the summary of session ${prior}` : ""}.`;
+  }
+}
+
+export async function startAsk({
+  ctx,
+  input: request,
+}: {
+  ctx: CallerCtx;
+  input: AskPlatformRequest;
+}): Promise<AskStartResponse> {
+  const message = request.message.trim();
+  if (!message) throw badRequest("message", "must not be empty");
+  const tenant = tenantOf(ctx.actor);
+  const now = ctx.now();
+  return withTransaction(ctx.db, async (tx) => {
+    const txCtx = { ...ctx, db: tx };
+    const existing = request.session_id ? await touchSession(tx, tenant, request.session_id, now) : null;
+    const sessionId =
+      existing?.id ??
+      (await createSession(
+        tx,
+        tenant,
+        {
+          firstPrompt: message,
+          initiator: `user:${tenant.ownerId}`,
+          sourceApp: request.source_app ?? null,
+          sourceMetadata: request.source_metadata ?? {},
+        },
+        now,
+      ));
+    await addMessage(tx, { sessionId, role: "user", content: message }, now);
+    const catalog = await loadCatalog(tx, tenant);
+    const pending = existing?.pending ?? null;
+    const choice = await choose(txCtx, catalog, request, pending);
+    const answer = (fields: Partial<AskStartResponse> & { message: string }): AskStartResponse => ({
+      trace_id: "",
+      run_id: "",
+      session_id: sessionId,
+      decision: choice.decision,
+      candidates: choice.candidates,
+      inputs_required: [],
+      extracted: {},
+      fallback_agent: choice.fallbackAgent,
+      plan: choice.target ? `${choice.target.type} ${choice.target.name}` : "",
+      prior_session_id: null,
+      ...fields,
+    });
+    const record = async (reply: AskStartResponse, nextPending: PendingAsk | null) => {
+      await tx.update(sessions).set({ pending: nextPending }).where(eq(sessions.id, sessionId));
+      const { message: content, session_id: _session, ...data } = reply;
+      await addMessage(
+        tx,
+        { sessionId, role: "assistant", content, traceId: reply.trace_id || null, data },
+        now,
+      );
+      return reply;
+    };
+    const target = choice.target;
+    if (!target) return record(answer({ message: describe(choice, [], null) }), pending);
+
+    const given = request.inputs ?? {};
+    checkGivenInputs(target, given);
+    const carried = choice.decision === "continued" && pending ? pending.inputs : {};
+    const known = { ...carried, ...given };
+    const integrations = [...new Set([...catalog.integrationsOf.values()].flat())];
+    const extracted = inputsFromMessage(target, message, { integrations, skip: new Set(Object.keys(known)) });
+    const values: Record<string, string> = { ...known, ...extracted };
+    const stillMissing = () =>
+      target.inputs
+        .filter((item) => item.required && item.default === undefined && !values[item.name])
+        .map((item) => item.name);
+    // An answer in the session that names nothing: the whole message is the one missing value.
+    const waiting = stillMissing();
+    if (choice.decision === "continued" && waiting.length === 1 && Object.keys(extracted).length === 0) {
+      const only = target.inputs.find((item) => item.name === waiting[0]);
+      if (only && !/\s/.test(message) && (!only.pattern || new RegExp(only.pattern).test(message))) {
+        values[only.name] = message;
+        extracted[only.name] = message;
+      }
+    }
+    const missing = stillMissing();
+    if (missing.length > 0) {
+      const reply = answer({
+        decision: "inputs_required",
+        inputs_required: missing,
+        extracted,
+        message: describe(choice, missing, null),
+      });
+      return record(reply, { target: { type: target.type, name: target.name }, inputs: values, missing });
+    }
+    const prior =
+      request.prior_session?.enabled === true
+        ? await priorSession(tx, tenant, request.prior_session, message, sessionId, target, now)
+        : null;
+    const started = await startExecution({
+      ctx: txCtx,
+      tenant,
+      input: {
+        target: { type: target.type, name: target.name },
+        input: {
+          message,
+          ...values,
+          ...(prior ? { prior_session: { session_id: prior.id, summary: prior.summary } } : {}),
+        },
+        sessionId,
+      },
+    });
+    return record(
+      answer({
+        trace_id: started.traceId,
+        run_id: started.runId,
+        extracted,
+        prior_session_id: prior?.id ?? null,
+        message: describe(choice, [], prior?.id ?? null),
+      }),
+      null,
+    );
+  });
+}

@@ -1,0 +1,66 @@
+// One routing decision for a message over a catalog, without the database: what Ask and the routing
+// eval (eval/ask) both run.
+import { extractInputs } from "./extract.ts";
+import { buildIndex, type CandidateType, decide, type Routable, rank, type Scored } from "./rank.ts";
+import { terms, words } from "./text.ts";
+
+/** Candidates shown in the answer. */
+const SHOWN_CANDIDATES = 5;
+
+export type RouteOutcome =
+  | { kind: "routed"; target: Routable; confidence: number }
+  | { kind: "ambiguous" }
+  | { kind: "fallback"; agent: string }
+  | { kind: "no_match" };
+
+export interface Routing {
+  outcome: RouteOutcome;
+  candidates: { name: string; confidence: number; candidate_type: CandidateType }[];
+}
+
+const KEY_VALUE_VALUES = /[A-Za-z_][A-Za-z0-9_-]*\s*(?:=|:)\s*(?:"([^"]*)"|'([^']*)'|([^\s,;]+))/g;
+
+/** Words written as `key=value` values: they say what to act on, not what to do. */
+function valueWords(message: string): Set<string> {
+  const found = new Set<string>();
+  for (const match of message.matchAll(KEY_VALUE_VALUES)) {
+    for (const word of words(match[1] ?? match[2] ?? match[3] ?? ""))
+      for (const term of terms(word)) found.add(term);
+  }
+  return found;
+}
+
+/**
+ * Ranks `catalog` against the message. A confident, clear best is routed; a best within the margin
+ * of the runner-up is ambiguous (nothing runs); a weak best goes to `fallbackAgent` when there is one.
+ */
+export function routeMessage(catalog: Routable[], message: string, fallbackAgent: string | null): Routing {
+  const ranked: Scored[] = rank(buildIndex(catalog), message, valueWords(message));
+  const candidates = ranked.slice(0, SHOWN_CANDIDATES).map((item) => ({
+    name: item.candidate.name,
+    confidence: item.confidence,
+    candidate_type: item.candidate.type,
+  }));
+  const decision = decide(ranked);
+  if (decision.kind === "routed") {
+    return {
+      outcome: { kind: "routed", target: decision.choice.candidate, confidence: decision.choice.confidence },
+      candidates,
+    };
+  }
+  if (decision.kind === "ambiguous") return { outcome: { kind: "ambiguous" }, candidates };
+  return {
+    outcome: fallbackAgent ? { kind: "fallback", agent: fallbackAgent } : { kind: "no_match" },
+    candidates,
+  };
+}
+
+/** The target's inputs read from the message (see extract.ts), its own words excluded as values. */
+export function inputsFromMessage(
+  target: Routable,
+  message: string,
+  options: { integrations?: string[]; skip?: Set<string> } = {},
+): Record<string, string> {
+  const vocabulary = new Set(terms(`${target.name.replace(/[-_]/g, " ")} ${target.description}`));
+  return extractInputs(message, target.inputs, { ...options, vocabulary }).values;
+}
