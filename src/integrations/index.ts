@@ -3,6 +3,6 @@ export {
   listIntegrationConnections,
   readIntegrationConnection,
 } from "./connections.ts";
-export { getIntegration, missingIntegrations } from "./integrations.ts";
+export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
 export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export { IntegrationName } from "./schemas.ts";
