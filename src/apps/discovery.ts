@@ -189,7 +189,7 @@ async function discover(ctx: Ctx, tenant: Tenant): Promise<{ result: DiscoveryRe
 
 export const discoverJob = defineJob({
   name: "apps.discover",
-  schema: Type.Object({ runId: Type.String({ format: "uuid" }) }),
+  schema: Type.Object({ runId: Type.String({ minLength: 36, maxLength: 36 }) }),
   retryLimit: 0,
   async handler({ ctx, data }) {
     const [run] = await ctx.db.select().from(discoveryRuns).where(eq(discoveryRuns.id, data.runId));

@@ -111,6 +111,10 @@ export async function appRoutes(instance: FastifyInstance) {
     "/app/sre/api/discovery/runs",
     {
       config: { scope: "apps_write" },
+      // No body at all is the same as {}.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         operationId: "startDiscoveryRun",
         summary: "Start a discovery run over the app's bound integrations",
@@ -118,12 +122,12 @@ export async function appRoutes(instance: FastifyInstance) {
           "201 with the running run; with skip_if_exists and an earlier run of the workspace, 200 with a stored run of status skipped. 409 when the app is not configured.",
         tags,
         querystring: Query,
-        body: Type.Optional(refOf(DiscoveryRunStart)),
+        body: refOf(DiscoveryRunStart),
         response: { 200: Type.Ref("DiscoveryRun"), 201: Type.Ref("DiscoveryRun"), 409: errorResponse },
       },
     },
     async (request, reply) => {
-      const { created, run } = await startDiscoveryRun({ ctx: contextOf(request), input: request.body ?? {} });
+      const { created, run } = await startDiscoveryRun({ ctx: contextOf(request), input: request.body });
       reply.status(created ? 201 : 200);
       return run;
     },
