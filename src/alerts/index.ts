@@ -20,10 +20,10 @@ import { syncIntegrationsJob } from "./sync/pull-sync.ts";
 import { alertSyncRoutes } from "./sync/routes.ts";
 import { classifyAlertsJob } from "./triage/classify-job.ts";
 
-export type { StormCorrelator } from "./correlation/storm-correlator.ts";
 export { type ListAlertsInput, listAlerts } from "./console/list-alerts.ts";
 export { getAlert, getAlertHistory } from "./console/read-alerts.ts";
 export { ListAlertsQuery } from "./console/routes.ts";
+export type { StormCorrelator } from "./correlation/storm-correlator.ts";
 export type { RegistrationHook } from "./registrations/registrations.ts";
 export type { RegistrationOptions };
 export { startStormCorrelator };

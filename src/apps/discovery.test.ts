@@ -1,7 +1,13 @@
 // Discovery and setup against a real Prometheus (scraping a loopback exporter) and a real
 // Alertmanager, both on free loopback ports.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AlertmanagerProcess, freePort, poll, requireAlertmanager, startAlertmanager } from "../../test/alertmanager-process.ts";
+import {
+  type AlertmanagerProcess,
+  freePort,
+  poll,
+  requireAlertmanager,
+  startAlertmanager,
+} from "../../test/alertmanager-process.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
 import { type PrometheusProcess, requirePrometheus, startPrometheus } from "../../test/prometheus-process.ts";
@@ -23,12 +29,24 @@ let closedPort: number;
 beforeAll(async () => {
   const [promBinary, amBinary] = [requirePrometheus(), requireAlertmanager()];
   [prometheus, alertmanager, closedPort] = await Promise.all([
-    startPrometheus(promBinary, { metricsText: METRICS, job: "shop-exporter", targetLabels: { cluster: "eu-1" } }),
+    startPrometheus(promBinary, {
+      metricsText: METRICS,
+      job: "shop-exporter",
+      targetLabels: { cluster: "eu-1" },
+    }),
     startAlertmanager(amBinary),
     freePort(),
   ]);
   await alertmanager.postAlerts([
-    { labels: { alertname: "SearchSlow", service: "search", env: "staging", cluster: "us-2", severity: "warning" } },
+    {
+      labels: {
+        alertname: "SearchSlow",
+        service: "search",
+        env: "staging",
+        cluster: "us-2",
+        severity: "warning",
+      },
+    },
   ]);
   await alertmanager.silence({ service: "billing", env: "staging" });
   await alertmanager.waitForAlerts("the search alert", (alerts) => alerts.length === 1);
@@ -45,10 +63,15 @@ async function integration(h: Harness, auth: Auth, name: string, type: string, u
 }
 
 async function finished(h: Harness, auth: Auth, id: string) {
-  return poll(`discovery run ${id} to finish`, async () => {
-    const run = (await call(h, auth, "GET", `/app/sre/api/discovery/runs/${id}`)).json();
-    return run.status === "running" ? undefined : run;
-  }, () => "", 60_000);
+  return poll(
+    `discovery run ${id} to finish`,
+    async () => {
+      const run = (await call(h, auth, "GET", `/app/sre/api/discovery/runs/${id}`)).json();
+      return run.status === "running" ? undefined : run;
+    },
+    () => "",
+    60_000,
+  );
 }
 
 describeEachEngine(
@@ -88,7 +111,9 @@ describeEachEngine(
         ],
       });
 
-      expect((await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: ["prom", "am", "gone"] })).statusCode).toBe(200);
+      expect(
+        (await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: ["prom", "am", "gone"] })).statusCode,
+      ).toBe(200);
       const ready = (await call(h, auth, "GET", "/api/setup")).json();
       expect(ready).toEqual({
         observability_ready: true,
@@ -116,8 +141,20 @@ describeEachEngine(
       const { result } = run;
       expect(result.services).toEqual(
         expect.arrayContaining([
-          { name: "checkout", environments: ["production"], clusters: ["eu-1"], namespaces: ["shop"], seen_in: ["prom"] },
-          { name: "payments", environments: ["production"], clusters: ["eu-1"], namespaces: ["shop"], seen_in: ["prom"] },
+          {
+            name: "checkout",
+            environments: ["production"],
+            clusters: ["eu-1"],
+            namespaces: ["shop"],
+            seen_in: ["prom"],
+          },
+          {
+            name: "payments",
+            environments: ["production"],
+            clusters: ["eu-1"],
+            namespaces: ["shop"],
+            seen_in: ["prom"],
+          },
           expect.objectContaining({ name: "ledger", environments: ["production"], seen_in: ["prom"] }),
           { name: "search", environments: ["staging"], clusters: ["us-2"], namespaces: [], seen_in: ["am"] },
           { name: "billing", environments: ["staging"], clusters: [], namespaces: [], seen_in: ["am"] },
@@ -132,22 +169,48 @@ describeEachEngine(
         ]),
       );
       expect(result.integrations).toEqual([
-        { name: "prom", type: "prometheus", ok: true, error: null, counts: { targets: 1, series: expect.any(Number) } },
+        {
+          name: "prom",
+          type: "prometheus",
+          ok: true,
+          error: null,
+          counts: { targets: 1, series: expect.any(Number) },
+        },
         { name: "am", type: "alertmanager", ok: true, error: null, counts: { alerts: 1, silences: 1 } },
-        { name: "gone", type: "prometheus", ok: false, error: expect.stringContaining("gone (prometheus)"), counts: {} },
+        {
+          name: "gone",
+          type: "prometheus",
+          ok: false,
+          error: expect.stringContaining("gone (prometheus)"),
+          counts: {},
+        },
       ]);
       expect(result.integrations[0].counts.series).toBeGreaterThanOrEqual(3);
-      const user = (await h.vigil.services.database.db.execute(
-        (await import("drizzle-orm")).sql`select user_id from api_keys where key_hash = encode(sha256(convert_to(${auth.authorization.slice(7)}, 'utf8')), 'hex')`,
-      )).rows[0]?.user_id as string;
-      expect(await latestTopology(h.vigil.services.database.db, { orgId: null, ownerId: user })).toEqual(result);
+      const user = (
+        await h.vigil.services.database.db.execute(
+          (
+            await import("drizzle-orm")
+          )
+            .sql`select user_id from api_keys where key_hash = encode(sha256(convert_to(${auth.authorization.slice(7)}, 'utf8')), 'hex')`,
+        )
+      ).rows[0]?.user_id as string;
+      expect(await latestTopology(h.vigil.services.database.db, { orgId: null, ownerId: user })).toEqual(
+        result,
+      );
 
       const skipped = await call(h, auth, "POST", "/app/sre/api/discovery/runs", { skip_if_exists: true });
       expect(skipped.statusCode).toBe(200);
-      expect(skipped.json()).toMatchObject({ status: "skipped", error: null, result: {}, finished_at: expect.any(String) });
+      expect(skipped.json()).toMatchObject({
+        status: "skipped",
+        error: null,
+        result: {},
+        finished_at: expect.any(String),
+      });
       const list = (await call(h, auth, "GET", "/app/sre/api/discovery/runs")).json();
       expect(list.map((item: { id: string }) => item.id)).toEqual([skipped.json().id, run.id]);
-      expect((await call(h, auth, "GET", `/app/sre/api/discovery/runs/${skipped.json().id}`)).json()).toEqual(skipped.json());
+      expect((await call(h, auth, "GET", `/app/sre/api/discovery/runs/${skipped.json().id}`)).json()).toEqual(
+        skipped.json(),
+      );
       expect((await call(h, auth, "GET", "/app/sre/api/discovery/runs?limit=1")).json()).toHaveLength(1);
     });
 
@@ -155,26 +218,43 @@ describeEachEngine(
       const h = harness();
       const { auth } = await h.createKey();
       await integration(h, auth, "gone", "prometheus", `http://127.0.0.1:${closedPort}`);
-      expect((await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: ["gone"] })).statusCode).toBe(200);
+      expect((await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: ["gone"] })).statusCode).toBe(
+        200,
+      );
       const setup = (await call(h, auth, "GET", "/api/setup")).json();
       expect(setup.observability_ready).toBe(false);
-      expect(setup.missing).toEqual([expect.stringMatching(/^integration gone is not reachable: gone \(prometheus\): /)]);
+      expect(setup.missing).toEqual([
+        expect.stringMatching(/^integration gone is not reachable: gone \(prometheus\): /),
+      ]);
       const started = await call(h, auth, "POST", "/app/sre/api/discovery/runs");
       expect(started.statusCode, started.body).toBe(201);
       const run = await finished(h, auth, started.json().id);
-      expect(run).toMatchObject({ status: "failed", error: expect.stringMatching(/^gone \(prometheus\): /), finished_at: expect.any(String) });
+      expect(run).toMatchObject({
+        status: "failed",
+        error: expect.stringMatching(/^gone \(prometheus\): /),
+        finished_at: expect.any(String),
+      });
 
       expect((await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: [] })).statusCode).toBe(200);
-      const none = await finished(h, auth, (await call(h, auth, "POST", "/app/sre/api/discovery/runs", {})).json().id);
+      const none = await finished(
+        h,
+        auth,
+        (await call(h, auth, "POST", "/app/sre/api/discovery/runs", {})).json().id,
+      );
       expect(none).toMatchObject({
         status: "failed",
-        error: "no prometheus or alertmanager integration is bound to the app: PUT /api/v1/apps/sre with integrations",
+        error:
+          "no prometheus or alertmanager integration is bound to the app: PUT /api/v1/apps/sre with integrations",
       });
 
       const stranger = await h.createKey();
       const foreign = await call(h, stranger.auth, "GET", `/app/sre/api/discovery/runs/${run.id}`);
       expect(foreign.statusCode).toBe(404);
-      expect(foreign.json()).toEqual({ error: "discovery run not found", code: "NOT_FOUND", details: { id: run.id } });
+      expect(foreign.json()).toEqual({
+        error: "discovery run not found",
+        code: "NOT_FOUND",
+        details: { id: run.id },
+      });
       expect((await call(h, stranger.auth, "GET", "/app/sre/api/discovery/runs")).json()).toEqual([]);
       const bad = await call(h, auth, "POST", "/app/sre/api/discovery/runs", { skip_if_exists: "yes" });
       expect(bad.statusCode).toBe(400);
@@ -182,7 +262,12 @@ describeEachEngine(
       expect((await call(h, auth, "GET", "/app/sre/api/discovery/runs/not-a-uuid")).statusCode).toBe(400);
     });
 
-    itEnforcesAuth(harness, { method: "POST", scope: "apps_write", url: "/app/sre/api/discovery/runs", body: {} });
+    itEnforcesAuth(harness, {
+      method: "POST",
+      scope: "apps_write",
+      url: "/app/sre/api/discovery/runs",
+      body: {},
+    });
     itEnforcesAuth(harness, { method: "GET", scope: "apps_read", url: "/app/sre/api/discovery/runs" });
   },
   { integrationAllowedHosts: ["127.0.0.1"] },

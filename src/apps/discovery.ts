@@ -50,12 +50,18 @@ export async function startDiscoveryRun({
   const now = ctx.now();
   return withTransaction(ctx.db, async (tx) => {
     if (!(await readInstallation(tx, tenant, APP))) {
-      throw new AppError("CONFLICT", `the ${APP} app is not configured for this workspace: PUT /api/v1/apps/${APP} first`, {
-        app_name: APP,
-      });
+      throw new AppError(
+        "CONFLICT",
+        `the ${APP} app is not configured for this workspace: PUT /api/v1/apps/${APP} first`,
+        {
+          app_name: APP,
+        },
+      );
     }
     // Serializes starts of one tenant, so two skip_if_exists callers cannot both start a run.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`discovery:${tenant.orgId ?? tenant.ownerId}`}))`);
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(hashtext(${`discovery:${tenant.orgId ?? tenant.ownerId}`}))`,
+    );
     const [earlier] = await tx
       .select({ id: discoveryRuns.id })
       .from(discoveryRuns)
@@ -126,7 +132,11 @@ const labelsOf = (value: unknown): Labels => {
 
 type Connection = NonNullable<Awaited<ReturnType<typeof readIntegrationConnection>>>;
 
-async function readPrometheus(ctx: Ctx, connection: Connection, learn: (labels: Labels) => void): Promise<{ error: string | null; counts: Counts }> {
+async function readPrometheus(
+  ctx: Ctx,
+  connection: Connection,
+  learn: (labels: Labels) => void,
+): Promise<{ error: string | null; counts: Counts }> {
   const targets = await fetchJson(ctx, connection, "/api/v1/targets?state=active", FETCH_TIMEOUT_MS);
   if (!targets.ok) return { error: targets.error, counts: {} };
   const active = asArray((targets.json as { data?: { activeTargets?: unknown } }).data?.activeTargets);
@@ -141,8 +151,17 @@ async function readPrometheus(ctx: Ctx, connection: Connection, learn: (labels: 
   return { error: null, counts: { targets: active.length, series: list.length } };
 }
 
-async function readAlertmanager(ctx: Ctx, connection: Connection, learn: (labels: Labels) => void): Promise<{ error: string | null; counts: Counts }> {
-  const alerts = await fetchJson(ctx, connection, "/api/v2/alerts?active=true&silenced=true&inhibited=true", FETCH_TIMEOUT_MS);
+async function readAlertmanager(
+  ctx: Ctx,
+  connection: Connection,
+  learn: (labels: Labels) => void,
+): Promise<{ error: string | null; counts: Counts }> {
+  const alerts = await fetchJson(
+    ctx,
+    connection,
+    "/api/v2/alerts?active=true&silenced=true&inhibited=true",
+    FETCH_TIMEOUT_MS,
+  );
   if (!alerts.ok) return { error: alerts.error, counts: {} };
   const alertList = asArray(alerts.json);
   for (const alert of alertList) learn(labelsOf((alert as { labels?: unknown }).labels));
@@ -154,35 +173,71 @@ async function readAlertmanager(ctx: Ctx, connection: Connection, learn: (labels
     const matchers = asArray((silence as { matchers?: unknown }).matchers);
     const labels: Labels = {};
     for (const matcher of matchers) {
-      const { name, value, isRegex, isEqual } = matcher as { name?: unknown; value?: unknown; isRegex?: unknown; isEqual?: unknown };
-      if (typeof name === "string" && typeof value === "string" && isRegex !== true && isEqual !== false) labels[name] = value;
+      const { name, value, isRegex, isEqual } = matcher as {
+        name?: unknown;
+        value?: unknown;
+        isRegex?: unknown;
+        isEqual?: unknown;
+      };
+      if (typeof name === "string" && typeof value === "string" && isRegex !== true && isEqual !== false)
+        labels[name] = value;
     }
     learn(labels);
   }
   return { error: null, counts: { alerts: alertList.length, silences: silenceList.length } };
 }
 
-async function discover(ctx: Ctx, tenant: Tenant): Promise<{ result: DiscoveryResult; error: string | null }> {
+async function discover(
+  ctx: Ctx,
+  tenant: Tenant,
+): Promise<{ result: DiscoveryResult; error: string | null }> {
   const installation = await readInstallation(ctx.db, tenant, APP);
   const builder = new TopologyBuilder();
   const integrations: DiscoveryResult["integrations"] = [];
   for (const name of installation?.integrations ?? []) {
     const connection = await readIntegrationConnection(ctx.db, ctx.secrets, { tenant, name });
     if (!connection) {
-      integrations.push({ name, type: "", ok: false, error: `integration ${name} no longer exists`, counts: {} });
+      integrations.push({
+        name,
+        type: "",
+        ok: false,
+        error: `integration ${name} no longer exists`,
+        counts: {},
+      });
       continue;
     }
-    const reader = connection.type === "prometheus" ? readPrometheus : connection.type === "alertmanager" ? readAlertmanager : null;
+    const reader =
+      connection.type === "prometheus"
+        ? readPrometheus
+        : connection.type === "alertmanager"
+          ? readAlertmanager
+          : null;
     if (!reader) continue;
     const outcome = await reader(ctx, connection, (labels) => builder.add(labels, name));
-    integrations.push({ name, type: connection.type, ok: outcome.error === null, error: outcome.error, counts: outcome.counts });
+    integrations.push({
+      name,
+      type: connection.type,
+      ok: outcome.error === null,
+      error: outcome.error,
+      counts: outcome.counts,
+    });
   }
   const result = builder.result(integrations);
   if (integrations.length === 0) {
-    return { result, error: "no prometheus or alertmanager integration is bound to the app: PUT /api/v1/apps/sre with integrations" };
+    return {
+      result,
+      error:
+        "no prometheus or alertmanager integration is bound to the app: PUT /api/v1/apps/sre with integrations",
+    };
   }
   if (integrations.every((item) => !item.ok)) {
-    return { result, error: integrations.map((item) => item.error).join("; ").slice(0, ERROR_MAX_CHARS) };
+    return {
+      result,
+      error: integrations
+        .map((item) => item.error)
+        .join("; ")
+        .slice(0, ERROR_MAX_CHARS),
+    };
   }
   return { result, error: null };
 }
@@ -193,14 +248,20 @@ export const discoverJob = defineJob({
   retryLimit: 0,
   async handler({ ctx, data }) {
     const [run] = await ctx.db.select().from(discoveryRuns).where(eq(discoveryRuns.id, data.runId));
-    if (!run || run.status !== "running") return;
+    if (run?.status !== "running") return;
     const tenant = { orgId: run.orgId, ownerId: run.ownerId };
     let outcome: { result: DiscoveryResult | Record<string, never>; error: string | null };
     try {
       outcome = await discover(ctx, tenant);
     } catch (err) {
       ctx.log.error({ err, runId: run.id }, "discovery run failed");
-      outcome = { result: {}, error: `discovery stopped on an unexpected error: ${(err as Error).message}`.slice(0, ERROR_MAX_CHARS) };
+      outcome = {
+        result: {},
+        error: `discovery stopped on an unexpected error: ${(err as Error).message}`.slice(
+          0,
+          ERROR_MAX_CHARS,
+        ),
+      };
     }
     await ctx.db
       .update(discoveryRuns)

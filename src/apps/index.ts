@@ -1,7 +1,8 @@
 // The apps domain: the catalog, installations per tenant (svc_app), purposes and their workflows,
 // the app token, discovery and setup. Other domains and app.ts/jobs.ts reach it only here.
-import type { JobDefinition } from "../core/queue/catalog.ts";
+
 import type { RegistrationHook } from "../alerts/index.ts";
+import type { JobDefinition } from "../core/queue/catalog.ts";
 import { discoverJob } from "./discovery.ts";
 import { ensureAppInstalled } from "./installations.ts";
 

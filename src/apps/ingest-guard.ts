@@ -12,7 +12,10 @@ type Webhook = Parameters<WebhookTarget>[0]["webhook"];
 /** The app a registration's webhook belongs to: its target name is `{app}/{source}/{integration}`. */
 const appOf = (webhook: Webhook) => webhook.targetName.split("/")[0] ?? "";
 
-async function refusal(db: Executor, webhook: Webhook): Promise<Extract<TargetResult, { status: "rejected" }> | null> {
+async function refusal(
+  db: Executor,
+  webhook: Webhook,
+): Promise<Extract<TargetResult, { status: "rejected" }> | null> {
   const appName = appOf(webhook);
   const tenant = { orgId: webhook.orgId, ownerId: webhook.ownerId };
   if (await isAppConfigured(db, tenant, appName)) return null;

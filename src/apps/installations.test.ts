@@ -1,8 +1,8 @@
 // The svc_app resource's server side: catalog, PUT semantics, DELETE, the app token, purposes, and
 // the tie between alert-ingest registrations and the app's config row.
 import { expect, it } from "vitest";
-import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { amBody, deliver, registerAlerts, triggerPathOf } from "../../test/alerts.ts";
+import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
 import { tenantOf } from "../core/auth/tenancy.ts";
 import { workflowForPurpose } from "./index.ts";
@@ -10,7 +10,11 @@ import { workflowForPurpose } from "./index.ts";
 const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
 
 async function createIntegration(h: Harness, auth: Auth, name: string, type = "prometheus") {
-  const response = await call(h, auth, "POST", "/api/v1/integrations", { name, type, url: "http://127.0.0.1:9" });
+  const response = await call(h, auth, "POST", "/api/v1/integrations", {
+    name,
+    type,
+    url: "http://127.0.0.1:9",
+  });
   expect(response.statusCode, response.body).toBe(201);
 }
 
@@ -28,7 +32,12 @@ async function approvedWorkflow(h: Harness, auth: Auth, name: string) {
 const put = (h: Harness, auth: Auth, body: object) => call(h, auth, "PUT", "/api/v1/apps/sre", body);
 
 const firing = amBody([
-  { status: "firing", fingerprint: "f00d", startsAt: "2026-01-01T00:00:00Z", labels: { alertname: "Down", service: "api" } },
+  {
+    status: "firing",
+    fingerprint: "f00d",
+    startsAt: "2026-01-01T00:00:00Z",
+    labels: { alertname: "Down", service: "api" },
+  },
 ]);
 
 describeEachEngine("apps: catalog and installations", (harness) => {
@@ -66,7 +75,11 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect(one.json()).toEqual(list.json()[0]);
     const unknown = await call(h, auth, "GET", "/api/v1/apps/nope");
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: "app not found", code: "NOT_FOUND", details: { app_name: "nope" } });
+    expect(unknown.json()).toEqual({
+      error: "app not found",
+      code: "NOT_FOUND",
+      details: { app_name: "nope" },
+    });
     expect((await put(h, auth, {})).statusCode).toBe(200);
     expect((await call(h, auth, "PUT", "/api/v1/apps/nope", {})).statusCode).toBe(404);
     expect((await call(h, auth, "DELETE", "/api/v1/apps/nope")).statusCode).toBe(404);
@@ -78,7 +91,12 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     const { auth } = await h.createKey({ orgIds: [orgId] });
     const q = `?orgId=${orgId}`;
     await createIntegration(h, auth, "prom", "prometheus");
-    await h.vigil.app.inject({ method: "POST", url: `/api/v1/integrations${q}`, headers: auth, payload: { name: "prom", type: "prometheus" } });
+    await h.vigil.app.inject({
+      method: "POST",
+      url: `/api/v1/integrations${q}`,
+      headers: auth,
+      payload: { name: "prom", type: "prometheus" },
+    });
     const body = { integrations: ["prom"], config: { team: "sre", region: "eu" }, enabled: true };
     const first = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, body);
     expect(first.statusCode, first.body).toBe(200);
@@ -112,7 +130,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       expect(workflow.statusCode, name).toBe(200);
       expect(workflow.json()).toMatchObject({ approved_version: 1, ready: true });
     }
-    const again = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, { ...body, config: { region: "eu", team: "sre" } });
+    const again = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, {
+      ...body,
+      config: { region: "eu", team: "sre" },
+    });
     expect(again.json()).toEqual(installed);
     // Omitted fields are left alone.
     const empty = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, {});
@@ -148,24 +169,38 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       config: { a: "1" },
       enabled: true,
     });
-    const tenant = tenantOf({ userId: (await userOf(h, auth)) as string, keyId: "", scopes: [], orgId: null });
+    const tenant = tenantOf({
+      userId: (await userOf(h, auth)) as string,
+      keyId: "",
+      scopes: [],
+      orgId: null,
+    });
     const db = h.vigil.services.database.db;
     expect(await workflowForPurpose(db, { tenant, purpose: "alert_investigation" })).toEqual({
       workflowName: "deep-dive",
       via: "assigned_default",
     });
-    expect(await workflowForPurpose(db, { tenant, purpose: "alert_investigation", workflowName: "quick-look" })).toEqual({
+    expect(
+      await workflowForPurpose(db, { tenant, purpose: "alert_investigation", workflowName: "quick-look" }),
+    ).toEqual({
       workflowName: "quick-look",
       via: "named",
     });
-    expect(await workflowForPurpose(db, { tenant, purpose: "alert_investigation", workflowName: "unassigned" })).toBeNull();
+    expect(
+      await workflowForPurpose(db, { tenant, purpose: "alert_investigation", workflowName: "unassigned" }),
+    ).toBeNull();
     expect(await workflowForPurpose(db, { tenant, purpose: "alert_triage" })).toEqual({
       workflowName: "sre-alert-triage",
       via: "app_default",
     });
 
     await new Promise((resolve) => setTimeout(resolve, 5)); // updated_at must be able to move
-    const second = await put(h, auth, { integrations: ["am"], workflow_assignments: [], config: { b: "2" }, enabled: false });
+    const second = await put(h, auth, {
+      integrations: ["am"],
+      workflow_assignments: [],
+      config: { b: "2" },
+      enabled: false,
+    });
     expect(second.json()).toMatchObject({
       integrations: ["am"],
       attached_workflows: ["quick-look"],
@@ -180,7 +215,12 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       via: "app_default",
     });
     const third = await put(h, auth, { attached_workflows: [] });
-    expect(third.json()).toMatchObject({ integrations: ["am"], attached_workflows: [], enabled: false, config: { b: "2" } });
+    expect(third.json()).toMatchObject({
+      integrations: ["am"],
+      attached_workflows: [],
+      enabled: false,
+      config: { b: "2" },
+    });
   });
 
   it("answers 400 naming the bad item and changes nothing", async () => {
@@ -194,8 +234,16 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     });
     expect(draft.statusCode).toBe(201);
     const cases: [object, string, string][] = [
-      [{ integrations: ["prom", "ghost"] }, "integrations.1", "integrations.1: integration ghost does not exist"],
-      [{ attached_workflows: ["nope"] }, "attached_workflows.0", "attached_workflows.0: workflow nope does not exist"],
+      [
+        { integrations: ["prom", "ghost"] },
+        "integrations.1",
+        "integrations.1: integration ghost does not exist",
+      ],
+      [
+        { attached_workflows: ["nope"] },
+        "attached_workflows.0",
+        "attached_workflows.0: workflow nope does not exist",
+      ],
       [
         { workflow_assignments: [{ purpose: "alert_paging", workflow_name: "ok-flow" }] },
         "workflow_assignments.0.purpose",
@@ -219,7 +267,11 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       [{ integrations: "prom" }, "integrations", "integrations: must be array"],
       [{ config: { k: 1 } }, "config.k", "config.k: must be string"],
       [{ enabled: true, surprise: 1 }, "surprise", "surprise: is not a known field"],
-      [{ workflow_assignments: [{ purpose: "alert_triage" }] }, "workflow_assignments.0.workflow_name", "workflow_assignments.0.workflow_name: is required"],
+      [
+        { workflow_assignments: [{ purpose: "alert_triage" }] },
+        "workflow_assignments.0.workflow_name",
+        "workflow_assignments.0.workflow_name: is required",
+      ],
     ];
     // The default workflows exist from the first (valid) install below, so sre-alert-triage is approved.
     expect((await put(h, auth, {})).statusCode).toBe(200);
@@ -227,7 +279,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     for (const [body, field, error] of cases) {
       const response = await put(h, auth, body);
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
-      expect(response.json(), JSON.stringify(body)).toMatchObject({ code: "VALIDATION_FAILED", details: { field } });
+      expect(response.json(), JSON.stringify(body)).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { field },
+      });
       expect(response.json().error).toBe(error);
     }
     expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toEqual(before);
@@ -252,7 +307,8 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect((await call(h, tokenAuth, "POST", "/api/v1/keys", {})).statusCode).toBe(403);
     // Sealed at rest.
     const { rows } = await h.vigil.services.database.db.execute(
-      (await import("drizzle-orm")).sql`select app_token_sealed from app_installations where id = ${installed.id}`,
+      (await import("drizzle-orm"))
+        .sql`select app_token_sealed from app_installations where id = ${installed.id}`,
     );
     const sealed = String(rows[0]?.app_token_sealed);
     expect(sealed).not.toContain(token);
@@ -285,7 +341,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     const { auth } = await h.createKey();
     expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({ configured: false });
     const registration = await registerAlerts(h, auth, { source: "alertmanager", integration: "prod" });
-    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({ configured: true, status: "active" });
+    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({
+      configured: true,
+      status: "active",
+    });
     const accepted = await deliver(h, triggerPathOf(registration), firing);
     expect(accepted.statusCode, accepted.body).toBe(202);
 
@@ -304,13 +363,25 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect((await put(h, auth, {})).statusCode).toBe(200);
     expect((await deliver(h, triggerPathOf(registration), firing)).statusCode).toBe(202);
 
-    const bySource = await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook/by-source/alertmanager?integration=prod");
+    const bySource = await call(
+      h,
+      auth,
+      "GET",
+      "/app/sre/api/v1/alerts/webhook/by-source/alertmanager?integration=prod",
+    );
     expect(bySource.statusCode, bySource.body).toBe(200);
-    expect(bySource.json()).toEqual((await call(h, auth, "GET", `/app/sre/api/v1/alerts/webhook/${registration.id}`)).json());
+    expect(bySource.json()).toEqual(
+      (await call(h, auth, "GET", `/app/sre/api/v1/alerts/webhook/${registration.id}`)).json(),
+    );
     const defaultIntegration = await registerAlerts(h, auth, { source: "grafana" });
     const byDefault = await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook/by-source/grafana");
     expect(byDefault.json()).toMatchObject({ id: defaultIntegration.id, integration: "" });
-    const none = await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook/by-source/grafana?integration=other");
+    const none = await call(
+      h,
+      auth,
+      "GET",
+      "/app/sre/api/v1/alerts/webhook/by-source/grafana?integration=other",
+    );
     expect(none.statusCode).toBe(404);
     expect(none.json()).toEqual({
       error: "alert webhook not found",

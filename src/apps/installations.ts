@@ -3,12 +3,12 @@
 // cleared; config replaces when present; enabled omitted = unmanaged. A PUT that changes nothing
 // writes nothing (updated_at too), so an IaC apply is stable.
 import { and, eq } from "drizzle-orm";
+import { ensureApprovedWorkflow, workflowStates } from "../automation/index.ts";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { type Executor, withTransaction } from "../core/db/database.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { createTtlCache } from "../core/ttl-cache.ts";
-import { ensureApprovedWorkflow, workflowStates } from "../automation/index.ts";
 import { missingIntegrations } from "../integrations/index.ts";
 import { issueAppToken, revokeAppToken } from "./app-token.ts";
 import { CATALOG, type CatalogApp, catalogApp } from "./catalog.ts";
@@ -162,7 +162,8 @@ async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallat
     names: [...(body.attached_workflows ?? []), ...assignments.map((item) => item.workflow_name)],
   });
   (body.attached_workflows ?? []).forEach((name, index) => {
-    if (!states.existing.has(name)) throw badRequest(`attached_workflows.${index}`, `workflow ${name} does not exist`);
+    if (!states.existing.has(name))
+      throw badRequest(`attached_workflows.${index}`, `workflow ${name} does not exist`);
   });
   const declared = new Set(app.purposes.map((item) => item.purpose));
   const seen = new Set<string>();
@@ -226,7 +227,10 @@ export async function putApp({
     const unchanged =
       sameJson(next.integrations, current.integrations) &&
       sameJson(next.attachedWorkflows, current.attachedWorkflows) &&
-      sameJson(next.workflowAssignments.map(assignmentTuple), current.workflowAssignments.map(assignmentTuple)) &&
+      sameJson(
+        next.workflowAssignments.map(assignmentTuple),
+        current.workflowAssignments.map(assignmentTuple),
+      ) &&
       sameJson(sortedEntries(next.config), sortedEntries(current.config)) &&
       next.enabled === current.enabled;
     // An installation from before app tokens (or one whose token was lost) gets one now.

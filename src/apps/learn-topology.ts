@@ -10,9 +10,26 @@ const ENVIRONMENT = ["environment", "env", "deployment_environment", "stage", "t
 const CLUSTER = ["cluster", "k8s_cluster", "cluster_name", "kubernetes_cluster"];
 const NAMESPACE = ["namespace", "kubernetes_namespace", "k8s_namespace"];
 const CALLER = ["source_service", "source_workload", "client_service", "client", "caller", "from_service"];
-const CALLEE = ["destination_service", "destination_workload", "server_service", "upstream_service", "callee", "to_service", "peer_service"];
+const CALLEE = [
+  "destination_service",
+  "destination_workload",
+  "server_service",
+  "upstream_service",
+  "callee",
+  "to_service",
+  "peer_service",
+];
 /** job values that name Prometheus itself or exporters, not a service. */
-const NOT_SERVICES = new Set(["prometheus", "alertmanager", "node", "node_exporter", "node-exporter", "kubelet", "cadvisor", "apiserver"]);
+const NOT_SERVICES = new Set([
+  "prometheus",
+  "alertmanager",
+  "node",
+  "node_exporter",
+  "node-exporter",
+  "kubelet",
+  "cadvisor",
+  "apiserver",
+]);
 
 const first = (labels: Labels, names: string[]) => {
   for (const name of names) {
@@ -26,13 +43,21 @@ const first = (labels: Labels, names: string[]) => {
 const serviceName = (value: string) => value.replace(/\.svc(\.cluster\.local)?$/, "").split(".")[0] ?? value;
 
 export class TopologyBuilder {
-  private readonly services = new Map<string, { environments: Set<string>; clusters: Set<string>; namespaces: Set<string>; seenIn: Set<string> }>();
+  private readonly services = new Map<
+    string,
+    { environments: Set<string>; clusters: Set<string>; namespaces: Set<string>; seenIn: Set<string> }
+  >();
   private readonly environments = new Set<string>();
   private readonly clusters = new Set<string>();
   private readonly calls = new Map<string, { from: string; to: string }>();
 
   private service(name: string, seenIn: string) {
-    const entry = this.services.get(name) ?? { environments: new Set(), clusters: new Set(), namespaces: new Set(), seenIn: new Set() };
+    const entry = this.services.get(name) ?? {
+      environments: new Set(),
+      clusters: new Set(),
+      namespaces: new Set(),
+      seenIn: new Set(),
+    };
     entry.seenIn.add(seenIn);
     this.services.set(name, entry);
     return entry;
@@ -75,6 +100,12 @@ export class TopologyBuilder {
       };
     });
     const calls = [...this.calls.values()].sort((a, b) => (a.from + a.to < b.from + b.to ? -1 : 1));
-    return { services, environments: sorted(this.environments), clusters: sorted(this.clusters), calls, integrations };
+    return {
+      services,
+      environments: sorted(this.environments),
+      clusters: sorted(this.clusters),
+      calls,
+      integrations,
+    };
   }
 }

@@ -48,7 +48,8 @@ export async function fetchJson(
       },
     );
     // Only the status: the body of an unexpected answer stays out of what the tenant reads.
-    if (response.status !== 200) return { ok: false, error: `${where} answered ${response.status} to ${path.split("?")[0]}` };
+    if (response.status !== 200)
+      return { ok: false, error: `${where} answered ${response.status} to ${path.split("?")[0]}` };
     try {
       return { ok: true, json: JSON.parse(response.body.toString("utf8")) };
     } catch {

@@ -2,18 +2,38 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
-import { ERROR_RESPONSE_REF as errorResponse, OrgOnlyQuery as Query, OrgQuery, refOf, Uuid } from "../core/http/schemas.ts";
+import {
+  ERROR_RESPONSE_REF as errorResponse,
+  OrgQuery,
+  OrgOnlyQuery as Query,
+  refOf,
+  Uuid,
+} from "../core/http/schemas.ts";
 import { getDiscoveryRun, listDiscoveryRuns, startDiscoveryRun } from "./discovery.ts";
 import { deleteApp, getApp, listApps, putApp, rotateAppToken } from "./installations.ts";
-import { AppInstallation, AppInstallationWrite, DiscoveryRun, DiscoveryRunStart, SetupStatus } from "./schemas.ts";
+import {
+  AppInstallation,
+  AppInstallationWrite,
+  DiscoveryRun,
+  DiscoveryRunStart,
+  SetupStatus,
+} from "./schemas.ts";
 import { readSetup } from "./setup.ts";
 
-const AppParams = Type.Object({ appName: Type.String({ maxLength: 64, description: "Catalog slug, e.g. sre" }) });
+const AppParams = Type.Object({
+  appName: Type.String({ maxLength: 64, description: "Catalog slug, e.g. sre" }),
+});
 
 /** The catalog, installations (svc_app), discovery and setup. */
 export async function appRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-  for (const schema of [AppInstallation, AppInstallationWrite, DiscoveryRun, DiscoveryRunStart, SetupStatus]) {
+  for (const schema of [
+    AppInstallation,
+    AppInstallationWrite,
+    DiscoveryRun,
+    DiscoveryRunStart,
+    SetupStatus,
+  ]) {
     app.addSchema(schema);
   }
   const tags = ["apps"];
@@ -104,7 +124,8 @@ export async function appRoutes(instance: FastifyInstance) {
         response: { 200: installation, 404: errorResponse },
       },
     },
-    async (request) => rotateAppToken({ ctx: contextOf(request), input: { appName: request.params.appName } }),
+    async (request) =>
+      rotateAppToken({ ctx: contextOf(request), input: { appName: request.params.appName } }),
   );
 
   app.post(
@@ -141,7 +162,10 @@ export async function appRoutes(instance: FastifyInstance) {
         operationId: "listDiscoveryRuns",
         summary: "Discovery runs of the workspace, newest first",
         tags,
-        querystring: Type.Object({ ...OrgQuery, limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) }),
+        querystring: Type.Object({
+          ...OrgQuery,
+          limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+        }),
         response: { 200: Type.Array(Type.Ref("DiscoveryRun")) },
       },
     },

@@ -56,17 +56,20 @@ export const AppInstallation = Type.Object(
     configured: Type.Boolean(),
     status: Type.Union([Type.Literal("active"), Type.Literal("disabled"), Type.Literal("not_installed")]),
     installed_at: Rfc3339OrEmpty("RFC 3339 when configured, empty otherwise"),
-    updated_at: Rfc3339OrEmpty("RFC 3339 when configured, empty otherwise; unchanged by a PUT that changes nothing"),
+    updated_at: Rfc3339OrEmpty(
+      "RFC 3339 when configured, empty otherwise; unchanged by a PUT that changes nothing",
+    ),
     app_version: Type.String(),
     category: Type.String(),
     description: Type.String(),
     display_name: Type.String(),
-    mcp_url: Type.String({ description: "Streamable HTTP MCP endpoint (absolute); empty when the app has none" }),
+    mcp_url: Type.String({
+      description: "Streamable HTTP MCP endpoint (absolute); empty when the app has none",
+    }),
     remote_runners: Type.Array(Type.String(), { description: "Always empty: Vigil runs no remote runners" }),
-    workflow_purposes: Type.Array(
-      Type.Object({ purpose: Type.String(), workflow_name: Type.String() }),
-      { description: "Each declared purpose with the default workflow provisioned for it" },
-    ),
+    workflow_purposes: Type.Array(Type.Object({ purpose: Type.String(), workflow_name: Type.String() }), {
+      description: "Each declared purpose with the default workflow provisioned for it",
+    }),
     integrations: Type.Array(Type.String()),
     attached_workflows: Type.Array(Type.String()),
     workflow_assignments: Type.Array(
@@ -92,7 +95,10 @@ export const DiscoveryRun = Type.Object(
     id: Type.String({ format: "uuid" }),
     status: Type.Union(
       DISCOVERY_STATUSES.map((status) => Type.Literal(status)),
-      { description: "running until the job finishes; failed carries error; skipped: skip_if_exists found a run" },
+      {
+        description:
+          "running until the job finishes; failed carries error; skipped: skip_if_exists found a run",
+      },
     ),
     error: Nullable(Type.String()),
     started_at: Type.String({ format: "date-time" }),
@@ -135,7 +141,9 @@ export type DiscoveryRun = Static<typeof DiscoveryRun>;
 export const DiscoveryRunStart = Type.Object(
   {
     skip_if_exists: Type.Optional(
-      Type.Boolean({ description: "When the workspace already has a run: store and answer a skipped run (200)" }),
+      Type.Boolean({
+        description: "When the workspace already has a run: store and answer a skipped run (200)",
+      }),
     ),
   },
   { $id: "DiscoveryRunStart", additionalProperties: false },
@@ -147,13 +155,17 @@ export const SetupStatus = Type.Object(
     observability_ready: Type.Boolean({
       description: "At least one bound, reachable metrics (prometheus) or alert (alertmanager) integration",
     }),
-    missing: Type.Array(Type.String(), { description: "What to do before observability is ready; empty when ready" }),
+    missing: Type.Array(Type.String(), {
+      description: "What to do before observability is ready; empty when ready",
+    }),
     integrations: Type.Array(
       Type.Object({
         name: Type.String(),
         type: Type.String(),
         bound: Type.Boolean(),
-        reachable: Nullable(Type.Boolean({ description: "Probed for bound prometheus and alertmanager; null otherwise" })),
+        reachable: Nullable(
+          Type.Boolean({ description: "Probed for bound prometheus and alertmanager; null otherwise" }),
+        ),
       }),
     ),
   },

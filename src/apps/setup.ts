@@ -24,10 +24,14 @@ export async function readSetup({ ctx }: { ctx: CallerCtx }): Promise<SetupStatu
     let reachable: boolean | null = null;
     const path = probePath(integration.type);
     if (isBound && path) {
-      const connection = await readIntegrationConnection(ctx.db, ctx.secrets, { tenant, name: integration.name });
+      const connection = await readIntegrationConnection(ctx.db, ctx.secrets, {
+        tenant,
+        name: integration.name,
+      });
       const probe = connection ? await fetchJson(ctx, connection, path, PROBE_TIMEOUT_MS) : null;
       reachable = probe?.ok === true;
-      if (probe && !probe.ok) missing.push(`integration ${integration.name} is not reachable: ${probe.error}`);
+      if (probe && !probe.ok)
+        missing.push(`integration ${integration.name} is not reachable: ${probe.error}`);
     }
     integrations.push({ name: integration.name, type: integration.type, bound: isBound, reachable });
   }
@@ -36,7 +40,9 @@ export async function readSetup({ ctx }: { ctx: CallerCtx }): Promise<SetupStatu
     if (!installation) missing.unshift(`the ${APP} app is not configured: PUT /api/v1/apps/${APP}`);
     const candidates = integrations.filter((item) => isObservability(item.type));
     if (candidates.length === 0) {
-      missing.push("no prometheus or alertmanager integration: create one with POST /api/v1/integrations (type prometheus or alertmanager, with its url)");
+      missing.push(
+        "no prometheus or alertmanager integration: create one with POST /api/v1/integrations (type prometheus or alertmanager, with its url)",
+      );
     } else if (!candidates.some((item) => item.bound)) {
       missing.push(
         `no prometheus or alertmanager integration is bound to the app: PUT /api/v1/apps/${APP} with integrations (one of ${candidates.map((item) => item.name).join(", ")})`,

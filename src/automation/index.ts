@@ -27,9 +27,9 @@ import {
 import { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
-export { AUTOMATION_WEBHOOK_TARGETS };
 export type { Stage } from "./schemas.ts";
 export { ensureApprovedWorkflow, type ProvisionedWorkflow, workflowStates } from "./workflows/provision.ts";
+export { AUTOMATION_WEBHOOK_TARGETS };
 
 /** Every automation route, with the schemas they share. */
 export async function registerAutomation(app: FastifyInstance): Promise<void> {

@@ -3,8 +3,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { beforeAll, expect, it } from "vitest";
-import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { poll } from "../../test/alertmanager-process.ts";
+import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { type Auth, call, describeEachEngine } from "../../test/harness.ts";
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -42,8 +42,18 @@ describeEachEngine("MCP server", (harness) => {
       h,
       trigger,
       amBody([
-        { status: "firing", fingerprint: "a000000000000001", startsAt: at(3), labels: { alertname: "PostgreSQLDown", ...PAYMENTS, service: "payments-db", severity: "critical" } },
-        { status: "firing", fingerprint: "a000000000000002", startsAt: at(2), labels: { alertname: "HighErrorRate", ...PAYMENTS, service: "payments-api", severity: "warning" } },
+        {
+          status: "firing",
+          fingerprint: "a000000000000001",
+          startsAt: at(3),
+          labels: { alertname: "PostgreSQLDown", ...PAYMENTS, service: "payments-db", severity: "critical" },
+        },
+        {
+          status: "firing",
+          fingerprint: "a000000000000002",
+          startsAt: at(2),
+          labels: { alertname: "HighErrorRate", ...PAYMENTS, service: "payments-api", severity: "warning" },
+        },
       ]),
     );
     const installed = await call(h, auth, "GET", "/api/v1/apps/sre");
@@ -58,7 +68,12 @@ describeEachEngine("MCP server", (harness) => {
   it("lists its tools, with listAlerts' filters as the list tool's input schema", async () => {
     const client = await connect(appToken);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(["list_alerts", "get_alert", "get_alert_history", "get_alert_storm"]);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "list_alerts",
+      "get_alert",
+      "get_alert_history",
+      "get_alert_storm",
+    ]);
     const list = tools[0];
     expect(Object.keys(list?.inputSchema.properties ?? {})).toEqual([
       "status",
@@ -79,13 +94,23 @@ describeEachEngine("MCP server", (harness) => {
 
   it("answers two tool calls with the app token: the list and an alert's storm", async () => {
     const client = await connect(appToken);
-    const listed = JSON.parse(textOf(await client.callTool({ name: "list_alerts", arguments: { q: "error" } })));
+    const listed = JSON.parse(
+      textOf(await client.callTool({ name: "list_alerts", arguments: { q: "error" } })),
+    );
     expect(listed).toMatchObject({ total: 1, page: 1, page_size: 20, summary: { total_active: 2 } });
     expect(listed.alerts.map((alert: { id: string }) => alert.id)).toEqual([ids[1]]);
-    const storm = JSON.parse(textOf(await client.callTool({ name: "get_alert_storm", arguments: { id: ids[0] } })));
-    expect(storm).toMatchObject({ alert_id: ids[0], storm_id: expect.stringMatching(/^[0-9a-f-]{36}$/), total: 2 });
+    const storm = JSON.parse(
+      textOf(await client.callTool({ name: "get_alert_storm", arguments: { id: ids[0] } })),
+    );
+    expect(storm).toMatchObject({
+      alert_id: ids[0],
+      storm_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      total: 2,
+    });
     expect(storm.alerts.map((alert: { id: string }) => alert.id).sort()).toEqual([...ids].sort());
-    const history = JSON.parse(textOf(await client.callTool({ name: "get_alert_history", arguments: { id: ids[1] } })));
+    const history = JSON.parse(
+      textOf(await client.callTool({ name: "get_alert_history", arguments: { id: ids[1] } })),
+    );
     expect(history.alert_id).toBe(ids[1]);
     expect(history.events[0]).toMatchObject({ seq: 1, kind: "created", actor: "source" });
     await client.close();
@@ -96,14 +121,20 @@ describeEachEngine("MCP server", (harness) => {
     const bad = (await client.callTool({ name: "list_alerts", arguments: { page_size: 501 } })) as ToolResult;
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/^VALIDATION_FAILED: page_size: /);
-    const unknownField = (await client.callTool({ name: "get_alert", arguments: { id: "x", extra: 1 } })) as ToolResult;
+    const unknownField = (await client.callTool({
+      name: "get_alert",
+      arguments: { id: "x", extra: 1 },
+    })) as ToolResult;
     expect(unknownField.isError).toBe(true);
     await client.close();
 
     const stranger = await harness().createKey();
     const foreign = await connect(stranger.key);
     const result = (await foreign.callTool({ name: "get_alert", arguments: { id: ids[0] } })) as ToolResult;
-    expect(result).toEqual({ content: [{ type: "text", text: "NOT_FOUND: alert not found" }], isError: true });
+    expect(result).toEqual({
+      content: [{ type: "text", text: "NOT_FOUND: alert not found" }],
+      isError: true,
+    });
     const list = JSON.parse(textOf(await foreign.callTool({ name: "list_alerts", arguments: {} })));
     expect(list).toMatchObject({ total: 0, alerts: [] });
     await foreign.close();
@@ -115,7 +146,12 @@ describeEachEngine("MCP server", (harness) => {
     const client = await connect(limited.key);
     const refused = (await client.callTool({ name: "get_alert", arguments: { id: ids[0] } })) as ToolResult;
     expect(refused).toEqual({
-      content: [{ type: "text", text: "INSUFFICIENT_SCOPE: this token lacks the scope sre_alerts_read that get_alert needs" }],
+      content: [
+        {
+          type: "text",
+          text: "INSUFFICIENT_SCOPE: this token lacks the scope sre_alerts_read that get_alert needs",
+        },
+      ],
       isError: true,
     });
     await client.close();

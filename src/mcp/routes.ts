@@ -22,7 +22,10 @@ export async function mcpRoutes(app: FastifyInstance) {
     async (request, reply) => {
       const ctx = contextOf(request);
       const server = createMcpServer(ctx, VERSION);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
       reply.hijack();
       reply.raw.on("close", () => {
         void transport.close();
@@ -39,11 +42,14 @@ export async function mcpRoutes(app: FastifyInstance) {
       url: MCP_PATH,
       schema: { operationId: `mcp${method === "GET" ? "Stream" : "End"}`, tags: ["apps"], hide: true },
       handler: async (_request, reply) =>
-        reply.status(405).header("allow", "POST").send({
-          jsonrpc: "2.0",
-          error: { code: -32000, message: "Method not allowed: this MCP server is stateless; POST only" },
-          id: null,
-        }),
+        reply
+          .status(405)
+          .header("allow", "POST")
+          .send({
+            jsonrpc: "2.0",
+            error: { code: -32000, message: "Method not allowed: this MCP server is stateless; POST only" },
+            id: null,
+          }),
     });
   }
 }

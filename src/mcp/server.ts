@@ -1,7 +1,11 @@
 // One MCP server per request (stateless Streamable HTTP): the caller is authenticated by the route
 // (Bearer API key or app token, the workspace from ?orgId), and every tool checks its own scope.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
 import { MCP_TOOLS, validInput } from "./tools.ts";
@@ -24,7 +28,10 @@ export function createMcpServer(ctx: CallerCtx, version: string): Server {
     const tool = MCP_TOOLS.find((item) => item.name === request.params.name);
     if (!tool) return text(`unknown tool ${request.params.name}`, true);
     if (!ctx.actor.scopes.includes(tool.scope)) {
-      return text(`INSUFFICIENT_SCOPE: this token lacks the scope ${tool.scope} that ${tool.name} needs`, true);
+      return text(
+        `INSUFFICIENT_SCOPE: this token lacks the scope ${tool.scope} that ${tool.name} needs`,
+        true,
+      );
     }
     try {
       const output = await tool.run(ctx, validInput(tool, request.params.arguments) as never);

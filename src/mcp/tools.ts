@@ -3,7 +3,13 @@
 // its query schema). Tools of investigations, sessions and Ask join this list the same way.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { getAlert, getAlertHistory, type ListAlertsInput, ListAlertsQuery, listAlerts } from "../alerts/index.ts";
+import {
+  getAlert,
+  getAlertHistory,
+  type ListAlertsInput,
+  ListAlertsQuery,
+  listAlerts,
+} from "../alerts/index.ts";
 import type { Scope } from "../core/auth/scopes.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
@@ -20,7 +26,9 @@ export interface McpTool<S extends TSchema = TSchema> {
 const defineTool = <S extends TSchema>(tool: McpTool<S>) => tool as unknown as McpTool;
 
 const AlertId = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 512, description: "Alert UUID or the source's external_uid" }) },
+  {
+    id: Type.String({ minLength: 1, maxLength: 512, description: "Alert UUID or the source's external_uid" }),
+  },
   { additionalProperties: false },
 );
 
@@ -55,7 +63,8 @@ export const MCP_TOOLS: McpTool[] = [
   }),
   defineTool({
     name: "get_alert_storm",
-    description: "The storm an alert belongs to: its storm_id and every active alert of the storm (severity first)",
+    description:
+      "The storm an alert belongs to: its storm_id and every active alert of the storm (severity first)",
     scope: "sre_alerts_read",
     input: AlertId,
     async run(ctx, input) {
@@ -64,7 +73,13 @@ export const MCP_TOOLS: McpTool[] = [
       const list = JSON.parse(
         await listAlerts({
           ctx,
-          input: { status: "active", storm_id: alert.storm_id, sort_by: "severity", page: 1, page_size: STORM_PAGE_SIZE },
+          input: {
+            status: "active",
+            storm_id: alert.storm_id,
+            sort_by: "severity",
+            page: 1,
+            page_size: STORM_PAGE_SIZE,
+          },
         }),
       ) as { alerts: unknown[]; total: number };
       return { alert_id: alert.id, storm_id: alert.storm_id, total: list.total, alerts: list.alerts };

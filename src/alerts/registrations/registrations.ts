@@ -35,7 +35,10 @@ export type RegistrationRow = typeof alertWebhooks.$inferSelect;
  * Called in the transaction that creates a registration, so the app it belongs to is configured for
  * the tenant (a port: the apps domain, a higher layer, wires it in app.ts).
  */
-export type RegistrationHook = (tx: Tx, input: { ctx: CallerCtx; tenant: Tenant; appName: string; now: Date }) => Promise<void>;
+export type RegistrationHook = (
+  tx: Tx,
+  input: { ctx: CallerCtx; tenant: Tenant; appName: string; now: Date },
+) => Promise<void>;
 
 function assertAlertApp(appName: string): void {
   if (!ALERT_APPS.has(appName)) throw notFound("app", { app_name: appName });
