@@ -247,6 +247,16 @@ describeEachEngine(
           "no prometheus or alertmanager integration is bound to the app: PUT /api/v1/apps/sre with integrations",
       });
 
+      // A run its process left running (started an hour ago) reads as failed, so pollers see an end.
+      const { sql } = await import("drizzle-orm");
+      await h.vigil.services.database.db.execute(
+        sql`update discovery_runs set status = 'running', finished_at = null, started_at = now() - interval '1 hour' where id = ${none.id}`,
+      );
+      expect((await call(h, auth, "GET", `/app/sre/api/discovery/runs/${none.id}`)).json()).toMatchObject({
+        status: "failed",
+        error: "the run was interrupted (its process stopped)",
+      });
+
       const stranger = await h.createKey();
       const foreign = await call(h, stranger.auth, "GET", `/app/sre/api/discovery/runs/${run.id}`);
       expect(foreign.statusCode).toBe(404);

@@ -7,7 +7,7 @@
 //      the run: succeeded (with what failed per integration, if anything) or failed with why
 import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
@@ -25,6 +25,8 @@ const FETCH_TIMEOUT_MS = 15_000;
 /** Series read per Prometheus: enough to learn a topology, bounded so one run stays small. */
 const SERIES_LIMIT = 20_000;
 const ERROR_MAX_CHARS = 2000;
+/** A run still `running` after this long died with its process (the job's own limit is 15 minutes). */
+const INTERRUPTED_AFTER_MS = 30 * 60_000;
 
 type RunRow = typeof discoveryRuns.$inferSelect;
 
@@ -88,7 +90,23 @@ export async function startDiscoveryRun({
   });
 }
 
+/** Runs of the tenant left `running` by a process that died are failed, so pollers see an end. */
+async function failInterruptedRuns(ctx: CallerCtx): Promise<void> {
+  const before = new Date(ctx.now().getTime() - INTERRUPTED_AFTER_MS);
+  await ctx.db
+    .update(discoveryRuns)
+    .set({ status: "failed", error: "the run was interrupted (its process stopped)", finishedAt: ctx.now() })
+    .where(
+      and(
+        inTenant(discoveryRuns, tenantOf(ctx.actor)),
+        eq(discoveryRuns.status, "running"),
+        lt(discoveryRuns.startedAt, before),
+      ),
+    );
+}
+
 export async function getDiscoveryRun({ ctx, input }: { ctx: CallerCtx; input: { id: string } }) {
+  await failInterruptedRuns(ctx);
   const [row] = await ctx.db
     .select()
     .from(discoveryRuns)
@@ -98,6 +116,7 @@ export async function getDiscoveryRun({ ctx, input }: { ctx: CallerCtx; input: {
 }
 
 export async function listDiscoveryRuns({ ctx, input }: { ctx: CallerCtx; input: { limit: number } }) {
+  await failInterruptedRuns(ctx);
   const rows = await ctx.db
     .select()
     .from(discoveryRuns)

@@ -8,9 +8,8 @@ import { ensureAppInstalled } from "./installations.ts";
 
 export { latestTopology } from "./discovery.ts";
 export { requireConfiguredApp } from "./ingest-guard.ts";
-export { type PurposeWorkflow, workflowForPurpose } from "./purposes.ts";
+export { workflowForPurpose } from "./purposes.ts";
 export { appRoutes as registerApps } from "./routes.ts";
-export type { DiscoveryResult } from "./tables.ts";
 
 /** Creating an alert-ingest registration configures its app for the tenant (alerts' port). */
 export const installAppOnRegistration: RegistrationHook = async (tx, { ctx, tenant, appName, now }) => {

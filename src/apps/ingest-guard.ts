@@ -1,6 +1,7 @@
 // The spec's rule "ingest rejects payloads when the SRE app has no config row": alert ingest is
 // wrapped so that a delivery to a tenant without the app's installation is refused with 409 and
-// recorded on the invocation (status failed, with the message). Creating a registration installs
+// recorded on the invocation (status failed, with the message); the answer's extras name the
+// invocation like any refusal after the token was accepted. Creating a registration installs
 // the app (ensureAppInstalled), so register-then-ingest needs no extra step; after
 // DELETE /api/v1/apps/sre the tenant's deliveries are refused until the app is configured again.
 import type { Executor } from "../core/db/database.ts";
@@ -24,7 +25,6 @@ async function refusal(
     message: `the ${appName} app is not configured for this workspace: configure it with PUT /api/v1/apps/${appName}`,
     errCode: "CONFLICT",
     httpStatus: 409,
-    extras: { webhook_id: webhook.id, app_name: appName },
   };
 }
 

@@ -354,11 +354,26 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect(refused.json()).toEqual({
       msg: "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre",
       errCode: "CONFLICT",
-      extras: [{ webhook_id: registration.id, app_name: "sre" }],
+      extras: [
+        {
+          webhook_id: registration.id,
+          invocation_id: expect.any(String),
+          target_type: "alert_ingest",
+          target_name: "sre/alertmanager/prod",
+        },
+      ],
     });
-    const runs = await call(h, auth, "GET", `/platform/api/v1/webhooks/${registration.id}/runs`);
-    expect(runs.statusCode).toBe(200);
-    expect(JSON.stringify(runs.json())).toContain("the sre app is not configured for this workspace");
+    const run = await call(
+      h,
+      auth,
+      "GET",
+      `/platform/api/v1/webhooks/${registration.id}/runs/${refused.json().extras[0].invocation_id}`,
+    );
+    expect(run.statusCode).toBe(200);
+    expect(run.json()).toMatchObject({
+      status: "failed",
+      error: "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre",
+    });
 
     expect((await put(h, auth, {})).statusCode).toBe(200);
     expect((await deliver(h, triggerPathOf(registration), firing)).statusCode).toBe(202);

@@ -28,7 +28,7 @@ import { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
 export type { Stage } from "./schemas.ts";
-export { ensureApprovedWorkflow, type ProvisionedWorkflow, workflowStates } from "./workflows/provision.ts";
+export { ensureApprovedWorkflow, workflowStates } from "./workflows/provision.ts";
 export { AUTOMATION_WEBHOOK_TARGETS };
 
 /** Every automation route, with the schemas they share. */
