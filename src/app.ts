@@ -8,6 +8,7 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import { ALERT_WEBHOOK_TARGETS, registerAlerts } from "./alerts/index.ts";
+import { installAppOnRegistration, registerApps, requireConfiguredApp } from "./apps/index.ts";
 import { AUTOMATION_WEBHOOK_TARGETS, registerAutomation } from "./automation/index.ts";
 import { registerAuthentication } from "./core/auth/authenticate.ts";
 import { keysRoutes } from "./core/auth/keys-routes.ts";
@@ -22,6 +23,7 @@ import { validationOptions } from "./core/http/validation.ts";
 import { redactSecrets } from "./core/redact.ts";
 import { registerIntegrations } from "./integrations/index.ts";
 import { registerInvestigations } from "./investigations/index.ts";
+import { registerMcp } from "./mcp/index.ts";
 import { registerWebhooks } from "./webhooks/index.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -67,11 +69,14 @@ export async function buildApp(
   await app.register(keysRoutes);
   await app.register(registerIntegrations);
   await app.register(registerWebhooks, {
-    targets: { ...ALERT_WEBHOOK_TARGETS, ...AUTOMATION_WEBHOOK_TARGETS },
+    // Alert ingest refuses tenants that have not configured the app (spec, Events 1).
+    targets: { ...requireConfiguredApp(ALERT_WEBHOOK_TARGETS), ...AUTOMATION_WEBHOOK_TARGETS },
   });
-  await app.register(registerAlerts);
+  await app.register(registerAlerts, { onRegistered: installAppOnRegistration });
   await app.register(registerAutomation);
   await app.register(registerInvestigations);
+  await app.register(registerApps);
+  await app.register(registerMcp);
   for (const routes of extraRoutes) await app.register(routes);
   return app;
 }

@@ -10,7 +10,7 @@ import { delimiter, join } from "node:path";
 const BINARY = "prometheus-alertmanager";
 const STEP_TIMEOUT_MS = 30_000;
 
-function onPath(name: string): string | null {
+export function onPath(name: string): string | null {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);

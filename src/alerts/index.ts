@@ -7,7 +7,7 @@ import { startStormCorrelator } from "./correlation/storm-correlator.ts";
 import { confirmSnsSubscriptionJob } from "./ingest/confirm-sns.ts";
 import { alertIngestTarget } from "./ingest/ingest.ts";
 import { ALERT_INGEST_TARGET } from "./registrations/registrations.ts";
-import { registrationRoutes } from "./registrations/routes.ts";
+import { type RegistrationOptions, registrationRoutes } from "./registrations/routes.ts";
 import {
   AlertHistoryEvent,
   AlertPatch,
@@ -32,10 +32,15 @@ export {
 export type { StormCorrelator } from "./correlation/storm-correlator.ts";
 export { AUTO_INVESTIGATE_JOB } from "./ingest/auto-investigate.ts";
 export { INVESTIGATION_STATUSES, InvestigationRef, VERDICTS } from "./schemas.ts";
+export { type ListAlertsInput, listAlerts } from "./console/list-alerts.ts";
+export { getAlert, getAlertHistory } from "./console/read-alerts.ts";
+export { ListAlertsQuery } from "./console/routes.ts";
+export type { RegistrationHook } from "./registrations/registrations.ts";
+export type { RegistrationOptions };
 export { startStormCorrelator };
 
 /** Every alerts route, with the schemas they share. */
-export async function registerAlerts(app: FastifyInstance): Promise<void> {
+export async function registerAlerts(app: FastifyInstance, options: RegistrationOptions = {}): Promise<void> {
   for (const schema of [
     InvestigationRef,
     AlertV1,
@@ -47,7 +52,7 @@ export async function registerAlerts(app: FastifyInstance): Promise<void> {
   ]) {
     app.addSchema(schema);
   }
-  await app.register(registrationRoutes);
+  await app.register(registrationRoutes, options);
   await app.register(consoleRoutes);
   await app.register(alertSyncRoutes);
 }

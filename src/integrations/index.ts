@@ -4,7 +4,7 @@ export {
   listTenantIntegrationConnections,
   readIntegrationConnection,
 } from "./connections.ts";
-export { getIntegration, missingIntegrations } from "./integrations.ts";
+export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
 export { integrationApiUrl, readIntegrationApi } from "./read-api.ts";
 export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export { IntegrationName } from "./schemas.ts";

@@ -262,6 +262,14 @@ async function given(op: Operation, r: Resources): Promise<Partial<Baseline>> {
       return { path: { app_name: "sre" }, body: { source: "grafana", integration: unique("fz") } };
     case "listAlertWebhooks":
       return { path: { app_name: "sre" } };
+    case "getAlertWebhookBySource":
+      return { path: { app_name: "sre", source: "grafana" } };
+    // deleteApp keeps a sampled (unknown) app name: uninstalling would refuse the shared deliveries.
+    case "getApp":
+    case "rotateAppToken":
+      return { path: { appName: "sre" } };
+    case "putApp":
+      return { path: { appName: "sre" }, body: { config: { fuzz: "yes" } } };
     case "getAlertWebhook":
     case "rotateAlertWebhookToken":
       return { path: { app_name: "sre", id: r.registrationId } };

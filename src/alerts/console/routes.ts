@@ -14,18 +14,47 @@ import { reclassifyAlert, triageAlert } from "../triage/triage-alert.ts";
 import { categorizationSummary, type ListAlertsInput, listAlerts } from "./list-alerts.ts";
 import { getAlert, getAlertHistory } from "./read-alerts.ts";
 
+const literalsOf = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+const IntegrationNames = Type.Optional(
+  Type.String({
+    maxLength: 4000,
+    description:
+      "Comma-separated integration names; scopes both the list and the summary; empty items are 400",
+  }),
+);
+
+/** listAlerts' filters; the MCP server validates its list tool's input with the same schema. */
+export const ListAlertsQuery = Type.Object({
+  ...OrgQuery,
+  status: Type.Union(
+    ALERT_STATUSES.map((value) => Type.Literal(value)),
+    { default: "active", description: "Which list: active (default), ignored or resolved" },
+  ),
+  attention: Type.Optional(literalsOf(ATTENTIONS)),
+  source_type: Type.Optional(Type.String({ maxLength: 64 })),
+  integration_names: IntegrationNames,
+  storm_id: Type.Optional(Uuid("All active alerts of this storm")),
+  q: Type.Optional(
+    Type.String({
+      maxLength: 500,
+      description: "Case-insensitive search over title and description",
+    }),
+  ),
+  signal_severity: Type.Optional(literalsOf(SEVERITY_BUCKETS)),
+  alert_role: Type.Optional(literalsOf(ALERT_ROLES)),
+  sort_by: Type.Union([Type.Literal("severity"), Type.Literal("impact")], {
+    default: "severity",
+    description:
+      "severity: display_priority; impact: impact_score, then severity; ties by trigger time and id",
+  }),
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  page_size: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
+});
+
 /** The alert console: lists, the summary, one alert, its history, triage changes. */
 export async function consoleRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const alertTags = ["alerts"];
-  const literalsOf = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
-  const IntegrationNames = Type.Optional(
-    Type.String({
-      maxLength: 4000,
-      description:
-        "Comma-separated integration names; scopes both the list and the summary; empty items are 400",
-    }),
-  );
   app.get(
     "/app/sre/api/v1/alerts",
     {
@@ -33,32 +62,7 @@ export async function consoleRoutes(instance: FastifyInstance) {
       schema: {
         operationId: "listAlerts",
         tags: alertTags,
-        querystring: Type.Object({
-          ...OrgQuery,
-          status: Type.Union(
-            ALERT_STATUSES.map((value) => Type.Literal(value)),
-            { default: "active", description: "Which list: active (default), ignored or resolved" },
-          ),
-          attention: Type.Optional(literalsOf(ATTENTIONS)),
-          source_type: Type.Optional(Type.String({ maxLength: 64 })),
-          integration_names: IntegrationNames,
-          storm_id: Type.Optional(Uuid("All active alerts of this storm")),
-          q: Type.Optional(
-            Type.String({
-              maxLength: 500,
-              description: "Case-insensitive search over title and description",
-            }),
-          ),
-          signal_severity: Type.Optional(literalsOf(SEVERITY_BUCKETS)),
-          alert_role: Type.Optional(literalsOf(ALERT_ROLES)),
-          sort_by: Type.Union([Type.Literal("severity"), Type.Literal("impact")], {
-            default: "severity",
-            description:
-              "severity: display_priority; impact: impact_score, then severity; ties by trigger time and id",
-          }),
-          page: Type.Integer({ minimum: 1, default: 1 }),
-          page_size: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
-        }),
+        querystring: ListAlertsQuery,
         response: {
           200: Type.Object(
             {

@@ -1,9 +1,9 @@
 // Alert-ingest registrations (svc_sre_alert_webhook): one per (tenant, app, source, integration),
 // each owning the platform webhook that monitoring systems post to.
 import { and, asc, eq, type SQL } from "drizzle-orm";
-import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
+import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
-import { withTransaction } from "../../core/db/database.ts";
+import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { isUniqueViolation } from "../../core/db/pg-errors.ts";
 import { conflict, notFound } from "../../core/errors.ts";
 import { createTtlCache } from "../../core/ttl-cache.ts";
@@ -30,6 +30,15 @@ const ALERT_APPS = new Set(["sre"]);
 export const ALERT_INGEST_TARGET = "alert_ingest";
 
 export type RegistrationRow = typeof alertWebhooks.$inferSelect;
+
+/**
+ * Called in the transaction that creates a registration, so the app it belongs to is configured for
+ * the tenant (a port: the apps domain, a higher layer, wires it in app.ts).
+ */
+export type RegistrationHook = (
+  tx: Tx,
+  input: { ctx: CallerCtx; tenant: Tenant; appName: string; now: Date },
+) => Promise<void>;
 
 function assertAlertApp(appName: string): void {
   if (!ALERT_APPS.has(appName)) throw notFound("app", { app_name: appName });
@@ -64,7 +73,7 @@ export async function createAlertWebhook({
   input,
 }: {
   ctx: CallerCtx;
-  input: { appName: string; body: AlertWebhookCreate };
+  input: { appName: string; body: AlertWebhookCreate; onRegistered?: RegistrationHook };
 }): Promise<AlertWebhook> {
   assertAlertApp(input.appName);
   const settings = { ...REGISTRATION_DEFAULTS, ...input.body };
@@ -73,6 +82,7 @@ export async function createAlertWebhook({
   const key = `${input.appName}/${settings.source}/${settings.integration}`;
   try {
     return await withTransaction(ctx.db, async (tx) => {
+      await input.onRegistered?.(tx, { ctx, tenant, appName: input.appName, now });
       const webhook = await createWebhook(tx, ctx.secrets, {
         tenant,
         name: key,
@@ -138,6 +148,25 @@ export async function getAlertWebhook({
 }) {
   const { row, webhook } = await findOwn(ctx, input.appName, input.id);
   return present(ctx, row, webhook);
+}
+
+/** The registration of an import id `{app_name}/{source}/{integration}` (integration "" = the default). */
+export async function getAlertWebhookBySource({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { appName: string; source: string; integration: string };
+}): Promise<AlertWebhook> {
+  const [found] = await listAlertWebhooks({ ctx, input });
+  if (!found) {
+    throw notFound("alert webhook", {
+      app_name: input.appName,
+      source: input.source,
+      integration: input.integration,
+    });
+  }
+  return found;
 }
 
 export async function listAlertWebhooks({

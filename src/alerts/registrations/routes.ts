@@ -14,7 +14,9 @@ import {
   createAlertWebhook,
   deleteAlertWebhook,
   getAlertWebhook,
+  getAlertWebhookBySource,
   listAlertWebhooks,
+  type RegistrationHook,
   rotateAlertWebhookToken,
   updateAlertWebhook,
 } from "./registrations.ts";
@@ -24,8 +26,13 @@ const AppParams = Type.Object({
 });
 const RegistrationParams = Type.Object({ app_name: AppParams.properties.app_name, id: Uuid() });
 
+export interface RegistrationOptions {
+  /** Makes sure the registration's app is configured for the tenant (wired by app.ts). */
+  onRegistered?: RegistrationHook;
+}
+
 /** Alert-ingest registrations: the server side of `svc_sre_alert_webhook`. */
-export async function registrationRoutes(instance: FastifyInstance) {
+export async function registrationRoutes(instance: FastifyInstance, options: RegistrationOptions = {}) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const registrationTags = ["alert webhooks"];
   app.post(
@@ -47,7 +54,7 @@ export async function registrationRoutes(instance: FastifyInstance) {
       reply.status(201);
       return createAlertWebhook({
         ctx: contextOf(request),
-        input: { appName: request.params.app_name, body },
+        input: { appName: request.params.app_name, body, onRegistered: options.onRegistered },
       });
     },
   );
@@ -108,6 +115,32 @@ export async function registrationRoutes(instance: FastifyInstance) {
       getAlertWebhook({
         ctx: contextOf(request),
         input: { appName: request.params.app_name, id: request.params.id },
+      }),
+  );
+
+  app.get(
+    "/app/:app_name/api/v1/alerts/webhook/by-source/:source",
+    {
+      config: { scope: "sre_alerts_read" },
+      schema: {
+        operationId: "getAlertWebhookBySource",
+        summary: "Read a registration by its import id {app_name}/{source}/{integration}",
+        description:
+          "The provider's import path: integration omitted or empty is the default integration. 404 when none",
+        tags: registrationTags,
+        params: Type.Object({ app_name: AppParams.properties.app_name, source: SourceName }),
+        querystring: Type.Object({ ...OrgQuery, integration: Type.Optional(IntegrationSegment) }),
+        response: { 200: Type.Ref("AlertWebhook"), 404: errorResponse },
+      },
+    },
+    async (request) =>
+      getAlertWebhookBySource({
+        ctx: contextOf(request),
+        input: {
+          appName: request.params.app_name,
+          source: request.params.source,
+          integration: request.query.integration ?? "",
+        },
       }),
   );
 

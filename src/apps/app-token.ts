@@ -1,0 +1,46 @@
+// The app token: the installed app's credential toward Vigil. It is an API key of the installing
+// user, limited to the app's tenant and to the scopes the app needs, so every route and the MCP
+// server accept it with no special path. The clear token is kept sealed (core/secrets.ts) because
+// the installation shows it again to callers holding apps_write; lookups go by hash, like any key.
+import { randomBytes } from "node:crypto";
+import { createApiKey, revokeApiKey } from "../core/auth/keys.ts";
+import type { Scope } from "../core/auth/scopes.ts";
+import type { Tenant } from "../core/auth/tenancy.ts";
+import type { Executor } from "../core/db/database.ts";
+import type { Secrets } from "../core/secrets.ts";
+
+/** Read and work on alerts, investigations and runs, read integrations and apps; no admin scopes. */
+export const APP_TOKEN_SCOPES: readonly Scope[] = [
+  "sre_alerts_read",
+  "sre_alerts_write",
+  "sre_investigations_read",
+  "sre_investigations_write",
+  "aios_automation_read",
+  "integrations_read",
+  "apps_read",
+];
+
+export interface IssuedToken {
+  sealed: string;
+  keyId: string;
+}
+
+export async function issueAppToken(
+  db: Executor,
+  secrets: Secrets,
+  input: { tenant: Tenant; appName: string },
+): Promise<IssuedToken> {
+  const token = `vga_${randomBytes(32).toString("base64url")}`;
+  const created = await createApiKey(db, {
+    userId: input.tenant.ownerId,
+    name: `app token: ${input.appName}`,
+    scopes: APP_TOKEN_SCOPES,
+    orgIds: input.tenant.orgId ? [input.tenant.orgId] : [],
+    key: token,
+  });
+  return { sealed: secrets.encrypt(token), keyId: created.id };
+}
+
+export async function revokeAppToken(db: Executor, keyId: string | null): Promise<void> {
+  if (keyId) await revokeApiKey(db, keyId);
+}

@@ -1,0 +1,64 @@
+// The app catalog. Apps are code: a catalog entry declares what the app is, the purposes it serves
+// and the workflow Vigil provisions for each purpose when a tenant installs it (purposes.ts).
+import type { Stage } from "../automation/index.ts";
+
+export interface PurposeDefinition {
+  purpose: string;
+  description: string;
+  /** The workflow provisioned (approved) on install; runs the purpose unless an assignment says otherwise. */
+  defaultWorkflow: { name: string; description: string; stages: Stage[] };
+}
+
+export interface CatalogApp {
+  slug: string;
+  displayName: string;
+  description: string;
+  category: string;
+  appVersion: string;
+  purposes: PurposeDefinition[];
+  /** Path of its MCP endpoint (Streamable HTTP), or null when it advertises none. */
+  mcpPath: string | null;
+}
+
+/** A deterministic stage: the workflow is runnable unattended without an agent or an LLM. */
+const summaryStage = (id: string, expression: string): Stage => ({
+  id,
+  action_type: "json_transform",
+  config: { expression },
+});
+
+const SRE: CatalogApp = {
+  slug: "sre",
+  displayName: "SRE",
+  description:
+    "Alert ingest from 16 monitoring sources, storms, impact, triage and investigations, with discovery of the services behind the alerts",
+  category: "Operations",
+  appVersion: "0.1.0",
+  purposes: [
+    {
+      purpose: "alert_triage",
+      description: "Classifies a new or re-fired alert: attention, reason, what to look at first",
+      defaultWorkflow: {
+        name: "sre-alert-triage",
+        description: "Default triage of the SRE app: passes the alert to Vigil's built-in classifier",
+        stages: [summaryStage("triage", "input")],
+      },
+    },
+    {
+      purpose: "alert_investigation",
+      description: "Deep-dive investigation of an alert: evidence, hypotheses, a summary",
+      defaultWorkflow: {
+        name: "sre-alert-investigation",
+        description: "Default investigation of the SRE app: Vigil's built-in investigator",
+        stages: [summaryStage("investigate", "input")],
+      },
+    },
+  ],
+  mcpPath: "/app/sre/mcp",
+};
+
+export const CATALOG: readonly CatalogApp[] = [SRE];
+
+export function catalogApp(slug: string): CatalogApp | null {
+  return CATALOG.find((app) => app.slug === slug) ?? null;
+}

@@ -1,0 +1,434 @@
+// The svc_app resource's server side: catalog, PUT semantics, DELETE, the app token, purposes, and
+// the tie between alert-ingest registrations and the app's config row.
+import { expect, it } from "vitest";
+import { amBody, deliver, registerAlerts, triggerPathOf } from "../../test/alerts.ts";
+import { itEnforcesAuth } from "../../test/auth-matrix.ts";
+import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
+import { tenantOf } from "../core/auth/tenancy.ts";
+import { workflowForPurpose } from "./index.ts";
+
+const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+
+async function createIntegration(h: Harness, auth: Auth, name: string, type = "prometheus") {
+  const response = await call(h, auth, "POST", "/api/v1/integrations", {
+    name,
+    type,
+    url: "http://127.0.0.1:9",
+  });
+  expect(response.statusCode, response.body).toBe(201);
+}
+
+/** An approved workflow `name` of the caller's tenant. */
+async function approvedWorkflow(h: Harness, auth: Auth, name: string) {
+  const created = await call(h, auth, "POST", "/platform/api/v1/workflows", {
+    name,
+    stages: [{ id: "s", action_type: "json_transform", config: { expression: "input" } }],
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  const approved = await call(h, auth, "POST", `/platform/api/v1/workflows/${name}/versions/1/approve`);
+  expect(approved.statusCode, approved.body).toBe(200);
+}
+
+const put = (h: Harness, auth: Auth, body: object) => call(h, auth, "PUT", "/api/v1/apps/sre", body);
+
+const firing = amBody([
+  {
+    status: "firing",
+    fingerprint: "f00d",
+    startsAt: "2026-01-01T00:00:00Z",
+    labels: { alertname: "Down", service: "api" },
+  },
+]);
+
+describeEachEngine("apps: catalog and installations", (harness) => {
+  it("lists the catalog with the sre app not installed, and 404 for an unknown app", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const list = await call(h, auth, "GET", "/api/v1/apps");
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toEqual([
+      {
+        app_name: "sre",
+        id: "",
+        configured: false,
+        status: "not_installed",
+        installed_at: "",
+        updated_at: "",
+        app_version: "0.1.0",
+        category: "Operations",
+        description: expect.stringContaining("Alert ingest"),
+        display_name: "SRE",
+        mcp_url: `${h.vigil.services.config.publicUrl}/app/sre/mcp`,
+        remote_runners: [],
+        workflow_purposes: [
+          { purpose: "alert_triage", workflow_name: "sre-alert-triage" },
+          { purpose: "alert_investigation", workflow_name: "sre-alert-investigation" },
+        ],
+        integrations: [],
+        attached_workflows: [],
+        workflow_assignments: [],
+        config: {},
+        enabled: false,
+      },
+    ]);
+    const one = await call(h, auth, "GET", "/api/v1/apps/sre");
+    expect(one.json()).toEqual(list.json()[0]);
+    const unknown = await call(h, auth, "GET", "/api/v1/apps/nope");
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({
+      error: "app not found",
+      code: "NOT_FOUND",
+      details: { app_name: "nope" },
+    });
+    expect((await put(h, auth, {})).statusCode).toBe(200);
+    expect((await call(h, auth, "PUT", "/api/v1/apps/nope", {})).statusCode).toBe(404);
+    expect((await call(h, auth, "DELETE", "/api/v1/apps/nope")).statusCode).toBe(404);
+  });
+
+  it("installs on the first PUT with every computed attribute, provisions the purpose workflows, and a second PUT changes nothing", async () => {
+    const h = harness();
+    const orgId = await h.createOrg();
+    const { auth } = await h.createKey({ orgIds: [orgId] });
+    const q = `?orgId=${orgId}`;
+    await createIntegration(h, auth, "prom", "prometheus");
+    await h.vigil.app.inject({
+      method: "POST",
+      url: `/api/v1/integrations${q}`,
+      headers: auth,
+      payload: { name: "prom", type: "prometheus" },
+    });
+    const body = { integrations: ["prom"], config: { team: "sre", region: "eu" }, enabled: true };
+    const first = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, body);
+    expect(first.statusCode, first.body).toBe(200);
+    const installed = first.json();
+    expect(installed).toEqual({
+      app_name: "sre",
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      configured: true,
+      status: "active",
+      installed_at: expect.any(String),
+      updated_at: installed.installed_at,
+      app_version: "0.1.0",
+      category: "Operations",
+      description: expect.any(String),
+      display_name: "SRE",
+      mcp_url: `${h.vigil.services.config.publicUrl}/app/sre/mcp?orgId=${orgId}`,
+      remote_runners: [],
+      workflow_purposes: [
+        { purpose: "alert_triage", workflow_name: "sre-alert-triage" },
+        { purpose: "alert_investigation", workflow_name: "sre-alert-investigation" },
+      ],
+      integrations: ["prom"],
+      attached_workflows: [],
+      workflow_assignments: [],
+      config: { team: "sre", region: "eu" },
+      enabled: true,
+      app_token: expect.stringMatching(/^vga_[A-Za-z0-9_-]{43}$/),
+    });
+    for (const name of ["sre-alert-triage", "sre-alert-investigation"]) {
+      const workflow = await call(h, auth, "GET", `/platform/api/v1/workflows/${name}${q}`);
+      expect(workflow.statusCode, name).toBe(200);
+      expect(workflow.json()).toMatchObject({ approved_version: 1, ready: true });
+    }
+    const again = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, {
+      ...body,
+      config: { region: "eu", team: "sre" },
+    });
+    expect(again.json()).toEqual(installed);
+    // Omitted fields are left alone.
+    const empty = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, {});
+    expect(empty.json()).toEqual(installed);
+    const read = await call(h, auth, "GET", `/api/v1/apps/sre${q}`);
+    expect(read.json()).toEqual(installed);
+    // Not in the personal namespace.
+    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({ configured: false });
+  });
+
+  it("replaces integrations and config, clears assignments with [], leaves omitted ones, and manages enabled only when given", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    await createIntegration(h, auth, "prom");
+    await createIntegration(h, auth, "am", "alertmanager");
+    await approvedWorkflow(h, auth, "deep-dive");
+    await approvedWorkflow(h, auth, "quick-look");
+    const assignments = [
+      { purpose: "alert_investigation", workflow_name: "deep-dive", is_default: true },
+      { purpose: "alert_investigation", workflow_name: "quick-look" },
+    ];
+    const first = await put(h, auth, {
+      integrations: ["prom", "am"],
+      attached_workflows: ["quick-look"],
+      workflow_assignments: assignments,
+      config: { a: "1" },
+    });
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({
+      integrations: ["prom", "am"],
+      attached_workflows: ["quick-look"],
+      workflow_assignments: [assignments[0], { ...assignments[1], is_default: false }],
+      config: { a: "1" },
+      enabled: true,
+    });
+    const tenant = tenantOf({
+      userId: (await userOf(h, auth)) as string,
+      keyId: "",
+      scopes: [],
+      orgId: null,
+    });
+    const db = h.vigil.services.database.db;
+    expect(await workflowForPurpose(db, { tenant, purpose: "alert_investigation" })).toEqual({
+      workflowName: "deep-dive",
+      via: "assigned_default",
+    });
+    expect(
+      await workflowForPurpose(db, { tenant, purpose: "alert_investigation", workflowName: "quick-look" }),
+    ).toEqual({
+      workflowName: "quick-look",
+      via: "named",
+    });
+    expect(
+      await workflowForPurpose(db, { tenant, purpose: "alert_investigation", workflowName: "unassigned" }),
+    ).toBeNull();
+    expect(await workflowForPurpose(db, { tenant, purpose: "alert_triage" })).toEqual({
+      workflowName: "sre-alert-triage",
+      via: "app_default",
+    });
+
+    await new Promise((resolve) => setTimeout(resolve, 5)); // updated_at must be able to move
+    const second = await put(h, auth, {
+      integrations: ["am"],
+      workflow_assignments: [],
+      config: { b: "2" },
+      enabled: false,
+    });
+    expect(second.json()).toMatchObject({
+      integrations: ["am"],
+      attached_workflows: ["quick-look"],
+      workflow_assignments: [],
+      config: { b: "2" },
+      enabled: false,
+      status: "disabled",
+    });
+    expect(second.json().updated_at).not.toBe(first.json().updated_at);
+    expect(await workflowForPurpose(db, { tenant, purpose: "alert_investigation" })).toEqual({
+      workflowName: "sre-alert-investigation",
+      via: "app_default",
+    });
+    const third = await put(h, auth, { attached_workflows: [] });
+    expect(third.json()).toMatchObject({
+      integrations: ["am"],
+      attached_workflows: [],
+      enabled: false,
+      config: { b: "2" },
+    });
+  });
+
+  it("answers 400 naming the bad item and changes nothing", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    await createIntegration(h, auth, "prom");
+    await approvedWorkflow(h, auth, "ok-flow");
+    const draft = await call(h, auth, "POST", "/platform/api/v1/workflows", {
+      name: "draft-flow",
+      stages: [{ id: "s", action_type: "json_transform", config: { expression: "input" } }],
+    });
+    expect(draft.statusCode).toBe(201);
+    const cases: [object, string, string][] = [
+      [
+        { integrations: ["prom", "ghost"] },
+        "integrations.1",
+        "integrations.1: integration ghost does not exist",
+      ],
+      [
+        { attached_workflows: ["nope"] },
+        "attached_workflows.0",
+        "attached_workflows.0: workflow nope does not exist",
+      ],
+      [
+        { workflow_assignments: [{ purpose: "alert_paging", workflow_name: "ok-flow" }] },
+        "workflow_assignments.0.purpose",
+        "workflow_assignments.0.purpose: alert_paging is not a purpose of app sre (one of alert_triage, alert_investigation)",
+      ],
+      [
+        { workflow_assignments: [{ purpose: "alert_triage", workflow_name: "draft-flow" }] },
+        "workflow_assignments.0.workflow_name",
+        "workflow_assignments.0.workflow_name: workflow draft-flow does not exist or has no approved version",
+      ],
+      [
+        {
+          workflow_assignments: [
+            { purpose: "alert_triage", workflow_name: "ok-flow", is_default: true },
+            { purpose: "alert_triage", workflow_name: "sre-alert-triage", is_default: true },
+          ],
+        },
+        "workflow_assignments.1.is_default",
+        "workflow_assignments.1.is_default: purpose alert_triage has more than one default workflow",
+      ],
+      [{ integrations: "prom" }, "integrations", "integrations: must be array"],
+      [{ config: { k: 1 } }, "config.k", "config.k: must be string"],
+      [{ enabled: true, surprise: 1 }, "surprise", "surprise: is not a known field"],
+      [
+        { workflow_assignments: [{ purpose: "alert_triage" }] },
+        "workflow_assignments.0.workflow_name",
+        "workflow_assignments.0.workflow_name: is required",
+      ],
+    ];
+    // The default workflows exist from the first (valid) install below, so sre-alert-triage is approved.
+    expect((await put(h, auth, {})).statusCode).toBe(200);
+    const before = (await call(h, auth, "GET", "/api/v1/apps/sre")).json();
+    for (const [body, field, error] of cases) {
+      const response = await put(h, auth, body);
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(response.json(), JSON.stringify(body)).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { field },
+      });
+      expect(response.json().error).toBe(error);
+    }
+    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toEqual(before);
+  });
+
+  it("shows the app token only to apps_write callers; the token has the app's scopes only; rotation and DELETE end it", async () => {
+    const h = harness();
+    const admin = await h.createKey();
+    const reader = await h.createKey({ scopes: ["apps_read"], userName: undefined });
+    const installed = (await put(h, admin.auth, {})).json();
+    const token = installed.app_token as string;
+    const tokenAuth = { authorization: `Bearer ${token}` };
+    // The reader is another user: its personal namespace has no installation, and no token either way.
+    expect((await call(h, reader.auth, "GET", "/api/v1/apps/sre")).json()).not.toHaveProperty("app_token");
+    const readOnlyAdmin = await call(h, tokenAuth, "GET", "/api/v1/apps/sre");
+    expect(readOnlyAdmin.statusCode).toBe(200);
+    expect(readOnlyAdmin.json()).toEqual({ ...installed, app_token: undefined });
+    expect(readOnlyAdmin.json()).not.toHaveProperty("app_token");
+    // Works where the app needs it, not beyond.
+    expect((await call(h, tokenAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
+    expect((await put(h, tokenAuth, {})).statusCode).toBe(403);
+    expect((await call(h, tokenAuth, "POST", "/api/v1/keys", {})).statusCode).toBe(403);
+    // Sealed at rest.
+    const { rows } = await h.vigil.services.database.db.execute(
+      (await import("drizzle-orm"))
+        .sql`select app_token_sealed from app_installations where id = ${installed.id}`,
+    );
+    const sealed = String(rows[0]?.app_token_sealed);
+    expect(sealed).not.toContain(token);
+    expect(h.vigil.services.secrets.decrypt(sealed)).toBe(token);
+
+    const rotated = await call(h, admin.auth, "POST", "/api/v1/apps/sre/token/rotate");
+    expect(rotated.statusCode).toBe(200);
+    const next = rotated.json().app_token as string;
+    expect(next).not.toBe(token);
+    expect(rotated.json()).toEqual({ ...installed, app_token: next });
+    expect((await call(h, tokenAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(401);
+    const nextAuth = { authorization: `Bearer ${next}` };
+    expect((await call(h, nextAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
+
+    expect((await call(h, admin.auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+    expect((await call(h, admin.auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+    expect((await call(h, nextAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(401);
+    expect((await call(h, admin.auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({
+      configured: false,
+      id: "",
+      status: "not_installed",
+      integrations: [],
+      config: {},
+    });
+    expect((await call(h, admin.auth, "POST", "/api/v1/apps/sre/token/rotate")).statusCode).toBe(404);
+  });
+
+  it("a registration configures the app; without the config row ingest is refused with 409, recorded; by-source reads the import id", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({ configured: false });
+    const registration = await registerAlerts(h, auth, { source: "alertmanager", integration: "prod" });
+    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({
+      configured: true,
+      status: "active",
+    });
+    const accepted = await deliver(h, triggerPathOf(registration), firing);
+    expect(accepted.statusCode, accepted.body).toBe(202);
+
+    expect((await call(h, auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+    const refused = await deliver(h, triggerPathOf(registration), firing);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toEqual({
+      msg: "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre",
+      errCode: "CONFLICT",
+      extras: [
+        {
+          webhook_id: registration.id,
+          invocation_id: expect.any(String),
+          target_type: "alert_ingest",
+          target_name: "sre/alertmanager/prod",
+        },
+      ],
+    });
+    const run = await call(
+      h,
+      auth,
+      "GET",
+      `/platform/api/v1/webhooks/${registration.id}/runs/${refused.json().extras[0].invocation_id}`,
+    );
+    expect(run.statusCode).toBe(200);
+    expect(run.json()).toMatchObject({
+      status: "failed",
+      error: "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre",
+    });
+
+    expect((await put(h, auth, {})).statusCode).toBe(200);
+    expect((await deliver(h, triggerPathOf(registration), firing)).statusCode).toBe(202);
+
+    const bySource = await call(
+      h,
+      auth,
+      "GET",
+      "/app/sre/api/v1/alerts/webhook/by-source/alertmanager?integration=prod",
+    );
+    expect(bySource.statusCode, bySource.body).toBe(200);
+    expect(bySource.json()).toEqual(
+      (await call(h, auth, "GET", `/app/sre/api/v1/alerts/webhook/${registration.id}`)).json(),
+    );
+    const defaultIntegration = await registerAlerts(h, auth, { source: "grafana" });
+    const byDefault = await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook/by-source/grafana");
+    expect(byDefault.json()).toMatchObject({ id: defaultIntegration.id, integration: "" });
+    const none = await call(
+      h,
+      auth,
+      "GET",
+      "/app/sre/api/v1/alerts/webhook/by-source/grafana?integration=other",
+    );
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toEqual({
+      error: "alert webhook not found",
+      code: "NOT_FOUND",
+      details: { app_name: "sre", source: "grafana", integration: "other" },
+    });
+    const badSource = await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook/by-source/nagios");
+    expect(badSource.statusCode).toBe(400);
+    expect(badSource.json()).toMatchObject({ details: { field: "source" } });
+  });
+
+  itEnforcesAuth(harness, { method: "GET", scope: "apps_read", url: "/api/v1/apps" });
+  itEnforcesAuth(harness, { method: "GET", scope: "apps_read", url: "/api/v1/apps/sre" });
+  itEnforcesAuth(harness, { method: "PUT", scope: "apps_write", url: "/api/v1/apps/sre", body: {} });
+  itEnforcesAuth(harness, { method: "DELETE", scope: "apps_write", url: "/api/v1/apps/sre" });
+  itEnforcesAuth(harness, { method: "POST", scope: "apps_write", url: "/api/v1/apps/sre/token/rotate" });
+  itEnforcesAuth(harness, { method: "GET", scope: "apps_read", url: "/api/setup" });
+  itEnforcesAuth(harness, {
+    method: "GET",
+    scope: "sre_alerts_read",
+    url: async (h, owner) => {
+      const source = "datadog";
+      await registerAlerts(h, owner.auth, { source, integration: unique("i") });
+      return `/app/sre/api/v1/alerts/webhook/by-source/${source}`;
+    },
+  });
+});
+
+async function userOf(h: Harness, auth: Auth): Promise<string> {
+  const keys = await call(h, auth, "GET", "/api/v1/keys");
+  const { rows } = await h.vigil.services.database.db.execute(
+    (await import("drizzle-orm")).sql`select user_id from api_keys where id = ${keys.json()[0].id}`,
+  );
+  return String(rows[0]?.user_id);
+}

@@ -1,0 +1,47 @@
+// One MCP server per request (stateless Streamable HTTP): the caller is authenticated by the route
+// (Bearer API key or app token, the workspace from ?orgId), and every tool checks its own scope.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { CallerCtx } from "../core/context.ts";
+import { AppError } from "../core/errors.ts";
+import { MCP_TOOLS, validInput } from "./tools.ts";
+
+const text = (value: string, isError = false): CallToolResult => ({
+  content: [{ type: "text", text: value }],
+  ...(isError ? { isError: true } : {}),
+});
+
+export function createMcpServer(ctx: CallerCtx, version: string): Server {
+  const server = new Server({ name: "vigil-sre", version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: MCP_TOOLS.map((tool) => ({
+      name: tool.name,
+      description: `${tool.description} (scope ${tool.scope})`,
+      inputSchema: tool.input as unknown as { type: "object"; [key: string]: unknown },
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = MCP_TOOLS.find((item) => item.name === request.params.name);
+    if (!tool) return text(`unknown tool ${request.params.name}`, true);
+    if (!ctx.actor.scopes.includes(tool.scope)) {
+      return text(
+        `INSUFFICIENT_SCOPE: this token lacks the scope ${tool.scope} that ${tool.name} needs`,
+        true,
+      );
+    }
+    try {
+      const output = await tool.run(ctx, validInput(tool, request.params.arguments) as never);
+      return text(typeof output === "string" ? output : JSON.stringify(output));
+    } catch (err) {
+      // Expected outcomes (not found, a bad filter) are the tool's answer; anything else is a bug.
+      if (err instanceof AppError && err.status < 500) return text(`${err.code}: ${err.message}`, true);
+      ctx.log.error({ err, tool: tool.name }, "MCP tool failed");
+      return text("INTERNAL: the tool failed; see the server log", true);
+    }
+  });
+  return server;
+}
