@@ -102,6 +102,9 @@ export function createWorkspace(options: { providerDir?: string; mirror?: string
   };
 }
 
+/** Output with OpenTofu's line wrapping undone, for matching messages. */
+export const oneLine = (text: string) => text.replace(/\s+/g, " ");
+
 /** The provider block for a Vigil on `serviceUrl` acting in `workspaceId`. */
 export function providerBlock(workspaceId: string, serviceUrl: string, version?: string): string {
   const constraint = version ? `\n      version = "${version}"` : "";
