@@ -52,7 +52,8 @@ export interface SelfSigned {
 export function selfSignedCertificate(now = new Date()): SelfSigned {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // a positive INTEGER
+  // A positive INTEGER in minimal DER: top bit clear (not negative), first byte not zero (no padding).
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
   const name = seq(
     set(seq(oid("2.5.4.10"), utf8("Vigil"))),
     set(seq(oid("2.5.4.3"), utf8("localhost"))),
