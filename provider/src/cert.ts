@@ -54,10 +54,7 @@ export function selfSignedCertificate(now = new Date()): SelfSigned {
   const serial = randomBytes(16);
   // A positive INTEGER in minimal DER: top bit clear (not negative), first byte not zero (no padding).
   serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
-  const name = seq(
-    set(seq(oid("2.5.4.10"), utf8("Vigil"))),
-    set(seq(oid("2.5.4.3"), utf8("localhost"))),
-  );
+  const name = seq(set(seq(oid("2.5.4.10"), utf8("Vigil"))), set(seq(oid("2.5.4.3"), utf8("localhost"))));
   const notBefore = new Date(now.getTime() - 60_000);
   const notAfter = new Date(now.getTime() + 365 * 24 * 3600_000);
   const extensions = seq(

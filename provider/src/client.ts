@@ -27,7 +27,11 @@ export class Client {
     private readonly apiKey: string | null,
   ) {}
 
-  async request<T>(method: string, path: string, options: { body?: unknown; query?: Record<string, string> } = {}) {
+  async request<T>(
+    method: string,
+    path: string,
+    options: { body?: unknown; query?: Record<string, string> } = {},
+  ) {
     const url = new URL(this.baseUrl + path);
     url.searchParams.set("orgId", this.workspaceId);
     for (const [key, value] of Object.entries(options.query ?? {})) url.searchParams.set(key, value);
@@ -42,7 +46,8 @@ export class Client {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       });
     } catch (thrown) {
-      const cause = thrown instanceof Error && thrown.cause instanceof Error ? `: ${thrown.cause.message}` : "";
+      const cause =
+        thrown instanceof Error && thrown.cause instanceof Error ? `: ${thrown.cause.message}` : "";
       throw new DiagnosticError([
         error(`Cannot reach the service at ${this.baseUrl}`, `${method} ${path} failed${cause}`),
       ]);
@@ -63,7 +68,11 @@ function safeJson(text: string): unknown {
 }
 
 /** The diagnostic for a failed request, on the attribute the error names when the resource has it. */
-export function apiDiagnostic(thrown: unknown, summary: string, attributes: readonly string[]): DiagnosticError {
+export function apiDiagnostic(
+  thrown: unknown,
+  summary: string,
+  attributes: readonly string[],
+): DiagnosticError {
   if (!(thrown instanceof ApiError)) {
     return thrown instanceof DiagnosticError ? thrown : new DiagnosticError([error(summary, String(thrown))]);
   }

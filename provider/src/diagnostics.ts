@@ -53,5 +53,3 @@ export function diagnosticsOf(thrown: unknown): Diagnostic[] {
   const message = thrown instanceof Error ? thrown.message : String(thrown);
   return [error("Provider error", message)];
 }
-
-export const hasErrors = (diagnostics: Diagnostic[]) => diagnostics.some((d) => d.severity === "ERROR");

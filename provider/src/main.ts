@@ -28,6 +28,8 @@ async function main() {
 }
 
 main().catch((thrown: unknown) => {
-  process.stderr.write(`terraform-provider-svc: ${thrown instanceof Error ? thrown.stack : String(thrown)}\n`);
+  process.stderr.write(
+    `terraform-provider-svc: ${thrown instanceof Error ? thrown.stack : String(thrown)}\n`,
+  );
   process.exit(1);
 });

@@ -80,7 +80,9 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
     },
 
     async ValidateProviderConfig(request) {
-      return guarded(() => ({ diagnostics: diagnosticsField(validateSettings(decodeValue(request.config))) }));
+      return guarded(() => ({
+        diagnostics: diagnosticsField(validateSettings(decodeValue(request.config))),
+      }));
     },
 
     async ConfigureProvider(request) {
@@ -117,7 +119,11 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
           const state = objectOf(request.current_state);
           const warnings: Diagnostic[] = [];
           const next = state ? await resource.read(state, contextFor(warnings)) : null;
-          return { new_state: dynamic(next), private: request.private, diagnostics: diagnosticsField(warnings) };
+          return {
+            new_state: dynamic(next),
+            private: request.private,
+            diagnostics: diagnosticsField(warnings),
+          };
         },
         { new_state: request.current_state, private: request.private },
       );
@@ -158,7 +164,11 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
             config: objectOf(request.config),
             ctx: contextFor(warnings),
           });
-          return { new_state: dynamic(next), private: request.planned_private, diagnostics: diagnosticsField(warnings) };
+          return {
+            new_state: dynamic(next),
+            private: request.planned_private,
+            diagnostics: diagnosticsField(warnings),
+          };
         },
         // On failure the object is as it was: the prior state stays (nothing was created or removed).
         { new_state: dynamic(prior) },
@@ -171,7 +181,9 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
         const warnings: Diagnostic[] = [];
         const state = await resource.importState(String(request.id ?? ""), contextFor(warnings));
         return {
-          imported_resources: [{ type_name: resource.typeName, state: dynamic(state), private: Buffer.alloc(0) }],
+          imported_resources: [
+            { type_name: resource.typeName, state: dynamic(state), private: Buffer.alloc(0) },
+          ],
           diagnostics: diagnosticsField(warnings),
         };
       });

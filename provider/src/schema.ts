@@ -1,6 +1,11 @@
 // Schemas as plain data: each attribute's type (cty type JSON), mode and description. The same
 // definitions feed GetProviderSchema and the resources' own handling of defaults and nulls.
-export type CtyType = "string" | "number" | "bool" | ["list" | "map" | "set", CtyType] | ["object", Record<string, CtyType>];
+export type CtyType =
+  | "string"
+  | "number"
+  | "bool"
+  | ["list" | "map" | "set", CtyType]
+  | ["object", Record<string, CtyType>];
 
 export type Mode = "required" | "optional" | "computed" | "optional_computed";
 
@@ -27,7 +32,12 @@ function protoAttribute(name: string, attribute: Attribute): ProtoAttribute {
     optional: attribute.mode === "optional" || attribute.mode === "optional_computed",
     computed: attribute.mode === "computed" || attribute.mode === "optional_computed",
   };
-  const base = { name, description: attribute.description, sensitive: attribute.sensitive ?? false, ...modes };
+  const base = {
+    name,
+    description: attribute.description,
+    sensitive: attribute.sensitive ?? false,
+    ...modes,
+  };
   if (attribute.nestedList) {
     return {
       ...base,
@@ -46,7 +56,9 @@ export function protoSchema(schema: ResourceSchema) {
     block: {
       version: schema.version,
       description: schema.description,
-      attributes: Object.entries(schema.attributes).map(([name, attribute]) => protoAttribute(name, attribute)),
+      attributes: Object.entries(schema.attributes).map(([name, attribute]) =>
+        protoAttribute(name, attribute),
+      ),
     },
   };
 }

@@ -5,8 +5,8 @@ import * as grpc from "@grpc/grpc-js";
 import { fromJSON } from "@grpc/proto-loader";
 import protobuf from "protobufjs";
 import { selfSignedCertificate } from "./cert.ts";
-import type { ProviderHandlers } from "./provider.ts";
 import { HEALTH_PROTO, PLUGIN_PROTO, PROTOCOL_PROTO } from "./protocol.proto.ts";
+import type { ProviderHandlers } from "./provider.ts";
 
 /** Set by OpenTofu in every plugin it launches; a binary started by hand says what it is instead. */
 export const MAGIC_COOKIE_KEY = "TF_PLUGIN_MAGIC_COOKIE";
@@ -49,7 +49,10 @@ export async function serve(
         handler(call.request as Record<string, unknown>).then(
           (response) => callback(null, response),
           (thrown: unknown) =>
-            callback({ code: grpc.status.INTERNAL, details: thrown instanceof Error ? thrown.message : String(thrown) }),
+            callback({
+              code: grpc.status.INTERNAL,
+              details: thrown instanceof Error ? thrown.message : String(thrown),
+            }),
         );
       },
     ]),
@@ -83,8 +86,17 @@ export async function serve(
     certField = own.certDer.toString("base64").replace(/=+$/, "");
   }
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync("127.0.0.1:0", credentials, (failure, bound) => (failure ? reject(failure) : resolve(bound)));
+    server.bindAsync("127.0.0.1:0", credentials, (failure, bound) =>
+      failure ? reject(failure) : resolve(bound),
+    );
   });
-  const handshake = [CORE_PROTOCOL_VERSION, PLUGIN_PROTOCOL_VERSION, "tcp", `127.0.0.1:${port}`, "grpc", certField].join("|");
+  const handshake = [
+    CORE_PROTOCOL_VERSION,
+    PLUGIN_PROTOCOL_VERSION,
+    "tcp",
+    `127.0.0.1:${port}`,
+    "grpc",
+    certField,
+  ].join("|");
   return { handshake, port, stop };
 }

@@ -3,7 +3,7 @@
 import { Client, type Settings } from "./client.ts";
 import { type Diagnostic, DiagnosticError, error } from "./diagnostics.ts";
 import type { ResourceSchema } from "./schema.ts";
-import { asObject, type Value, UNKNOWN } from "./values.ts";
+import { asObject, UNKNOWN, type Value } from "./values.ts";
 
 /** Where requests go when service_url is not set: a Vigil started with its defaults on this machine. */
 export const DEFAULT_SERVICE_URL = "http://127.0.0.1:8080";
@@ -48,13 +48,17 @@ export function validateSettings(configValue: Value): Diagnostic[] {
   const workspace = text(config, "workspace_id");
   if (typeof workspace === "string" && !UUID.test(workspace)) {
     diagnostics.push(
-      error("Invalid workspace_id", `workspace_id must be a workspace UUID, got "${workspace}".`, ["workspace_id"]),
+      error("Invalid workspace_id", `workspace_id must be a workspace UUID, got "${workspace}".`, [
+        "workspace_id",
+      ]),
     );
   }
   const url = text(config, "service_url");
   if (typeof url === "string" && !isHttpUrl(url)) {
     diagnostics.push(
-      error("Invalid service_url", `service_url must be an http:// or https:// URL, got "${url}".`, ["service_url"]),
+      error("Invalid service_url", `service_url must be an http:// or https:// URL, got "${url}".`, [
+        "service_url",
+      ]),
     );
   }
   return diagnostics;
@@ -87,10 +91,14 @@ export function resolveSettings(configValue: Value, env: NodeJS.ProcessEnv = pro
   const workspaceId = pick("workspace_id", "SVC_WORKSPACE_ID");
   const serviceUrl = pick("service_url", "SVC_SERVICE_URL");
   if (workspaceId && !UUID.test(workspaceId) && text(config, "workspace_id") === null) {
-    diagnostics.push(error("Invalid SVC_WORKSPACE_ID", "SVC_WORKSPACE_ID must be a workspace UUID.", ["workspace_id"]));
+    diagnostics.push(
+      error("Invalid SVC_WORKSPACE_ID", "SVC_WORKSPACE_ID must be a workspace UUID.", ["workspace_id"]),
+    );
   }
   if (serviceUrl && !isHttpUrl(serviceUrl) && text(config, "service_url") === null) {
-    diagnostics.push(error("Invalid SVC_SERVICE_URL", "SVC_SERVICE_URL must be an http(s) URL.", ["service_url"]));
+    diagnostics.push(
+      error("Invalid SVC_SERVICE_URL", "SVC_SERVICE_URL must be an http(s) URL.", ["service_url"]),
+    );
   }
   if (!workspaceId && config.workspace_id !== UNKNOWN) {
     diagnostics.push(

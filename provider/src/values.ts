@@ -1,7 +1,7 @@
 // Values cross the protocol as msgpack (DynamicValue). An object value is a map keyed by attribute
 // name, null is nil, and a value not known until apply is msgpack extension type 0 (newer OpenTofu
 // may send extension 12, an unknown value with refinements; both read as UNKNOWN here).
-import { decode, encode, ExtensionCodec, ExtData } from "@msgpack/msgpack";
+import { decode, ExtData, ExtensionCodec, encode } from "@msgpack/msgpack";
 
 /** A value that is known only after apply. */
 export const UNKNOWN: unique symbol = Symbol("unknown");
@@ -32,7 +32,9 @@ export function encodeValue(value: Value): Buffer {
 }
 
 /** Decodes a DynamicValue; an absent or empty one is null (no object, as for a destroyed resource). */
-export function decodeValue(dynamic: { msgpack?: Uint8Array | null; json?: Uint8Array | null } | null | undefined): Value {
+export function decodeValue(
+  dynamic: { msgpack?: Uint8Array | null; json?: Uint8Array | null } | null | undefined,
+): Value {
   if (dynamic?.msgpack && dynamic.msgpack.length > 0) {
     return decode(dynamic.msgpack, { extensionCodec: codec, useBigInt64: false }) as Value;
   }
@@ -40,26 +42,24 @@ export function decodeValue(dynamic: { msgpack?: Uint8Array | null; json?: Uint8
   return null;
 }
 
-export const isKnown = (value: Value): boolean => value !== UNKNOWN;
-
-/** True when the value and everything inside it is known. */
-export function isWhollyKnown(value: Value): boolean {
-  if (value === UNKNOWN) return false;
-  if (Array.isArray(value)) return value.every(isWhollyKnown);
-  if (value !== null && typeof value === "object") return Object.values(value).every(isWhollyKnown);
-  return true;
-}
-
 export function asObject(value: Value): ObjectValue | null {
-  return value !== null && value !== UNKNOWN && typeof value === "object" && !Array.isArray(value) ? value : null;
+  return value !== null && value !== UNKNOWN && typeof value === "object" && !Array.isArray(value)
+    ? value
+    : null;
 }
 
 /** Structural equality of two values (object key order does not matter). */
 export function sameValue(a: Value | undefined, b: Value | undefined): boolean {
   if (a === b) return true;
-  if (a === undefined || b === undefined || a === null || b === null || a === UNKNOWN || b === UNKNOWN) return false;
+  if (a === undefined || b === undefined || a === null || b === null || a === UNKNOWN || b === UNKNOWN)
+    return false;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameValue(item, b[i]));
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, i) => sameValue(item, b[i]))
+    );
   }
   if (typeof a === "object" && typeof b === "object") {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -67,3 +67,6 @@ export function sameValue(a: Value | undefined, b: Value | undefined): boolean {
   }
   return false;
 }
+
+/** A known string attribute's text; anything else (null, unknown) is the empty string. */
+export const textOf = (value: Value | undefined): string => (typeof value === "string" ? value : "");

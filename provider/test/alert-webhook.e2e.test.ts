@@ -15,7 +15,8 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
   let org = "";
   let auth: Auth;
   let ws: Workspace;
-  const config = (body: string) => `${providerBlock(org, base)}\nresource "svc_sre_alert_webhook" "am" {\n${body}\n}\n`;
+  const config = (body: string) =>
+    `${providerBlock(org, base)}\nresource "svc_sre_alert_webhook" "am" {\n${body}\n}\n`;
   const api = (method: "GET" | "PUT" | "DELETE", path: string, payload?: object) =>
     h.vigil.app.inject({
       method,
@@ -65,7 +66,9 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
 
   it("hides the trigger URL in plans and output as sensitive", async () => {
     const shown = JSON.parse(await ws.ok("show", "-json"));
-    const resource = shown.values.root_module.resources.find((r: { address: string }) => r.address === ADDRESS);
+    const resource = shown.values.root_module.resources.find(
+      (r: { address: string }) => r.address === ADDRESS,
+    );
     expect(resource.sensitive_values).toMatchObject({ trigger_url: true, platform_webhook_url: true });
     const text = await ws.ok("show", "-no-color");
     expect(text).not.toContain("apiKey=");
@@ -216,7 +219,9 @@ resource "svc_sre_alert_webhook" "datadog" {
     expect(oneLine(missing.stderr)).toContain('no registration for source "datadog" and integration "none"');
     const malformed = await ws.tofu("import", "-no-color", "svc_sre_alert_webhook.datadog", "datadog");
     expect(malformed.code).toBe(1);
-    expect(oneLine(malformed.stderr)).toContain('Expected "{app_name}/{source}/{integration}" or "{app_name}/{source}"');
+    expect(oneLine(malformed.stderr)).toContain(
+      'Expected "{app_name}/{source}/{integration}" or "{app_name}/{source}"',
+    );
   });
 
   it("destroys the registrations", async () => {

@@ -86,7 +86,11 @@ interface ShownAttribute {
   description?: string;
 }
 
-function expectMatchesTable(shown: Record<string, ShownAttribute>, table: Record<string, Expected>, defaults = new Set<string>()) {
+function expectMatchesTable(
+  shown: Record<string, ShownAttribute>,
+  table: Record<string, Expected>,
+  defaults = new Set<string>(),
+) {
   expect(Object.keys(shown).sort()).toEqual(Object.keys(table).sort());
   for (const [name, expected] of Object.entries(table)) {
     const attribute = shown[name] as ShownAttribute;
@@ -127,7 +131,9 @@ resource "svc_sre_alert_webhook" "am" {
       'The provider vigil/svc does not support resource type "svc_sre_alert_webhook"',
     );
     const schema = JSON.parse(await ws.ok("providers", "schema", "-json"));
-    expect(Object.keys(schema.provider_schemas["registry.opentofu.org/vigil/svc"].resource_schemas)).toEqual(["svc_app"]);
+    expect(Object.keys(schema.provider_schemas["registry.opentofu.org/vigil/svc"].resource_schemas)).toEqual([
+      "svc_app",
+    ]);
   });
 
   it("shows the spec's attributes, modes and sensitive values in `tofu providers schema -json` (0.1.27)", async () => {
@@ -137,7 +143,11 @@ resource "svc_sre_alert_webhook" "am" {
     const app = provider.resource_schemas.svc_app.block.attributes;
     expectMatchesTable(app, SVC_APP);
     expectMatchesTable(app.workflow_assignments.nested_type.attributes, WORKFLOW_ASSIGNMENT);
-    expectMatchesTable(provider.resource_schemas.svc_sre_alert_webhook.block.attributes, SVC_SRE_ALERT_WEBHOOK, WITH_DEFAULT);
+    expectMatchesTable(
+      provider.resource_schemas.svc_sre_alert_webhook.block.attributes,
+      SVC_SRE_ALERT_WEBHOOK,
+      WITH_DEFAULT,
+    );
     expectMatchesTable(provider.provider.block.attributes, {
       workspace_id: { type: str, mode: "optional" },
       service_url: { type: str, mode: "optional" },

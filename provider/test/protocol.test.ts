@@ -9,8 +9,8 @@ import { decode, ExtData } from "@msgpack/msgpack";
 import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { selfSignedCertificate } from "../src/cert.ts";
-import { createProvider } from "../src/provider.ts";
 import { PROTOCOL_PROTO } from "../src/protocol.proto.ts";
+import { createProvider } from "../src/provider.ts";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, type RunningServer, serve } from "../src/server.ts";
 import { decodeValue, encodeValue, UNKNOWN } from "../src/values.ts";
 import { resourcesOf } from "../src/versions.ts";
@@ -19,13 +19,21 @@ import { buildDevProvider } from "./tofu.ts";
 // biome-ignore lint/suspicious/noExplicitAny: a dynamic gRPC client
 type AnyClient = any;
 
-function providerClient(address: string, serverCertDer: Buffer, own: ReturnType<typeof selfSignedCertificate>) {
+function providerClient(
+  address: string,
+  serverCertDer: Buffer,
+  own: ReturnType<typeof selfSignedCertificate>,
+) {
   const root = protobuf.parse(PROTOCOL_PROTO, { keepCase: true }).root;
   const definition = grpc.loadPackageDefinition(
     fromJSON(root.toJSON(), { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true }),
   ) as AnyClient;
   const serverPem = new X509Certificate(serverCertDer).toString();
-  const credentials = grpc.credentials.createSsl(Buffer.from(serverPem), Buffer.from(own.keyPem), Buffer.from(own.certPem));
+  const credentials = grpc.credentials.createSsl(
+    Buffer.from(serverPem),
+    Buffer.from(own.keyPem),
+    Buffer.from(own.certPem),
+  );
   return new definition.tfplugin6.Provider(address, credentials, {
     "grpc.ssl_target_name_override": "localhost",
   }) as AnyClient;
@@ -33,13 +41,22 @@ function providerClient(address: string, serverCertDer: Buffer, own: ReturnType<
 
 const call = (client: AnyClient, method: string, request: object) =>
   new Promise<AnyClient>((resolve, reject) => {
-    client[method](request, (failure: Error | null, response: unknown) => (failure ? reject(failure) : resolve(response)));
+    client[method](request, (failure: Error | null, response: unknown) =>
+      failure ? reject(failure) : resolve(response),
+    );
   });
 
 /** Parses a handshake line into address and server certificate. */
 function parseHandshake(line: string) {
   const [core, version, network, address, protocol, cert] = line.trim().split("|");
-  return { core, version, network, address: address ?? "", protocol, cert: Buffer.from(cert ?? "", "base64") };
+  return {
+    core,
+    version,
+    network,
+    address: address ?? "",
+    protocol,
+    cert: Buffer.from(cert ?? "", "base64"),
+  };
 }
 
 describe("the bundled provider executable", () => {
@@ -120,7 +137,12 @@ describe("msgpack values", () => {
     expect(raw.id).toBeInstanceOf(ExtData);
     expect((raw.id as ExtData).type).toBe(0);
     expect(raw.name).toBe("x");
-    expect(decodeValue({ msgpack: bytes })).toEqual({ id: UNKNOWN, name: "x", tags: ["a", UNKNOWN], n: null });
+    expect(decodeValue({ msgpack: bytes })).toEqual({
+      id: UNKNOWN,
+      name: "x",
+      tags: ["a", UNKNOWN],
+      n: null,
+    });
     // fixext1 type 12: an unknown value with refinements (e.g. "not null"), as newer cores send.
     expect(decodeValue({ msgpack: Buffer.from([0xd4, 0x0c, 0x00]) })).toBe(UNKNOWN);
     expect(decodeValue({ msgpack: Buffer.alloc(0) })).toBeNull();
@@ -183,7 +205,9 @@ describe("RPCs and diagnostics", () => {
       expect.objectContaining({
         severity: "ERROR",
         summary: "Invalid classify_batch_window_seconds",
-        attribute: { steps: [{ attribute_name: "classify_batch_window_seconds", selector: "attribute_name" }] },
+        attribute: {
+          steps: [{ attribute_name: "classify_batch_window_seconds", selector: "attribute_name" }],
+        },
       }),
     ]);
   });
@@ -220,13 +244,19 @@ describe("RPCs and diagnostics", () => {
     const configured = await call(client, "ConfigureProvider", {
       config: dynamic({ workspace_id: null, service_url: null, api_key: null }),
     });
-    const missing = configured.diagnostics.find((d: AnyClient) => d.summary === "Missing provider setting workspace_id");
+    const missing = configured.diagnostics.find(
+      (d: AnyClient) => d.summary === "Missing provider setting workspace_id",
+    );
     expect(missing?.attribute.steps[0].attribute_name).toBe("workspace_id");
   });
 
   it("plans computed attributes as unknown on create, with the defaults filled in", async () => {
     await call(client, "ConfigureProvider", {
-      config: dynamic({ workspace_id: "6f1c1f8e-8a57-4a39-9d7b-6f0d5d1f2a10", service_url: "http://vigil.test", api_key: null }),
+      config: dynamic({
+        workspace_id: "6f1c1f8e-8a57-4a39-9d7b-6f0d5d1f2a10",
+        service_url: "http://vigil.test",
+        api_key: null,
+      }),
     });
     const config = webhookConfig({});
     const response = await call(client, "PlanResourceChange", {
@@ -237,11 +267,20 @@ describe("RPCs and diagnostics", () => {
     });
     expect(response.diagnostics).toEqual([]);
     const planned = decodeValue(response.planned_state) as Record<string, unknown>;
-    expect(planned).toMatchObject({ app_name: "sre", classify_mode: "batch", integration: "", id: UNKNOWN, trigger_url: UNKNOWN });
+    expect(planned).toMatchObject({
+      app_name: "sre",
+      classify_mode: "batch",
+      integration: "",
+      id: UNKNOWN,
+      trigger_url: UNKNOWN,
+    });
   });
 
   it("answers an unknown resource type with a diagnostic, not a failed call", async () => {
-    const response = await call(client, "ValidateResourceConfig", { type_name: "svc_nope", config: dynamic({}) });
+    const response = await call(client, "ValidateResourceConfig", {
+      type_name: "svc_nope",
+      config: dynamic({}),
+    });
     expect(response.diagnostics[0].detail).toContain('no resource type "svc_nope"');
   });
 });

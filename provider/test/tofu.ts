@@ -46,7 +46,11 @@ export async function buildDevProvider(version?: string): Promise<{ dir: string;
  * A working folder with its own CLI configuration: dev_overrides pointing at `providerDir`, or
  * (with `mirror`) a filesystem mirror as the only installation source.
  */
-export function createWorkspace(options: { providerDir?: string; mirror?: string; env?: Record<string, string> }): Workspace {
+export function createWorkspace(options: {
+  providerDir?: string;
+  mirror?: string;
+  env?: Record<string, string>;
+}): Workspace {
   const dir = mkdtempSync(join(tmpdir(), "svc-tofu-"));
   const cliConfig = join(dir, "cli.tfrc");
   const installation = options.mirror

@@ -2,11 +2,11 @@
 // /app/{app_name}/api/v1/alerts/webhook). source, app_name and integration identify it and force a
 // new one when changed; the classify settings update in place. Settings left out of the
 // configuration take their defaults, so removing one from the file sets it back.
-import { apiDiagnostic, ApiError } from "../client.ts";
+import { ApiError, apiDiagnostic } from "../client.ts";
 import { type Diagnostic, DiagnosticError, error } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
-import { type ObjectValue, sameValue, UNKNOWN, type Value } from "../values.ts";
+import { type ObjectValue, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
 
 interface Registration {
   id: string;
@@ -50,7 +50,8 @@ const schema: ResourceSchema = {
     source: {
       type: "string",
       mode: "required",
-      description: "Alert source type; must match a registered SRE webhook parser (e.g. alertmanager, datadog). Changing it creates a new registration.",
+      description:
+        "Alert source type; must match a registered SRE webhook parser (e.g. alertmanager, datadog). Changing it creates a new registration.",
     },
     app_name: {
       type: "string",
@@ -65,7 +66,8 @@ const schema: ResourceSchema = {
     classify_mode: {
       type: "string",
       mode: "optional_computed",
-      description: 'How alerts are classified: "batch" (grouped within the debounce window) or "immediate". Default "batch".',
+      description:
+        'How alerts are classified: "batch" (grouped within the debounce window) or "immediate". Default "batch".',
     },
     classify_batch_window_seconds: {
       type: "number",
@@ -131,11 +133,15 @@ function validate(config: ObjectValue): Diagnostic[] {
   }
   if (typeof config.source === "string" && !/^[a-z0-9_]{1,64}$/.test(config.source)) {
     diagnostics.push(
-      error("Invalid source", `source must be the name of an alert source parser; got "${config.source}".`, ["source"]),
+      error("Invalid source", `source must be the name of an alert source parser; got "${config.source}".`, [
+        "source",
+      ]),
     );
   }
   if (typeof config.app_name === "string" && !/^[a-z0-9_-]{1,64}$/.test(config.app_name)) {
-    diagnostics.push(error("Invalid app_name", `app_name must be an app slug; got "${config.app_name}".`, ["app_name"]));
+    diagnostics.push(
+      error("Invalid app_name", `app_name must be an app slug; got "${config.app_name}".`, ["app_name"]),
+    );
   }
   const integration = config.integration;
   if (typeof integration === "string" && !/^[A-Za-z0-9._~-]{0,128}$/.test(integration)) {
@@ -183,7 +189,8 @@ function stateOf(registration: Registration, serviceUrl: string): ObjectValue {
   });
 }
 
-const basePath = (appName: Value) => `/app/${encodeURIComponent(String(appName))}/api/v1/alerts/webhook`;
+const basePath = (appName: Value | undefined) =>
+  `/app/${encodeURIComponent(textOf(appName))}/api/v1/alerts/webhook`;
 
 function settingsBody(planned: ObjectValue) {
   return Object.fromEntries(SETTINGS.map((name) => [name, planned[name]]));
@@ -199,7 +206,8 @@ export const alertWebhookResource: Resource = {
     const serviceUrl = requireServiceUrl(ctx);
     const planned: ObjectValue = { ...proposed };
     for (const [name, fallback] of Object.entries(WEBHOOK_DEFAULTS)) {
-      planned[name] = config[name] === null || config[name] === undefined ? fallback : (config[name] as Value);
+      planned[name] =
+        config[name] === null || config[name] === undefined ? fallback : (config[name] as Value);
     }
     const requiresReplace = prior
       ? IDENTITY.filter((name) => !sameValue(prior[name], planned[name])).map((name) => [name])
@@ -218,7 +226,7 @@ export const alertWebhookResource: Resource = {
     if (!planned) {
       if (!prior) return null;
       try {
-        await client.request("DELETE", `${basePath(prior.app_name)}/${prior.id}`);
+        await client.request("DELETE", `${basePath(prior.app_name)}/${textOf(prior.id)}`);
       } catch (thrown) {
         if (!(thrown instanceof ApiError && thrown.status === 404)) {
           throw apiDiagnostic(thrown, "Cannot delete the alert-ingest webhook", ATTRIBUTES);
@@ -229,7 +237,7 @@ export const alertWebhookResource: Resource = {
     const serviceUrl = requireServiceUrl(ctx);
     try {
       const registration = prior
-        ? await client.request<Registration>("PUT", `${basePath(planned.app_name)}/${prior.id}`, {
+        ? await client.request<Registration>("PUT", `${basePath(planned.app_name)}/${textOf(prior.id)}`, {
             body: settingsBody(planned),
           })
         : await client.request<Registration>("POST", basePath(planned.app_name), {
@@ -250,7 +258,7 @@ export const alertWebhookResource: Resource = {
     try {
       const registration = await ctx
         .client()
-        .request<Registration>("GET", `${basePath(state.app_name)}/${state.id}`);
+        .request<Registration>("GET", `${basePath(state.app_name)}/${textOf(state.id)}`);
       return stateOf(registration, serviceUrl);
     } catch (thrown) {
       if (thrown instanceof ApiError && thrown.status === 404) return null;

@@ -2,13 +2,13 @@
 // (GET/PUT/DELETE /api/v1/apps/{app_name}). An optional attribute left out of the configuration is
 // left alone on the service (null in state, never read back); a set one is sent on every apply and
 // read back for drift. bootstrap_discovery starts the SRE discovery run after binding.
-import { apiDiagnostic, ApiError, type Client } from "../client.ts";
+import { ApiError, apiDiagnostic, type Client } from "../client.ts";
 import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
-import { asObject, type ObjectValue, sameValue, UNKNOWN, type Value } from "../values.ts";
+import { asObject, type ObjectValue, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
 
-interface Installation {
+export interface Installation {
   app_name: string;
   id: string;
   configured: boolean;
@@ -70,14 +70,23 @@ const schema: ResourceSchema = {
     attached_workflows: {
       type: ["list", "string"],
       mode: "optional",
-      description: "Legacy operator-attached workflow names; omit to leave unchanged, an empty list clears them.",
+      description:
+        "Legacy operator-attached workflow names; omit to leave unchanged, an empty list clears them.",
     },
     workflow_assignments: {
       mode: "optional",
       description: "Workflow chosen per purpose; omit to leave unchanged, an empty list clears all.",
       nestedList: {
-        purpose: { type: "string", mode: "required", description: "A purpose the app declares (see workflow_purposes)." },
-        workflow_name: { type: "string", mode: "required", description: "An approved, operator-owned workflow." },
+        purpose: {
+          type: "string",
+          mode: "required",
+          description: "A purpose the app declares (see workflow_purposes).",
+        },
+        workflow_name: {
+          type: "string",
+          mode: "required",
+          description: "An approved, operator-owned workflow.",
+        },
         is_default: {
           type: "bool",
           mode: "optional",
@@ -94,7 +103,8 @@ const schema: ResourceSchema = {
     config: {
       type: ["map", "string"],
       mode: "optional",
-      description: "Install metadata; replaces the previous config when set, omit to leave the remote config unchanged.",
+      description:
+        "Install metadata; replaces the previous config when set, omit to leave the remote config unchanged.",
     },
     discovery_poll_timeout_seconds: {
       type: "number",
@@ -125,24 +135,42 @@ const schema: ResourceSchema = {
     },
     app_version: { type: "string", mode: "computed", description: "Installed or catalog version." },
     category: { type: "string", mode: "computed", description: "Catalog category label." },
-    configured: { type: "bool", mode: "computed", description: "True when installed and configured for the workspace." },
+    configured: {
+      type: "bool",
+      mode: "computed",
+      description: "True when installed and configured for the workspace.",
+    },
     description: { type: "string", mode: "computed", description: "Catalog description." },
     discovery_run_id: {
       type: "string",
       mode: "computed",
-      description: "UUID of the discovery run started by bootstrap_discovery; empty when skipped or bootstrap_discovery is false.",
+      description:
+        "UUID of the discovery run started by bootstrap_discovery; empty when skipped or bootstrap_discovery is false.",
     },
     discovery_run_status: {
       type: "string",
       mode: "computed",
-      description: "Status from the last bootstrap apply (succeeded, failed, skipped, or running when the wait ran out).",
+      description:
+        "Status from the last bootstrap apply (succeeded, failed, skipped, or running when the wait ran out).",
     },
     display_name: { type: "string", mode: "computed", description: "Human-readable name." },
     id: { type: "string", mode: "computed", description: "Installation UUID when configured." },
     installed_at: { type: "string", mode: "computed", description: "RFC 3339 time of installation." },
-    mcp_url: { type: "string", mode: "computed", description: "Streamable HTTP MCP URL when the app advertises one." },
-    remote_runners: { type: ["list", "string"], mode: "computed", description: "Remote runner ids attached." },
-    status: { type: "string", mode: "computed", description: "Installation status when configured (active, disabled)." },
+    mcp_url: {
+      type: "string",
+      mode: "computed",
+      description: "Streamable HTTP MCP URL when the app advertises one.",
+    },
+    remote_runners: {
+      type: ["list", "string"],
+      mode: "computed",
+      description: "Remote runner ids attached.",
+    },
+    status: {
+      type: "string",
+      mode: "computed",
+      description: "Installation status when configured (active, disabled).",
+    },
     updated_at: { type: "string", mode: "computed", description: "RFC 3339 time of the last change." },
     workflow_purposes: {
       type: ["list", ["object", { purpose: "string", workflow_name: "string" }]],
@@ -161,22 +189,28 @@ const CHANGED_BY_UPDATE = ["updated_at", "status", "configured"];
 function validate(config: ObjectValue): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   if (typeof config.app_name === "string" && !/^[a-z0-9_-]{1,64}$/.test(config.app_name)) {
-    diagnostics.push(error("Invalid app_name", `app_name must be a catalog slug; got "${config.app_name}".`, ["app_name"]));
+    diagnostics.push(
+      error("Invalid app_name", `app_name must be a catalog slug; got "${config.app_name}".`, ["app_name"]),
+    );
   }
   const timeout = config.discovery_poll_timeout_seconds;
   if (typeof timeout === "number" && !(timeout > 0 && timeout <= 3600)) {
     diagnostics.push(
-      error("Invalid discovery_poll_timeout_seconds", "discovery_poll_timeout_seconds must be from 1 to 3600.", [
-        "discovery_poll_timeout_seconds",
-      ]),
+      error(
+        "Invalid discovery_poll_timeout_seconds",
+        "discovery_poll_timeout_seconds must be from 1 to 3600.",
+        ["discovery_poll_timeout_seconds"],
+      ),
     );
   }
   const attempts = config.discovery_setup_wait_attempts;
   if (typeof attempts === "number" && !(Number.isInteger(attempts) && attempts >= 0 && attempts <= 1000)) {
     diagnostics.push(
-      error("Invalid discovery_setup_wait_attempts", "discovery_setup_wait_attempts must be a whole number from 0 to 1000.", [
-        "discovery_setup_wait_attempts",
-      ]),
+      error(
+        "Invalid discovery_setup_wait_attempts",
+        "discovery_setup_wait_attempts must be a whole number from 0 to 1000.",
+        ["discovery_setup_wait_attempts"],
+      ),
     );
   }
   const assignments = config.workflow_assignments;
@@ -213,13 +247,17 @@ function validate(config: ObjectValue): Diagnostic[] {
 
 const sorted = (values: string[]) => [...values].sort();
 const sameSet = (a: Value, b: string[]) =>
-  Array.isArray(a) && a.every((item) => typeof item === "string") && sameValue(sorted(a as string[]), sorted(b));
+  Array.isArray(a) &&
+  a.every((item) => typeof item === "string") &&
+  sameValue(sorted(a as string[]), sorted(b));
 
 /** The remote assignments in state form: is_default stays null where the configuration left it out. */
 function assignmentsOf(remote: Installation["workflow_assignments"], prior: Value): Value {
   const priorItems = Array.isArray(prior) ? prior.map(asObject) : [];
   const items = remote.map((item) => {
-    const before = priorItems.find((p) => p?.purpose === item.purpose && p?.workflow_name === item.workflow_name);
+    const before = priorItems.find(
+      (p) => p?.purpose === item.purpose && p?.workflow_name === item.workflow_name,
+    );
     const isDefault = item.is_default ? true : before?.is_default === false ? false : null;
     return { purpose: item.purpose, workflow_name: item.workflow_name, is_default: isDefault };
   });
@@ -227,7 +265,7 @@ function assignmentsOf(remote: Installation["workflow_assignments"], prior: Valu
   if (Array.isArray(prior) && prior.length === items.length) {
     const key = (v: Value) => {
       const o = asObject(v);
-      return `${o?.purpose}\u0000${o?.workflow_name}\u0000${o?.is_default === true}`;
+      return `${textOf(o?.purpose)}\u0000${textOf(o?.workflow_name)}\u0000${o?.is_default === true}`;
     };
     const a = prior.map(key).sort();
     const b = items.map(key).sort();
@@ -240,7 +278,7 @@ function assignmentsOf(remote: Installation["workflow_assignments"], prior: Valu
  * The state for an installation. `prior` decides which optional attributes are managed: a null
  * there stays null. `importing` fills every one from the service.
  */
-function stateOf(remote: Installation, prior: ObjectValue | null, importing = false): ObjectValue {
+export function stateOf(remote: Installation, prior: ObjectValue | null, importing = false): ObjectValue {
   const managed = (name: (typeof MANAGED)[number]) => importing || (prior?.[name] ?? null) !== null;
   const list = (name: "integrations" | "attached_workflows") => {
     if (!managed(name)) return null;
@@ -271,12 +309,15 @@ function stateOf(remote: Installation, prior: ObjectValue | null, importing = fa
     remote_runners: [...remote.remote_runners],
     status: remote.status,
     updated_at: remote.updated_at,
-    workflow_purposes: remote.workflow_purposes.map((p) => ({ purpose: p.purpose, workflow_name: p.workflow_name })),
+    workflow_purposes: remote.workflow_purposes.map((p) => ({
+      purpose: p.purpose,
+      workflow_name: p.workflow_name,
+    })),
   });
 }
 
 /** The PUT body: each managed attribute that is set; is_default only where given. */
-function putBody(planned: ObjectValue) {
+export function putBody(planned: ObjectValue) {
   const body: Record<string, unknown> = {};
   for (const name of MANAGED) {
     const value = planned[name];
@@ -297,14 +338,20 @@ function putBody(planned: ObjectValue) {
   return body;
 }
 
-const appPath = (name: Value) => `/api/v1/apps/${encodeURIComponent(String(name))}`;
+const appPath = (name: Value | undefined) => `/api/v1/apps/${encodeURIComponent(textOf(name))}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits for observability, starts discovery and follows it; answers the run's id and status. */
 async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: ResourceContext) {
-  const attempts = typeof planned.discovery_setup_wait_attempts === "number" ? planned.discovery_setup_wait_attempts : DISCOVERY_DEFAULTS.setupWaitAttempts;
+  const attempts =
+    typeof planned.discovery_setup_wait_attempts === "number"
+      ? planned.discovery_setup_wait_attempts
+      : DISCOVERY_DEFAULTS.setupWaitAttempts;
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    const setup = await client.request<{ observability_ready: boolean; missing?: string[] }>("GET", "/api/setup");
+    const setup = await client.request<{ observability_ready: boolean; missing?: string[] }>(
+      "GET",
+      "/api/setup",
+    );
     if (setup.observability_ready) break;
     if (attempt === attempts) {
       ctx.warn(
@@ -329,7 +376,10 @@ async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: Res
   const deadline = Date.now() + timeout * 1000;
   while (run.status === "running" && Date.now() < deadline) {
     await sleep(RUN_POLL_INTERVAL_MS);
-    run = await client.request<DiscoveryRun>("GET", `/app/sre/api/discovery/runs/${encodeURIComponent(run.id)}`);
+    run = await client.request<DiscoveryRun>(
+      "GET",
+      `/app/sre/api/discovery/runs/${encodeURIComponent(run.id)}`,
+    );
   }
   if (run.status === "running") {
     ctx.warn(
@@ -338,7 +388,11 @@ async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: Res
       ]),
     );
   } else if (run.status === "failed") {
-    ctx.warn(warning("Discovery failed", `Run ${run.id}: ${run.error ?? "no reason given"}.`, ["bootstrap_discovery"]));
+    ctx.warn(
+      warning("Discovery failed", `Run ${run.id}: ${run.error ?? "no reason given"}.`, [
+        "bootstrap_discovery",
+      ]),
+    );
   }
   return { id: run.id, status: run.status };
 }
@@ -353,7 +407,8 @@ export const appResource: Resource = {
     const planned: ObjectValue = { ...proposed };
     const requiresReplace = prior && !sameValue(prior.app_name, planned.app_name) ? [["app_name"]] : [];
     const creating = !prior || requiresReplace.length > 0;
-    const bootstrap = planned.bootstrap_discovery === UNKNOWN ? UNKNOWN : planned.bootstrap_discovery === true;
+    const bootstrap =
+      planned.bootstrap_discovery === UNKNOWN ? UNKNOWN : planned.bootstrap_discovery === true;
     if (creating) {
       for (const name of COMPUTED) planned[name] = UNKNOWN;
     } else {
@@ -375,16 +430,22 @@ export const appResource: Resource = {
         await client.request("DELETE", appPath(prior.app_name));
       } catch (thrown) {
         if (!(thrown instanceof ApiError && thrown.status === 404)) {
-          throw apiDiagnostic(thrown, `Cannot remove the binding of app "${prior.app_name}"`, ATTRIBUTES);
+          throw apiDiagnostic(
+            thrown,
+            `Cannot remove the binding of app "${textOf(prior.app_name)}"`,
+            ATTRIBUTES,
+          );
         }
       }
       return null;
     }
     let remote: Installation;
     try {
-      remote = await client.request<Installation>("PUT", appPath(planned.app_name), { body: putBody(planned) });
+      remote = await client.request<Installation>("PUT", appPath(planned.app_name), {
+        body: putBody(planned),
+      });
     } catch (thrown) {
-      throw apiDiagnostic(thrown, `Cannot bind app "${planned.app_name}"`, ATTRIBUTES);
+      throw apiDiagnostic(thrown, `Cannot bind app "${textOf(planned.app_name)}"`, ATTRIBUTES);
     }
     const state = stateOf(remote, planned);
     if (planned.bootstrap_discovery === true) {
@@ -396,7 +457,11 @@ export const appResource: Resource = {
         // The binding exists: keep it in state and report the discovery failure.
         state.discovery_run_id = "";
         state.discovery_run_status = "failed";
-        ctx.warn(warning("Discovery could not run", apiDiagnostic(thrown, "Discovery", []).message, ["bootstrap_discovery"]));
+        ctx.warn(
+          warning("Discovery could not run", apiDiagnostic(thrown, "Discovery", []).message, [
+            "bootstrap_discovery",
+          ]),
+        );
       }
     } else {
       state.discovery_run_id = "";
@@ -411,7 +476,7 @@ export const appResource: Resource = {
       return remote.configured ? stateOf(remote, state) : null;
     } catch (thrown) {
       if (thrown instanceof ApiError && thrown.status === 404) return null;
-      throw apiDiagnostic(thrown, `Cannot read app "${state.app_name}"`, ATTRIBUTES);
+      throw apiDiagnostic(thrown, `Cannot read app "${textOf(state.app_name)}"`, ATTRIBUTES);
     }
   },
 
@@ -427,7 +492,10 @@ export const appResource: Resource = {
     }
     if (!remote.configured) {
       throw new DiagnosticError([
-        error("Cannot import: app not configured", `App "${id}" is not configured in this workspace; nothing to import.`),
+        error(
+          "Cannot import: app not configured",
+          `App "${id}" is not configured in this workspace; nothing to import.`,
+        ),
       ]);
     }
     return stateOf(remote, null, true);
