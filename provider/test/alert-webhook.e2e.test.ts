@@ -15,6 +15,8 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
   let org = "";
   let auth: Auth;
   let ws: Workspace;
+  let providerDir = "";
+  let apiKey = "";
   const config = (body: string) =>
     `${providerBlock(org, base)}\nresource "svc_sre_alert_webhook" "am" {\n${body}\n}\n`;
   const api = (method: "GET" | "PUT" | "DELETE", path: string, payload?: object) =>
@@ -35,8 +37,9 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
     org = await h.createOrg("platform");
     const key = await h.createKey({ orgIds: [org] });
     auth = key.auth;
-    const provider = await buildDevProvider();
-    ws = createWorkspace({ providerDir: provider.dir, env: { SVC_API_KEY: key.key } });
+    apiKey = key.key;
+    providerDir = (await buildDevProvider()).dir;
+    ws = createWorkspace({ providerDir, env: { SVC_API_KEY: apiKey } });
   });
   afterAll(() => ws?.remove());
 
@@ -127,6 +130,15 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
     const badMode = await ws.plan();
     expect(badMode.code).toBe(1);
     expect(oneLine(badMode.stderr)).toContain("classify_mode must be one of batch, immediate");
+    // A source no parser reads: the service refuses it, and the error points at the source line.
+    // (in a workspace of its own, so the registration above stays as it is)
+    const other = createWorkspace({ providerDir, env: { SVC_API_KEY: apiKey } });
+    other.write(config(`  source = "nagios"`));
+    const badSource = await other.tofu("apply", "-auto-approve", "-no-color");
+    other.remove();
+    expect(badSource.code).toBe(1);
+    expect(oneLine(badSource.stderr)).toContain("Cannot create the alert-ingest webhook");
+    expect(badSource.stderr).toContain('source = "nagios"');
   });
 
   it("sets omitted settings back to their defaults", async () => {
@@ -224,8 +236,39 @@ resource "svc_sre_alert_webhook" "datadog" {
     );
   });
 
+  it("reports provider setting problems on the setting, and a rejected API key with a hint", async () => {
+    const resource = `\nresource "svc_sre_alert_webhook" "am" {\n  source = "alertmanager"\n  integration = "prod"\n}\n`;
+    ws.write(providerBlock("not-a-uuid", base) + resource);
+    const badWorkspace = await ws.plan();
+    expect(badWorkspace.code).toBe(1);
+    expect(oneLine(badWorkspace.stderr)).toContain('workspace_id must be a workspace UUID, got "not-a-uuid"');
+    expect(badWorkspace.stderr).toMatch(/on main\.tf line \d+, in provider "svc":/);
+
+    ws.write(providerBlock(org, base).replace(/ {2}service_url .*\n/, "") + resource);
+    const noUrl = await ws.plan();
+    expect(noUrl.code).toBe(1);
+    expect(oneLine(noUrl.stderr)).toContain("Missing provider setting service_url");
+
+    ws.write(
+      providerBlock(org, base).replace('provider "svc" {', 'provider "svc" {\n  api_key = "wrong-key"') +
+        resource,
+    );
+    const badKey = await ws.plan();
+    expect(badKey.code).toBe(1);
+    expect(oneLine(badKey.stderr)).toContain("answered 401");
+    expect(oneLine(badKey.stderr)).toContain("Check the api_key setting");
+    ws.write(
+      `${config(`  source = "alertmanager"\n  integration = "prod"`)}
+resource "svc_sre_alert_webhook" "grafana" {
+  source        = "grafana"
+  classify_mode = "immediate"
+}
+`,
+    );
+    expect((await ws.plan()).code).toBe(0);
+  });
+
   it("destroys the registrations", async () => {
-    ws.write(config(`  source = "alertmanager"\n  integration = "prod"`));
     const { id } = await current();
     await ws.ok("destroy", "-auto-approve", "-no-color");
     expect((await api("GET", `/${id}`)).statusCode).toBe(404);

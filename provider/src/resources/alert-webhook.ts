@@ -131,7 +131,7 @@ function validate(config: ObjectValue): Diagnostic[] {
       ),
     );
   }
-  if (typeof config.source === "string" && !/^[a-z0-9_]{1,64}$/.test(config.source)) {
+  if (typeof config.source === "string" && !/^[a-z0-9_-]{1,64}$/.test(config.source)) {
     diagnostics.push(
       error("Invalid source", `source must be the name of an alert source parser; got "${config.source}".`, [
         "source",
