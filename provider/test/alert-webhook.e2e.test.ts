@@ -45,6 +45,11 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
 
   it("creates a registration with the defaults, and plans no change after apply", async () => {
     ws.write(config(`  source = "alertmanager"`));
+    const plan = await ws.plan();
+    expect(plan.code).toBe(2);
+    expect(plan.stdout).toMatch(/\+ id\s+= \(known after apply\)/);
+    expect(plan.stdout).toMatch(/\+ trigger_url\s+= \(sensitive value\)/);
+    expect(plan.stdout).toMatch(/\+ classify_mode\s+= "batch"/);
     await ws.ok("apply", "-auto-approve", "-no-color");
     const state = await current();
     expect(state).toMatchObject({
@@ -62,9 +67,9 @@ describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
     const remote = await api("GET", `/${state.id}`);
     expect(remote.statusCode).toBe(200);
     expect(remote.json()).toMatchObject({ source: "alertmanager", classify_mode: "batch", org_id: org });
-    const plan = await ws.plan();
-    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
-    expect(plan.stdout).toContain("No changes");
+    const again = await ws.plan();
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toContain("No changes");
   });
 
   it("hides the trigger URL in plans and output as sensitive", async () => {
