@@ -1,0 +1,89 @@
+// The provider's only way to the service: JSON over HTTP with the API key, every request in the
+// configured workspace (`?orgId=`). A failed request becomes a diagnostic that names the attribute
+// when the service's error body names a field the resource has.
+import { DiagnosticError, error, type PathStep } from "./diagnostics.ts";
+
+export interface Settings {
+  workspaceId: string | null;
+  /** As configured; null when neither the setting nor SVC_SERVICE_URL gives one. */
+  serviceUrl: string | null;
+  apiKey: string | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: { error?: string; code?: string; details?: { field?: string } } | null,
+    readonly request: string,
+  ) {
+    super(`${request} answered ${status}${body?.error ? `: ${body.error}` : ""}`);
+  }
+}
+
+export class Client {
+  constructor(
+    readonly baseUrl: string,
+    readonly workspaceId: string,
+    private readonly apiKey: string | null,
+  ) {}
+
+  async request<T>(
+    method: string,
+    path: string,
+    options: { body?: unknown; query?: Record<string, string> } = {},
+  ) {
+    const url = new URL(this.baseUrl + path);
+    url.searchParams.set("orgId", this.workspaceId);
+    for (const [key, value] of Object.entries(options.query ?? {})) url.searchParams.set(key, value);
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    if (options.body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+    } catch (thrown) {
+      const cause =
+        thrown instanceof Error && thrown.cause instanceof Error ? `: ${thrown.cause.message}` : "";
+      throw new DiagnosticError([
+        error(`Cannot reach the service at ${this.baseUrl}`, `${method} ${path} failed${cause}`),
+      ]);
+    }
+    const text = await response.text();
+    const body = text ? safeJson(text) : null;
+    if (!response.ok) throw new ApiError(response.status, body as never, `${method} ${path}`);
+    return body as T;
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: text.slice(0, 500) };
+  }
+}
+
+/** The diagnostic for a failed request, on the attribute the error names when the resource has it. */
+export function apiDiagnostic(
+  thrown: unknown,
+  summary: string,
+  attributes: readonly string[],
+): DiagnosticError {
+  if (!(thrown instanceof ApiError)) {
+    return thrown instanceof DiagnosticError ? thrown : new DiagnosticError([error(summary, String(thrown))]);
+  }
+  const field = thrown.body?.details?.field;
+  const top = field?.split(/[.[/]/)[0];
+  const path: PathStep[] | undefined = top && attributes.includes(top) ? [top] : undefined;
+  const hint =
+    thrown.status === 401
+      ? " Check the api_key setting (or SVC_API_KEY)."
+      : thrown.status === 403
+        ? " The API key lacks a scope this resource needs."
+        : "";
+  return new DiagnosticError([error(summary, `${thrown.message}.${hint}`, path)]);
+}

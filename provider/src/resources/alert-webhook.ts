@@ -1,0 +1,301 @@
+// svc_sre_alert_webhook: an SRE alert-ingest registration (POST/GET/PUT/DELETE
+// /app/{app_name}/api/v1/alerts/webhook). source, app_name and integration identify it and force a
+// new one when changed; the classify settings update in place. Settings left out of the
+// configuration take their defaults, so removing one from the file sets it back.
+import { ApiError, apiDiagnostic } from "../client.ts";
+import { type Diagnostic, DiagnosticError, error } from "../diagnostics.ts";
+import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
+import type { ResourceSchema } from "../schema.ts";
+import { type ObjectValue, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
+
+interface Registration {
+  id: string;
+  platform_webhook_id: string;
+  platform_webhook_url: string;
+  app_name: string;
+  source: string;
+  integration: string;
+  auto_investigate: boolean;
+  classify_mode: string;
+  classify_batch_window_seconds: number;
+  classify_bucket_by: string;
+  classify_critical_bypass: boolean;
+}
+
+/** The value an omitted setting plans to (the service's own defaults). */
+export const WEBHOOK_DEFAULTS = {
+  app_name: "sre",
+  auto_investigate: false,
+  classify_mode: "batch",
+  classify_batch_window_seconds: 60,
+  classify_bucket_by: "storm_scope",
+  classify_critical_bypass: true,
+  integration: "",
+} as const;
+
+const SETTINGS = [
+  "auto_investigate",
+  "classify_mode",
+  "classify_batch_window_seconds",
+  "classify_bucket_by",
+  "classify_critical_bypass",
+] as const;
+const IDENTITY = ["source", "app_name", "integration"] as const;
+const COMPUTED = ["platform_webhook_id", "platform_webhook_url", "id", "trigger_url"] as const;
+
+const schema: ResourceSchema = {
+  version: 0,
+  description: "Registers an SRE alert-ingest webhook: monitoring sources post alerts to its trigger_url.",
+  attributes: {
+    source: {
+      type: "string",
+      mode: "required",
+      description:
+        "Alert source type; must match a registered SRE webhook parser (e.g. alertmanager, datadog). Changing it creates a new registration.",
+    },
+    app_name: {
+      type: "string",
+      mode: "optional_computed",
+      description: 'App that receives the alerts. Default "sre". Changing it creates a new registration.',
+    },
+    auto_investigate: {
+      type: "bool",
+      mode: "optional_computed",
+      description: "When true, newly ingested alerts auto-start a deep-dive investigation. Default false.",
+    },
+    classify_mode: {
+      type: "string",
+      mode: "optional_computed",
+      description:
+        'How alerts are classified: "batch" (grouped within the debounce window) or "immediate". Default "batch".',
+    },
+    classify_batch_window_seconds: {
+      type: "number",
+      mode: "optional_computed",
+      description: "Debounce window of batch mode in seconds, 15 to 300. Default 60.",
+    },
+    classify_bucket_by: {
+      type: "string",
+      mode: "optional_computed",
+      description: 'What batch mode groups by: "storm_scope" or "service". Default "storm_scope".',
+    },
+    classify_critical_bypass: {
+      type: "bool",
+      mode: "optional_computed",
+      description: "When true, critical and P1 alerts skip batching. Default true.",
+    },
+    integration: {
+      type: "string",
+      mode: "optional_computed",
+      description:
+        'Integration instance name the webhook receives payloads for; default "" (the default integration). Changing it creates a new registration.',
+    },
+    platform_webhook_id: { type: "string", mode: "computed", description: "Webhook UUID, same as id." },
+    platform_webhook_url: {
+      type: "string",
+      mode: "computed",
+      sensitive: true,
+      description: "Relative trigger path including the apiKey query parameter.",
+    },
+    id: { type: "string", mode: "computed", description: "Webhook UUID of this registration." },
+    trigger_url: {
+      type: "string",
+      mode: "computed",
+      sensitive: true,
+      description: "Absolute URL for monitor webhooks: service_url + /platform + platform_webhook_url.",
+    },
+  },
+};
+
+const ATTRIBUTES = Object.keys(schema.attributes);
+
+function validate(config: ObjectValue): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  const oneOf = (name: string, allowed: readonly string[]) => {
+    const value = config[name];
+    if (typeof value === "string" && !allowed.includes(value)) {
+      diagnostics.push(
+        error(`Invalid ${name}`, `${name} must be one of ${allowed.join(", ")}; got "${value}".`, [name]),
+      );
+    }
+  };
+  oneOf("classify_mode", ["batch", "immediate"]);
+  oneOf("classify_bucket_by", ["storm_scope", "service"]);
+  const window = config.classify_batch_window_seconds;
+  if (typeof window === "number" && !(Number.isInteger(window) && window >= 15 && window <= 300)) {
+    diagnostics.push(
+      error(
+        "Invalid classify_batch_window_seconds",
+        `classify_batch_window_seconds must be a whole number of seconds from 15 to 300; got ${window}.`,
+        ["classify_batch_window_seconds"],
+      ),
+    );
+  }
+  if (typeof config.source === "string" && !/^[a-z0-9_-]{1,64}$/.test(config.source)) {
+    diagnostics.push(
+      error("Invalid source", `source must be the name of an alert source parser; got "${config.source}".`, [
+        "source",
+      ]),
+    );
+  }
+  if (typeof config.app_name === "string" && !/^[a-z0-9_-]{1,64}$/.test(config.app_name)) {
+    diagnostics.push(
+      error("Invalid app_name", `app_name must be an app slug; got "${config.app_name}".`, ["app_name"]),
+    );
+  }
+  const integration = config.integration;
+  if (typeof integration === "string" && !/^[A-Za-z0-9._~-]{0,128}$/.test(integration)) {
+    diagnostics.push(
+      error(
+        "Invalid integration",
+        "integration may hold letters, digits and . _ ~ - (at most 128), or be empty for the default integration.",
+        ["integration"],
+      ),
+    );
+  }
+  return diagnostics;
+}
+
+function requireServiceUrl(ctx: ResourceContext): string {
+  const url = ctx.settings.serviceUrl;
+  if (!url) {
+    throw new DiagnosticError([
+      error(
+        "Missing provider setting service_url",
+        'svc_sre_alert_webhook needs service_url in the provider "svc" block (or SVC_SERVICE_URL): its trigger_url starts with it.',
+      ),
+    ]);
+  }
+  return url;
+}
+
+const triggerUrl = (serviceUrl: string, relative: Value) =>
+  typeof relative === "string" ? `${serviceUrl}/platform${relative}` : UNKNOWN;
+
+function stateOf(registration: Registration, serviceUrl: string): ObjectValue {
+  return fullObject(schema, {
+    source: registration.source,
+    app_name: registration.app_name,
+    auto_investigate: registration.auto_investigate,
+    classify_mode: registration.classify_mode,
+    classify_batch_window_seconds: registration.classify_batch_window_seconds,
+    classify_bucket_by: registration.classify_bucket_by,
+    classify_critical_bypass: registration.classify_critical_bypass,
+    integration: registration.integration,
+    platform_webhook_id: registration.platform_webhook_id,
+    platform_webhook_url: registration.platform_webhook_url,
+    id: registration.id,
+    trigger_url: triggerUrl(serviceUrl, registration.platform_webhook_url),
+  });
+}
+
+const basePath = (appName: Value | undefined) =>
+  `/app/${encodeURIComponent(textOf(appName))}/api/v1/alerts/webhook`;
+
+function settingsBody(planned: ObjectValue) {
+  return Object.fromEntries(SETTINGS.map((name) => [name, planned[name]]));
+}
+
+export const alertWebhookResource: Resource = {
+  typeName: "svc_sre_alert_webhook",
+  schema,
+  validate,
+
+  plan({ prior, proposed, config, ctx }) {
+    const diagnostics = validate(config);
+    const serviceUrl = requireServiceUrl(ctx);
+    const planned: ObjectValue = { ...proposed };
+    for (const [name, fallback] of Object.entries(WEBHOOK_DEFAULTS)) {
+      planned[name] =
+        config[name] === null || config[name] === undefined ? fallback : (config[name] as Value);
+    }
+    const requiresReplace = prior
+      ? IDENTITY.filter((name) => !sameValue(prior[name], planned[name])).map((name) => [name])
+      : [];
+    if (!prior || requiresReplace.length > 0) {
+      for (const name of COMPUTED) planned[name] = UNKNOWN;
+    } else {
+      for (const name of COMPUTED) planned[name] = prior[name] ?? null;
+      planned.trigger_url = triggerUrl(serviceUrl, prior.platform_webhook_url ?? null);
+    }
+    return { planned, requiresReplace, diagnostics };
+  },
+
+  async apply({ prior, planned, ctx }) {
+    const client = ctx.client();
+    if (!planned) {
+      if (!prior) return null;
+      try {
+        await client.request("DELETE", `${basePath(prior.app_name)}/${textOf(prior.id)}`);
+      } catch (thrown) {
+        if (!(thrown instanceof ApiError && thrown.status === 404)) {
+          throw apiDiagnostic(thrown, "Cannot delete the alert-ingest webhook", ATTRIBUTES);
+        }
+      }
+      return null;
+    }
+    const serviceUrl = requireServiceUrl(ctx);
+    try {
+      const registration = prior
+        ? await client.request<Registration>("PUT", `${basePath(planned.app_name)}/${textOf(prior.id)}`, {
+            body: settingsBody(planned),
+          })
+        : await client.request<Registration>("POST", basePath(planned.app_name), {
+            body: { source: planned.source, integration: planned.integration, ...settingsBody(planned) },
+          });
+      return stateOf(registration, serviceUrl);
+    } catch (thrown) {
+      throw apiDiagnostic(
+        thrown,
+        prior ? "Cannot update the alert-ingest webhook" : "Cannot create the alert-ingest webhook",
+        ATTRIBUTES,
+      );
+    }
+  },
+
+  async read(state, ctx) {
+    const serviceUrl = requireServiceUrl(ctx);
+    try {
+      const registration = await ctx
+        .client()
+        .request<Registration>("GET", `${basePath(state.app_name)}/${textOf(state.id)}`);
+      return stateOf(registration, serviceUrl);
+    } catch (thrown) {
+      if (thrown instanceof ApiError && thrown.status === 404) return null;
+      throw apiDiagnostic(thrown, "Cannot read the alert-ingest webhook", ATTRIBUTES);
+    }
+  },
+
+  async importState(id, ctx) {
+    const serviceUrl = requireServiceUrl(ctx);
+    const parts = id.split("/");
+    const [appName, source, integration = ""] = parts;
+    if (parts.length < 2 || parts.length > 3 || !appName || !source) {
+      throw new DiagnosticError([
+        error(
+          "Invalid import ID",
+          `Expected "{app_name}/{source}/{integration}" or "{app_name}/{source}" (the default integration); got "${id}".`,
+        ),
+      ]);
+    }
+    let found: Registration[];
+    try {
+      found = await ctx
+        .client()
+        .request<Registration[]>("GET", basePath(appName), { query: { source, integration } });
+    } catch (thrown) {
+      throw apiDiagnostic(thrown, "Cannot look up the alert-ingest webhook", ATTRIBUTES);
+    }
+    const registration = found[0];
+    if (!registration) {
+      const which = integration ? `integration "${integration}"` : "the default integration";
+      throw new DiagnosticError([
+        error(
+          "Cannot import: no such alert-ingest webhook",
+          `App "${appName}" has no registration for source "${source}" and ${which} in this workspace.`,
+        ),
+      ]);
+    }
+    return stateOf(registration, serviceUrl);
+  },
+};

@@ -1,0 +1,503 @@
+// svc_app: the integration bindings and install config of a catalog app in one workspace
+// (GET/PUT/DELETE /api/v1/apps/{app_name}). An optional attribute left out of the configuration is
+// left alone on the service (null in state, never read back); a set one is sent on every apply and
+// read back for drift. bootstrap_discovery starts the SRE discovery run after binding.
+import { ApiError, apiDiagnostic, type Client } from "../client.ts";
+import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
+import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
+import type { ResourceSchema } from "../schema.ts";
+import { asObject, type ObjectValue, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
+
+export interface Installation {
+  app_name: string;
+  id: string;
+  configured: boolean;
+  status: string;
+  installed_at: string;
+  updated_at: string;
+  app_version: string;
+  category: string;
+  description: string;
+  display_name: string;
+  mcp_url: string;
+  remote_runners: string[];
+  workflow_purposes: { purpose: string; workflow_name: string }[];
+  integrations: string[];
+  attached_workflows: string[];
+  workflow_assignments: { purpose: string; workflow_name: string; is_default?: boolean }[];
+  config: Record<string, string>;
+  enabled: boolean;
+  app_token?: string;
+}
+
+interface DiscoveryRun {
+  id: string;
+  status: string;
+  error: string | null;
+}
+
+/** Defaults of the discovery settings (the spec leaves them open). */
+export const DISCOVERY_DEFAULTS = { pollTimeoutSeconds: 300, setupWaitAttempts: 0 };
+export const SETUP_POLL_INTERVAL_MS = 2000;
+const RUN_POLL_INTERVAL_MS = 1000;
+
+/** Optional attributes sent to the service when set and read back for drift. */
+const MANAGED = ["integrations", "attached_workflows", "workflow_assignments", "config", "enabled"] as const;
+/** Optional attributes that only steer the provider's own bootstrap steps. */
+const BOOTSTRAP = [
+  "bootstrap_discovery",
+  "discovery_poll_timeout_seconds",
+  "discovery_setup_wait_attempts",
+  "discovery_skip_if_exists",
+] as const;
+
+const schema: ResourceSchema = {
+  version: 0,
+  description:
+    "Manages the integration bindings and install config of an already-installed catalog app in the provider's workspace.",
+  attributes: {
+    app_name: {
+      type: "string",
+      mode: "required",
+      description: "Catalog slug of the app, e.g. sre. Changing it forces replacement.",
+    },
+    integrations: {
+      type: ["list", "string"],
+      mode: "optional",
+      description:
+        "Integration names (they must already exist in the workspace); replaces the full binding set on each apply. Omit to leave the bindings unmanaged.",
+    },
+    attached_workflows: {
+      type: ["list", "string"],
+      mode: "optional",
+      description:
+        "Legacy operator-attached workflow names; omit to leave unchanged, an empty list clears them.",
+    },
+    workflow_assignments: {
+      mode: "optional",
+      description: "Workflow chosen per purpose; omit to leave unchanged, an empty list clears all.",
+      nestedList: {
+        purpose: {
+          type: "string",
+          mode: "required",
+          description: "A purpose the app declares (see workflow_purposes).",
+        },
+        workflow_name: {
+          type: "string",
+          mode: "required",
+          description: "An approved, operator-owned workflow.",
+        },
+        is_default: {
+          type: "bool",
+          mode: "optional",
+          description: "Selected when a caller omits workflow_name; at most one default per purpose.",
+        },
+      },
+    },
+    bootstrap_discovery: {
+      type: "bool",
+      mode: "optional",
+      description:
+        "When true, each apply that creates or changes the binding then runs the app discovery API (POST /app/sre/api/discovery/runs); intended for app_name sre.",
+    },
+    config: {
+      type: ["map", "string"],
+      mode: "optional",
+      description:
+        "Install metadata; replaces the previous config when set, omit to leave the remote config unchanged.",
+    },
+    discovery_poll_timeout_seconds: {
+      type: "number",
+      mode: "optional",
+      description: `Seconds to wait for discovery to reach succeeded or failed; default ${DISCOVERY_DEFAULTS.pollTimeoutSeconds}.`,
+    },
+    discovery_setup_wait_attempts: {
+      type: "number",
+      mode: "optional",
+      description:
+        "Number of polls of GET /api/setup, 2 seconds apart, for observability_ready before discovery starts; default 0 (start at once).",
+    },
+    discovery_skip_if_exists: {
+      type: "bool",
+      mode: "optional",
+      description: "Skip starting discovery when the workspace already has at least one discovery run.",
+    },
+    enabled: {
+      type: "bool",
+      mode: "optional",
+      description: "Soft enable or disable of the app; omit to leave it unmanaged.",
+    },
+    app_token: {
+      type: "string",
+      mode: "computed",
+      sensitive: true,
+      description: "Token the app uses to authenticate with the control plane; present when configured.",
+    },
+    app_version: { type: "string", mode: "computed", description: "Installed or catalog version." },
+    category: { type: "string", mode: "computed", description: "Catalog category label." },
+    configured: {
+      type: "bool",
+      mode: "computed",
+      description: "True when installed and configured for the workspace.",
+    },
+    description: { type: "string", mode: "computed", description: "Catalog description." },
+    discovery_run_id: {
+      type: "string",
+      mode: "computed",
+      description:
+        "UUID of the discovery run started by bootstrap_discovery; empty when skipped or bootstrap_discovery is false.",
+    },
+    discovery_run_status: {
+      type: "string",
+      mode: "computed",
+      description:
+        "Status from the last bootstrap apply (succeeded, failed, skipped, or running when the wait ran out).",
+    },
+    display_name: { type: "string", mode: "computed", description: "Human-readable name." },
+    id: { type: "string", mode: "computed", description: "Installation UUID when configured." },
+    installed_at: { type: "string", mode: "computed", description: "RFC 3339 time of installation." },
+    mcp_url: {
+      type: "string",
+      mode: "computed",
+      description: "Streamable HTTP MCP URL when the app advertises one.",
+    },
+    remote_runners: {
+      type: ["list", "string"],
+      mode: "computed",
+      description: "Remote runner ids attached.",
+    },
+    status: {
+      type: "string",
+      mode: "computed",
+      description: "Installation status when configured (active, disabled).",
+    },
+    updated_at: { type: "string", mode: "computed", description: "RFC 3339 time of the last change." },
+    workflow_purposes: {
+      type: ["list", ["object", { purpose: "string", workflow_name: "string" }]],
+      mode: "computed",
+      description:
+        "Purposes the app declares, each with purpose (machine-readable id) and workflow_name (provisioned default workflow).",
+    },
+  },
+};
+
+const ATTRIBUTES = Object.keys(schema.attributes);
+const COMPUTED = ATTRIBUTES.filter((name) => schema.attributes[name]?.mode === "computed");
+/** Computed attributes an update may change. */
+const CHANGED_BY_UPDATE = ["updated_at", "status", "configured"];
+
+function validate(config: ObjectValue): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  if (typeof config.app_name === "string" && !/^[a-z0-9_-]{1,64}$/.test(config.app_name)) {
+    diagnostics.push(
+      error("Invalid app_name", `app_name must be a catalog slug; got "${config.app_name}".`, ["app_name"]),
+    );
+  }
+  const timeout = config.discovery_poll_timeout_seconds;
+  if (typeof timeout === "number" && !(timeout > 0 && timeout <= 3600)) {
+    diagnostics.push(
+      error(
+        "Invalid discovery_poll_timeout_seconds",
+        "discovery_poll_timeout_seconds must be from 1 to 3600.",
+        ["discovery_poll_timeout_seconds"],
+      ),
+    );
+  }
+  const attempts = config.discovery_setup_wait_attempts;
+  if (typeof attempts === "number" && !(Number.isInteger(attempts) && attempts >= 0 && attempts <= 1000)) {
+    diagnostics.push(
+      error(
+        "Invalid discovery_setup_wait_attempts",
+        "discovery_setup_wait_attempts must be a whole number from 0 to 1000.",
+        ["discovery_setup_wait_attempts"],
+      ),
+    );
+  }
+  const assignments = config.workflow_assignments;
+  if (Array.isArray(assignments)) {
+    const defaults = new Map<string, number>();
+    assignments.forEach((item, index) => {
+      const entry = asObject(item);
+      if (entry?.is_default === true && typeof entry.purpose === "string") {
+        if (defaults.has(entry.purpose)) {
+          diagnostics.push(
+            error(
+              "Two default workflows for one purpose",
+              `Purpose "${entry.purpose}" already has a default at index ${defaults.get(entry.purpose)}.`,
+              ["workflow_assignments", index, "is_default"],
+            ),
+          );
+        }
+        defaults.set(entry.purpose, index);
+      }
+    });
+  }
+  for (const name of ["integrations", "attached_workflows"]) {
+    const list = config[name];
+    if (Array.isArray(list)) {
+      list.forEach((item, index) => {
+        if (typeof item === "string" && list.indexOf(item) !== index) {
+          diagnostics.push(error(`Duplicate entry in ${name}`, `"${item}" is listed twice.`, [name, index]));
+        }
+      });
+    }
+  }
+  return diagnostics;
+}
+
+const sorted = (values: string[]) => [...values].sort();
+const sameSet = (a: Value, b: string[]) =>
+  Array.isArray(a) &&
+  a.every((item) => typeof item === "string") &&
+  sameValue(sorted(a as string[]), sorted(b));
+
+/** The remote assignments in state form: is_default stays null where the configuration left it out. */
+function assignmentsOf(remote: Installation["workflow_assignments"], prior: Value): Value {
+  const priorItems = Array.isArray(prior) ? prior.map(asObject) : [];
+  const items = remote.map((item) => {
+    const before = priorItems.find(
+      (p) => p?.purpose === item.purpose && p?.workflow_name === item.workflow_name,
+    );
+    const isDefault = item.is_default ? true : before?.is_default === false ? false : null;
+    return { purpose: item.purpose, workflow_name: item.workflow_name, is_default: isDefault };
+  });
+  // Same assignments in another order: keep the configured order so no diff appears.
+  if (Array.isArray(prior) && prior.length === items.length) {
+    const key = (v: Value) => {
+      const o = asObject(v);
+      return `${textOf(o?.purpose)}\u0000${textOf(o?.workflow_name)}\u0000${o?.is_default === true}`;
+    };
+    const a = prior.map(key).sort();
+    const b = items.map(key).sort();
+    if (sameValue(a, b)) return prior;
+  }
+  return items;
+}
+
+/**
+ * The state for an installation. `prior` decides which optional attributes are managed: a null
+ * there stays null. `importing` fills every one from the service.
+ */
+export function stateOf(remote: Installation, prior: ObjectValue | null, importing = false): ObjectValue {
+  const managed = (name: (typeof MANAGED)[number]) => importing || (prior?.[name] ?? null) !== null;
+  const list = (name: "integrations" | "attached_workflows") => {
+    if (!managed(name)) return null;
+    const before = prior?.[name] ?? null;
+    return before !== null && sameSet(before, remote[name]) ? before : [...remote[name]];
+  };
+  return fullObject(schema, {
+    app_name: remote.app_name,
+    integrations: list("integrations"),
+    attached_workflows: list("attached_workflows"),
+    workflow_assignments: managed("workflow_assignments")
+      ? assignmentsOf(remote.workflow_assignments, prior?.workflow_assignments ?? null)
+      : null,
+    config: managed("config") ? { ...remote.config } : null,
+    enabled: managed("enabled") ? remote.enabled : null,
+    ...Object.fromEntries(BOOTSTRAP.map((name) => [name, prior?.[name] ?? null])),
+    app_token: remote.app_token ?? "",
+    app_version: remote.app_version,
+    category: remote.category,
+    configured: remote.configured,
+    description: remote.description,
+    discovery_run_id: prior?.discovery_run_id ?? "",
+    discovery_run_status: prior?.discovery_run_status ?? "",
+    display_name: remote.display_name,
+    id: remote.id,
+    installed_at: remote.installed_at,
+    mcp_url: remote.mcp_url,
+    remote_runners: [...remote.remote_runners],
+    status: remote.status,
+    updated_at: remote.updated_at,
+    workflow_purposes: remote.workflow_purposes.map((p) => ({
+      purpose: p.purpose,
+      workflow_name: p.workflow_name,
+    })),
+  });
+}
+
+/** The PUT body: each managed attribute that is set; is_default only where given. */
+export function putBody(planned: ObjectValue) {
+  const body: Record<string, unknown> = {};
+  for (const name of MANAGED) {
+    const value = planned[name];
+    if (value === null || value === undefined) continue;
+    if (name === "workflow_assignments" && Array.isArray(value)) {
+      body[name] = value.map((item) => {
+        const entry = asObject(item) ?? {};
+        return {
+          purpose: entry.purpose,
+          workflow_name: entry.workflow_name,
+          ...(typeof entry.is_default === "boolean" ? { is_default: entry.is_default } : {}),
+        };
+      });
+    } else {
+      body[name] = value;
+    }
+  }
+  return body;
+}
+
+const appPath = (name: Value | undefined) => `/api/v1/apps/${encodeURIComponent(textOf(name))}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits for observability, starts discovery and follows it; answers the run's id and status. */
+async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: ResourceContext) {
+  const attempts =
+    typeof planned.discovery_setup_wait_attempts === "number"
+      ? planned.discovery_setup_wait_attempts
+      : DISCOVERY_DEFAULTS.setupWaitAttempts;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const setup = await client.request<{ observability_ready: boolean; missing?: string[] }>(
+      "GET",
+      "/api/setup",
+    );
+    if (setup.observability_ready) break;
+    if (attempt === attempts) {
+      ctx.warn(
+        warning(
+          "Observability is not ready; discovery starts anyway",
+          `GET /api/setup still reports observability_ready false after ${attempts} polls (missing: ${(setup.missing ?? []).join(", ") || "nothing named"}).`,
+          ["discovery_setup_wait_attempts"],
+        ),
+      );
+    } else {
+      await sleep(SETUP_POLL_INTERVAL_MS);
+    }
+  }
+  let run = await client.request<DiscoveryRun>("POST", "/app/sre/api/discovery/runs", {
+    body: { skip_if_exists: planned.discovery_skip_if_exists === true },
+  });
+  if (run.status === "skipped") return { id: "", status: "skipped" };
+  const timeout =
+    typeof planned.discovery_poll_timeout_seconds === "number"
+      ? planned.discovery_poll_timeout_seconds
+      : DISCOVERY_DEFAULTS.pollTimeoutSeconds;
+  const deadline = Date.now() + timeout * 1000;
+  while (run.status === "running" && Date.now() < deadline) {
+    await sleep(RUN_POLL_INTERVAL_MS);
+    run = await client.request<DiscoveryRun>(
+      "GET",
+      `/app/sre/api/discovery/runs/${encodeURIComponent(run.id)}`,
+    );
+  }
+  if (run.status === "running") {
+    ctx.warn(
+      warning("Discovery still running", `Run ${run.id} did not finish within ${timeout} s.`, [
+        "discovery_poll_timeout_seconds",
+      ]),
+    );
+  } else if (run.status === "failed") {
+    ctx.warn(
+      warning("Discovery failed", `Run ${run.id}: ${run.error ?? "no reason given"}.`, [
+        "bootstrap_discovery",
+      ]),
+    );
+  }
+  return { id: run.id, status: run.status };
+}
+
+export const appResource: Resource = {
+  typeName: "svc_app",
+  schema,
+  validate,
+
+  plan({ prior, proposed, config }) {
+    const diagnostics = validate(config);
+    const planned: ObjectValue = { ...proposed };
+    const requiresReplace = prior && !sameValue(prior.app_name, planned.app_name) ? [["app_name"]] : [];
+    const creating = !prior || requiresReplace.length > 0;
+    const bootstrap =
+      planned.bootstrap_discovery === UNKNOWN ? UNKNOWN : planned.bootstrap_discovery === true;
+    if (creating) {
+      for (const name of COMPUTED) planned[name] = UNKNOWN;
+    } else {
+      const changed = [...MANAGED, ...BOOTSTRAP].some((name) => !sameValue(prior[name], planned[name]));
+      if (changed) for (const name of CHANGED_BY_UPDATE) planned[name] = UNKNOWN;
+      if (!changed) return { planned, requiresReplace, diagnostics };
+    }
+    // Discovery runs on each apply that creates or changes the binding when bootstrap is on.
+    planned.discovery_run_id = bootstrap === false ? "" : UNKNOWN;
+    planned.discovery_run_status = bootstrap === false ? "" : UNKNOWN;
+    return { planned, requiresReplace, diagnostics };
+  },
+
+  async apply({ prior, planned, ctx }) {
+    const client = ctx.client();
+    if (!planned) {
+      if (!prior) return null;
+      try {
+        await client.request("DELETE", appPath(prior.app_name));
+      } catch (thrown) {
+        if (!(thrown instanceof ApiError && thrown.status === 404)) {
+          throw apiDiagnostic(
+            thrown,
+            `Cannot remove the binding of app "${textOf(prior.app_name)}"`,
+            ATTRIBUTES,
+          );
+        }
+      }
+      return null;
+    }
+    let remote: Installation;
+    try {
+      remote = await client.request<Installation>("PUT", appPath(planned.app_name), {
+        body: putBody(planned),
+      });
+    } catch (thrown) {
+      throw apiDiagnostic(thrown, `Cannot bind app "${textOf(planned.app_name)}"`, ATTRIBUTES);
+    }
+    const state = stateOf(remote, planned);
+    if (planned.bootstrap_discovery === true) {
+      try {
+        const run = await bootstrapDiscovery(client, planned, ctx);
+        state.discovery_run_id = run.id;
+        state.discovery_run_status = run.status;
+      } catch (thrown) {
+        // The binding exists: keep it in state and report the discovery failure.
+        state.discovery_run_id = "";
+        state.discovery_run_status = "failed";
+        ctx.warn(
+          warning("Discovery could not run", apiDiagnostic(thrown, "Discovery", []).message, [
+            "bootstrap_discovery",
+          ]),
+        );
+      }
+    } else {
+      state.discovery_run_id = "";
+      state.discovery_run_status = "";
+    }
+    return state;
+  },
+
+  async read(state, ctx) {
+    try {
+      const remote = await ctx.client().request<Installation>("GET", appPath(state.app_name));
+      return remote.configured ? stateOf(remote, state) : null;
+    } catch (thrown) {
+      if (thrown instanceof ApiError && thrown.status === 404) return null;
+      throw apiDiagnostic(thrown, `Cannot read app "${textOf(state.app_name)}"`, ATTRIBUTES);
+    }
+  },
+
+  async importState(id, ctx) {
+    let remote: Installation;
+    try {
+      remote = await ctx.client().request<Installation>("GET", appPath(id));
+    } catch (thrown) {
+      if (thrown instanceof ApiError && thrown.status === 404) {
+        throw new DiagnosticError([error("Cannot import: unknown app", `The catalog has no app "${id}".`)]);
+      }
+      throw apiDiagnostic(thrown, `Cannot read app "${id}"`, ATTRIBUTES);
+    }
+    if (!remote.configured) {
+      throw new DiagnosticError([
+        error(
+          "Cannot import: app not configured",
+          `App "${id}" is not configured in this workspace; nothing to import.`,
+        ),
+      ]);
+    }
+    return stateOf(remote, null, true);
+  },
+};
