@@ -21,6 +21,7 @@ import { operationsRoutes } from "./core/http/operations.ts";
 import { validationOptions } from "./core/http/validation.ts";
 import { redactSecrets } from "./core/redact.ts";
 import { registerIntegrations } from "./integrations/index.ts";
+import { registerWeb } from "./web/index.ts";
 import { registerWebhooks } from "./webhooks/index.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -70,6 +71,7 @@ export async function buildApp(
   });
   await app.register(registerAlerts);
   await app.register(registerAutomation);
+  await app.register(registerWeb);
   for (const routes of extraRoutes) await app.register(routes);
   return app;
 }
