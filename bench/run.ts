@@ -2,6 +2,7 @@
 const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import("./ingest.ts")).runIngestBench(),
   query: async () => (await import("./query.ts")).runQueryBench(),
+  "console-page": async () => (await import("./console-page.ts")).runConsolePageBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

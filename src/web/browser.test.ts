@@ -84,7 +84,11 @@ describeEachEngine("web console in chromium", (harness) => {
 
     for (const source of SOURCES) await ingestFixtures(h, source);
     // Three co-firing alerts of one namespace, now: a storm the correlator forms.
-    const storm = await registerAlerts(h, auth, { source: "alertmanager", integration: "checkout", classify_mode: "immediate" });
+    const storm = await registerAlerts(h, auth, {
+      source: "alertmanager",
+      integration: "checkout",
+      classify_mode: "immediate",
+    });
     const startsAt = new Date().toISOString();
     const body = {
       version: "4",
