@@ -41,6 +41,13 @@ function body(first: number, count: number): string {
   });
 }
 
+const FIRST_ROW_PROBE = `new MutationObserver((_, observer) => {
+  if (document.querySelector("tr.alert-row")) {
+    window.__firstRow = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, { childList: true, subtree: true });`;
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 export async function runConsolePageBench(): Promise<void> {
@@ -68,16 +75,33 @@ export async function runConsolePageBench(): Promise<void> {
     ).json()) as { platform_webhook_url: string };
     const trigger = `${base}/platform${registration.platform_webhook_url}`;
     const loadStart = performance.now();
-    for (let first = 0; first < ALERTS; first += PER_BODY) {
-      const response = await fetch(trigger, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: body(first, Math.min(PER_BODY, ALERTS - first)),
-      });
-      if (response.status !== 202)
-        throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
-    }
+    // Four deliveries in flight, as a monitoring fleet would send them.
+    let next = 0;
+    const sender = async () => {
+      while (next < ALERTS) {
+        const first = next;
+        next += PER_BODY;
+        const response = await fetch(trigger, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: body(first, Math.min(PER_BODY, ALERTS - first)),
+        });
+        if (response.status !== 202)
+          throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
+      }
+    };
+    await Promise.all([sender(), sender(), sender(), sender()]);
     const loadSeconds = (performance.now() - loadStart) / 1000;
+    // Triage of the new alerts runs in the background; measure the page once it is done (or 3 min).
+    const settleStart = performance.now();
+    let settled = false;
+    while (!settled && performance.now() - settleStart < 180_000) {
+      const summary = (await (
+        await fetch(`${base}/app/sre/api/v1/alerts/categorization/summary`, { headers: auth })
+      ).json()) as { is_running: boolean; not_started: number };
+      settled = !summary.is_running && summary.not_started === 0;
+      if (!settled) await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
 
     const apiTimes: number[] = [];
     for (let run = 0; run < RUNS; run++) {
@@ -88,11 +112,19 @@ export async function runConsolePageBench(): Promise<void> {
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.addInitScript(`sessionStorage.setItem("vigil.apiKey", ${JSON.stringify(KEY)})`);
+    // The page notes when its first alert row is drawn, so the figure has no driver round trip in it.
+    await context.addInitScript(FIRST_ROW_PROBE);
     const page = await context.newPage();
     // Milliseconds from navigation start to the first row, as the page itself tells the time.
     const firstRow = async () => {
-      await page.locator("tr.alert-row").first().waitFor({ timeout: 60_000 });
-      return page.evaluate<number>("performance.now()");
+      await page.waitForFunction(
+        () => (globalThis as { __firstRow?: number }).__firstRow !== undefined,
+        undefined,
+        {
+          timeout: 60_000,
+        },
+      );
+      return page.evaluate<number>("window.__firstRow");
     };
     await page.goto(`${base}/alerts`);
     const cold = await firstRow();
@@ -110,13 +142,17 @@ export async function runConsolePageBench(): Promise<void> {
     console.log(
       `  loaded ${ALERTS.toLocaleString()} alerts through the trigger in ${loadSeconds.toFixed(1)} s`,
     );
-    console.log(`  summary shows ${total} active`);
+    console.log(
+      `  summary shows ${total} active; background triage ${settled ? "finished" : "still running"} before the page loads`,
+    );
     console.log(`  listAlerts page_size=50 from Node: median ${median(apiTimes).toFixed(0)} ms over ${RUNS}`);
     console.log(`  first row drawn, cold load: ${cold.toFixed(0)} ms`);
     console.log(
       `  first row drawn, reload: median ${median(warm).toFixed(0)} ms over ${RUNS} (${warm.map((t) => t.toFixed(0)).join(", ")})`,
     );
-    console.log(`  bytes transferred on the last reload: ${(bundle / 1024).toFixed(1)} KB`);
+    console.log(
+      `  bytes transferred on the last reload (the console's files are cached): ${(bundle / 1024).toFixed(1)} KB`,
+    );
   } finally {
     await browser.close();
     await vigil.stop();
