@@ -20,10 +20,11 @@ export function diffLines(before: string, after: string): DiffLine[] {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       lines.push({ kind: "same", text: a[i++] as string });
       j++;
-    } else if (j < b.length && (i >= a.length || (lcs[i]?.[j + 1] ?? 0) >= (lcs[i + 1]?.[j] ?? 0))) {
-      lines.push({ kind: "added", text: b[j++] as string });
-    } else {
+    } else if (i < a.length && (j >= b.length || (lcs[i + 1]?.[j] ?? 0) >= (lcs[i]?.[j + 1] ?? 0))) {
+      // Removals before additions, as a reader of a diff expects.
       lines.push({ kind: "removed", text: a[i++] as string });
+    } else {
+      lines.push({ kind: "added", text: b[j++] as string });
     }
   }
   return lines;
