@@ -83,7 +83,7 @@ describeEachEngine(
       const address = h.vigil.app.server.address();
       if (!address || typeof address !== "object") throw new Error("vigil is not listening");
       base = `http://127.0.0.1:${address.port}`;
-      ({ key, auth } = await h.createKey());
+      ({ key, auth } = await h.createKey({ userName: "oncall" }));
 
       for (const source of SOURCES) await ingestFixtures(h, source);
       // Three co-firing alerts of one namespace, now: a storm the correlator forms.
@@ -408,6 +408,25 @@ describeEachEngine(
       await expectRows(1, orgPage);
       await shot("org", orgPage);
       await orgPage.close();
+    });
+
+    it("offers a read-only key only what it may read, and no actions", STEP, async () => {
+      // The same user as the main key, so the same alerts, but only sre_alerts_read.
+      const reader = await harness().createKey({ userName: "oncall", scopes: ["sre_alerts_read"] });
+      const readerPage = await context.newPage();
+      await signIn(readerPage, reader.key);
+      expect(await readerPage.locator("header.top nav a").allTextContents()).toEqual(["Alerts", "Sources"]);
+      await rows(readerPage).first().waitFor({ timeout: WAIT });
+      const [alert] = (await list()).alerts;
+      if (!alert) throw new Error("no alerts");
+      await readerPage.goto(`${base}/alerts/${alert.id}`);
+      await expect.poll(() => readerPage.locator("h1").textContent(), { timeout: WAIT }).toBe(alert.title);
+      expect(await readerPage.getByRole("button", { name: "Ignore…" }).count()).toBe(0);
+      await readerPage.goto(`${base}/registrations`);
+      await readerPage.locator("article.registration").first().waitFor({ timeout: WAIT });
+      expect(await readerPage.getByRole("button", { name: "Register" }).count()).toBe(0);
+      expect(await readerPage.getByRole("button", { name: "Rotate token" }).count()).toBe(0);
+      await readerPage.close();
     });
 
     it("is usable at a phone's width and in the dark theme", STEP, async () => {

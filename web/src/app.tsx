@@ -23,10 +23,10 @@ const queryClient = new QueryClient({
  * nothing links to them.
  */
 const NAV = [
-  { href: "/alerts", label: "Alerts" },
-  { href: "/registrations", label: "Sources" },
-  { href: "/workflows", label: "Workflows" },
-  { href: "/agents", label: "Agents" },
+  { href: "/alerts", label: "Alerts", scope: "sre_alerts_read" },
+  { href: "/registrations", label: "Sources", scope: "sre_alerts_read" },
+  { href: "/workflows", label: "Workflows", scope: "aios_automation_read" },
+  { href: "/agents", label: "Agents", scope: "aios_automation_read" },
 ];
 
 export function App() {
@@ -94,7 +94,8 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
           <span class="dot" aria-hidden="true" /> Vigil
         </Link>
         <nav>
-          {NAV.map((item) => (
+          {/* A screen the key may not read is not offered. */}
+          {NAV.filter((item) => caller.data?.scopes.includes(item.scope)).map((item) => (
             <Link key={item.href} href={item.href} class={path.startsWith(item.href) ? "active" : ""}>
               {item.label}
             </Link>
