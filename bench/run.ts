@@ -5,6 +5,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   startup: async () => (await import("./startup.ts")).runStartupBench(),
   "console-under-load": async () => (await import("./console-under-load.ts")).runConsoleUnderLoadBench(),
   sessions: async () => (await import("./sessions.ts")).runSessionsBench(),
+  "console-page": async () => (await import("./console-page.ts")).runConsolePageBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

@@ -24,6 +24,7 @@ import { redactSecrets } from "./core/redact.ts";
 import { registerIntegrations } from "./integrations/index.ts";
 import { registerInvestigations } from "./investigations/index.ts";
 import { registerMcp } from "./mcp/index.ts";
+import { registerWeb } from "./web/index.ts";
 import { registerWebhooks } from "./webhooks/index.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -77,6 +78,7 @@ export async function buildApp(
   await app.register(registerInvestigations);
   await app.register(registerApps);
   await app.register(registerMcp);
+  await app.register(registerWeb);
   for (const routes of extraRoutes) await app.register(routes);
   return app;
 }

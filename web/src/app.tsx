@@ -1,0 +1,160 @@
+// The shell: sign-in gate, navigation, org switcher, theme, and the screen the URL names.
+import { QueryClient, QueryClientProvider, useQuery } from "@tanstack/react-query";
+import { useEffect, useState } from "preact/hooks";
+import { type Answer, api, unwrap, whenSignedOut } from "./api/client.ts";
+import { AgentsPage } from "./pages/agents.tsx";
+import { AlertPage } from "./pages/alert.tsx";
+import { AlertsPage } from "./pages/alerts.tsx";
+import { RegistrationsPage } from "./pages/registrations.tsx";
+import { SignIn } from "./pages/sign-in.tsx";
+import { WorkflowsPage } from "./pages/workflows.tsx";
+import { Link, navigate, useLocation } from "./router.tsx";
+import { applyTheme, initialTheme, session, type Theme } from "./session.ts";
+import { Empty, ErrorBox, Loading } from "./ui.tsx";
+
+export type Caller = Answer<"getCaller">;
+
+const queryClient = new QueryClient({
+  defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } },
+});
+
+/**
+ * The screens. Investigations, Ask, sessions and apps join this list with their pages; until then
+ * nothing links to them.
+ */
+const NAV = [
+  { href: "/alerts", label: "Alerts", scope: "sre_alerts_read" },
+  { href: "/registrations", label: "Sources", scope: "sre_alerts_read" },
+  { href: "/workflows", label: "Workflows", scope: "aios_automation_read" },
+  { href: "/agents", label: "Agents", scope: "aios_automation_read" },
+];
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(Boolean(session.key()));
+  const [theme, setTheme] = useState<Theme>(initialTheme);
+  useEffect(() => applyTheme(theme, false), []);
+  useEffect(() => {
+    whenSignedOut(() => {
+      session.signOut();
+      queryClient.clear();
+      setSignedIn(false);
+    });
+  }, []);
+  const toggleTheme = () => {
+    const next = theme === "dark" ? "light" : "dark";
+    applyTheme(next, true);
+    setTheme(next);
+  };
+  return (
+    <QueryClientProvider client={queryClient}>
+      {signedIn ? (
+        <Shell
+          theme={theme}
+          toggleTheme={toggleTheme}
+          signOut={() => {
+            session.signOut();
+            queryClient.clear();
+            setSignedIn(false);
+            navigate("/signin");
+          }}
+        />
+      ) : (
+        <SignIn
+          onSignedIn={() => {
+            setSignedIn(true);
+            if (location.pathname === "/signin") navigate("/alerts", { replace: true });
+          }}
+        />
+      )}
+    </QueryClientProvider>
+  );
+}
+
+function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => void }) {
+  const { path } = useLocation();
+  const [org, setOrg] = useState(session.org());
+  const caller = useQuery({
+    queryKey: ["caller"],
+    queryFn: async () => unwrap(await api.GET("/api/v1/me")),
+    staleTime: 60_000,
+  });
+  useEffect(() => {
+    if (path === "/" || path === "/signin") navigate("/alerts", { replace: true });
+  }, [path]);
+
+  const switchOrg = (orgId: string) => {
+    session.setOrg(orgId || null);
+    queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "caller" });
+    setOrg(orgId || null);
+  };
+  return (
+    <div class="shell">
+      <header class="top">
+        <Link href="/alerts" class="brand">
+          <span class="dot" aria-hidden="true" /> Vigil
+        </Link>
+        <nav>
+          {/* A screen the key may not read is not offered. */}
+          {NAV.filter((item) => caller.data?.scopes.includes(item.scope)).map((item) => (
+            <Link key={item.href} href={item.href} class={path.startsWith(item.href) ? "active" : ""}>
+              {item.label}
+            </Link>
+          ))}
+        </nav>
+        <div class="top-right">
+          {caller.data && caller.data.orgs.length > 0 ? (
+            <label class="org">
+              <span class="sr-only">Organization</span>
+              <select
+                aria-label="Organization"
+                value={org ?? ""}
+                onChange={(event) => switchOrg(event.currentTarget.value)}
+              >
+                <option value="">Personal</option>
+                {caller.data.orgs.map((o) => (
+                  <option key={o.id} value={o.id}>
+                    {o.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : null}
+          <button type="button" class="ghost" onClick={props.toggleTheme} title="Switch theme">
+            {props.theme === "dark" ? "Light" : "Dark"}
+          </button>
+          <button type="button" class="ghost" onClick={props.signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main key={org ?? "personal"}>
+        {caller.isPending ? <Loading /> : caller.error ? <ErrorBox error={caller.error} /> : null}
+        {caller.data ? <Screen path={path} caller={caller.data} /> : null}
+      </main>
+    </div>
+  );
+}
+
+function Screen({ path, caller }: { path: string; caller: Caller }) {
+  const [, section, rest] = /^\/([^/]*)\/?(.*)$/.exec(path) ?? [];
+  const id = rest ? decodeURIComponent(rest) : "";
+  switch (section) {
+    case "alerts":
+      return id ? <AlertPage id={id} caller={caller} /> : <AlertsPage />;
+    case "registrations":
+      return <RegistrationsPage caller={caller} />;
+    case "workflows":
+      return <WorkflowsPage name={id} caller={caller} />;
+    case "agents":
+      return <AgentsPage name={id} />;
+    case "":
+    case "signin":
+      return <Loading />;
+    default:
+      return (
+        <Empty title="This page is not available on this Vigil.">
+          <Link href="/alerts">Go to the alert console</Link>
+        </Empty>
+      );
+  }
+}

@@ -1,0 +1,309 @@
+// One alert, by uuid or external_uid: triage first, then fields, labels, links, storm, history and
+// the raw payload; ignore (with a reason) and un-ignore; Investigate when this Vigil investigates.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type Alert, api, callUntyped, unwrap } from "../api/client.ts";
+import type { Caller } from "../app.tsx";
+import { Link } from "../router.tsx";
+import { Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
+
+export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
+  const alert = useQuery({
+    queryKey: ["alert", id],
+    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts/{id}", { params: { path: { id } } })),
+    refetchInterval: 15_000,
+  });
+  const history = useQuery({
+    queryKey: ["alert-history", id],
+    queryFn: async () =>
+      unwrap(await api.GET("/app/sre/api/v1/alerts/{id}/history", { params: { path: { id } } })),
+    refetchInterval: 15_000,
+  });
+  if (alert.isPending) return <Loading />;
+  if (alert.error)
+    return (
+      <>
+        <ErrorBox error={alert.error} />
+        <Empty title="This alert could not be shown.">
+          <Link href="/alerts">Back to the alert console</Link>
+        </Empty>
+      </>
+    );
+  const a = alert.data;
+  const canWrite = caller.scopes.includes("sre_alerts_write");
+  return (
+    <article class="alert-page">
+      <p class="crumbs">
+        <Link href="/alerts">← Alerts</Link>
+      </p>
+      <header class="alert-head">
+        <Severity value={a.signal_severity} />
+        <h1>{a.title || a.external_uid}</h1>
+        <span class={`status status-${a.status}`}>{a.status}</span>
+      </header>
+      <div class="alert-actions">
+        {canWrite ? <IgnoreControl alert={a} /> : null}
+        {caller.features.investigate && canWrite ? <InvestigateButton alert={a} /> : null}
+      </div>
+
+      <div class="grid">
+        <section class="card">
+          <h2>Triage</h2>
+          <p>
+            <Attention value={a.attention} /> <span class="muted small">analysis {a.analysis_status}</span>
+          </p>
+          {a.attention_reason ? <p>{a.attention_reason}</p> : null}
+          {a.short_summary ? <p class="summary-text">{a.short_summary}</p> : null}
+          {a.initial_investigation ? (
+            <>
+              <h3>Initial investigation</h3>
+              <pre class="prose">{a.initial_investigation}</pre>
+            </>
+          ) : null}
+          {a.analysis_status === "none" ||
+          a.analysis_status === "queued" ||
+          a.analysis_status === "running" ? (
+            <p class="muted small">Triage appears here once the analysis has run.</p>
+          ) : null}
+          {a.ignore_reason ? (
+            <p>
+              <strong>Ignored:</strong> {a.ignore_reason}
+            </p>
+          ) : null}
+        </section>
+
+        <section class="card">
+          <h2>Impact</h2>
+          <Impact score={a.impact_score} />
+          {a.impact_explanation ? <p class="small">{a.impact_explanation}</p> : null}
+          {a.storm_id ? (
+            <>
+              <h3>Storm</h3>
+              <p>
+                This alert is the <strong>{a.alert_role}</strong> in a storm
+                {a.likely_upstream ? (
+                  <>
+                    ; likely upstream: <strong>{a.likely_upstream}</strong>
+                  </>
+                ) : null}
+                . <Link href={`/alerts?storm_id=${a.storm_id}`}>See the whole storm</Link>
+              </p>
+            </>
+          ) : null}
+        </section>
+      </div>
+
+      <section class="card">
+        <h2>Fields</h2>
+        <dl class="fields">
+          <Field name="Source">
+            {a.source_type}
+            {a.integration_name ? ` / ${a.integration_name}` : ""}{" "}
+            {a.ingested_via ? <span class="muted">({a.ingested_via})</span> : null}
+          </Field>
+          <Field name="External id">
+            <code>{a.external_uid}</code>
+          </Field>
+          <Field name="Alert id">
+            <code>{a.id}</code>
+          </Field>
+          <Field name="Source severity">
+            {a.source_severity || "—"} <span class="muted">(priority P{a.display_priority})</span>
+          </Field>
+          <Field name="Triggered">
+            <Time at={a.triggered_at} />
+          </Field>
+          <Field name="First seen">
+            <Time at={a.created_at} />
+          </Field>
+          <Field name="Resolved">
+            <Time at={a.resolved_at} />
+          </Field>
+          <Field name="Refired">
+            {a.refire_count}{" "}
+            {a.last_resolved_at ? (
+              <span class="muted">
+                (last resolved <Time at={a.last_resolved_at} />)
+              </span>
+            ) : null}
+          </Field>
+        </dl>
+        {a.description ? <pre class="prose">{a.description}</pre> : null}
+      </section>
+
+      <section class="card">
+        <h2>Labels</h2>
+        {Object.keys(a.labels).length === 0 ? (
+          <p class="muted">No labels.</p>
+        ) : (
+          <ul class="labels">
+            {Object.entries(a.labels).map(([name, value]) => (
+              <li key={name}>
+                <Link
+                  href={`/alerts?q=${encodeURIComponent(value)}`}
+                  class="label-chip"
+                  title="Search alerts for this value"
+                >
+                  <span class="label-name">{name}</span>=<span class="label-value">{value}</span>
+                </Link>
+              </li>
+            ))}
+          </ul>
+        )}
+        {a.links.length > 0 ? (
+          <>
+            <h3>Links</h3>
+            <ul class="links">
+              {a.links.map((link) => (
+                <li key={link.url}>
+                  <span class="muted">{link.kind}</span>{" "}
+                  {/^https?:\/\//.test(link.url) ? (
+                    <a href={link.url} target="_blank" rel="noopener noreferrer">
+                      {link.url}
+                    </a>
+                  ) : (
+                    <code>{link.url}</code>
+                  )}
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : null}
+      </section>
+
+      <section class="card">
+        <h2>History</h2>
+        <ErrorBox error={history.error} />
+        {history.data ? (
+          <ol class="timeline">
+            {history.data.events.map((event) => (
+              <li key={event.seq} class={`event event-${event.kind}`}>
+                <span class="event-kind">{event.kind}</span> <Time at={event.at} />{" "}
+                <span class="muted small">
+                  by {event.actor}
+                  {event.status_before && event.status_before !== event.status_after
+                    ? ` · ${event.status_before} → ${event.status_after}`
+                    : ""}
+                </span>
+                {typeof event.detail.reason === "string" ? (
+                  <div class="small">“{event.detail.reason}”</div>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        ) : null}
+      </section>
+
+      <section class="card">
+        <h2>Raw payload</h2>
+        <RawPayload text={a.raw_payload} />
+      </section>
+    </article>
+  );
+}
+
+function Field({ name, children }: { name: string; children: preact.ComponentChildren }) {
+  return (
+    <>
+      <dt>{name}</dt>
+      <dd>{children}</dd>
+    </>
+  );
+}
+
+function RawPayload({ text }: { text: string | null }) {
+  if (!text) return <p class="muted">The source sent no payload this Vigil kept.</p>;
+  let pretty = text;
+  try {
+    pretty = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // Not JSON: shown as the source sent it.
+  }
+  return <pre class="raw">{pretty}</pre>;
+}
+
+function IgnoreControl({ alert }: { alert: Alert }) {
+  const client = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [reason, setReason] = useState("");
+  const reasonInput = useRef<HTMLInputElement>(null);
+  // The reason field takes the focus the moment the operator asks to ignore.
+  useEffect(() => {
+    if (open) reasonInput.current?.focus();
+  }, [open]);
+  const update = useMutation({
+    mutationFn: async (body: { status: "ignored" | "active"; ignore_reason?: string | null }) =>
+      unwrap(await api.PATCH("/app/sre/api/v1/alerts/{id}", { params: { path: { id: alert.id } }, body })),
+    onSuccess: (updated) => {
+      client.setQueryData(["alert", alert.id], updated);
+      client.invalidateQueries({ queryKey: ["alert-history"] });
+      client.invalidateQueries({ queryKey: ["alerts"] });
+      setOpen(false);
+      setReason("");
+    },
+  });
+  if (alert.status === "ignored")
+    return (
+      <>
+        <button type="button" onClick={() => update.mutate({ status: "active" })} disabled={update.isPending}>
+          Un-ignore
+        </button>
+        <ErrorBox error={update.error} />
+      </>
+    );
+  if (alert.status !== "active") return null;
+  if (!open)
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        Ignore…
+      </button>
+    );
+  return (
+    <form
+      class="ignore-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        update.mutate({ status: "ignored", ignore_reason: reason.trim() || null });
+      }}
+    >
+      <input
+        name="ignore_reason"
+        class="ignore-reason"
+        aria-label="Why ignore this alert"
+        placeholder="Why? (e.g. known maintenance until 14:00)"
+        maxLength={2000}
+        value={reason}
+        ref={reasonInput}
+        onInput={(event) => setReason(event.currentTarget.value)}
+      />
+      <button type="submit" disabled={update.isPending}>
+        Ignore
+      </button>
+      <button type="button" class="ghost" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <ErrorBox error={update.error} />
+    </form>
+  );
+}
+
+function InvestigateButton({ alert }: { alert: Alert }) {
+  const start = useMutation({
+    mutationFn: () =>
+      callUntyped("POST", `/app/sre/api/v1/alerts/${encodeURIComponent(alert.id)}/investigate`, {}),
+  });
+  const started = start.data as { investigation?: { id?: string; status?: string } } | undefined;
+  return (
+    <>
+      <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
+        Investigate
+      </button>
+      {started?.investigation ? (
+        <span class="muted small">
+          Investigation {started.investigation.id?.slice(0, 8)} {started.investigation.status ?? "started"}
+        </span>
+      ) : null}
+      <ErrorBox error={start.error} />
+    </>
+  );
+}

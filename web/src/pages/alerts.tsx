@@ -1,0 +1,436 @@
+// The alert console: tabs, attention counts, every filter of listAlerts, both sorts, pages, storms as
+// groups, and keyboard navigation. The URL holds the whole state, so a filtered view can be shared.
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { type Alert, api, type QueryOf, unwrap } from "../api/client.ts";
+import { Link, navigate, setQuery, useLocation } from "../router.tsx";
+import { SOURCES } from "../sources.ts";
+import { ATTENTION_LABEL, Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
+
+const STATUSES = ["active", "ignored", "resolved"] as const;
+const ATTENTIONS = ["needs_attention", "needs_review", "false_positive", "others"] as const;
+const SEVERITIES = ["Critical", "High", "Medium", "Low", "info"] as const;
+const ROLES = ["cause", "symptom", "unknown"] as const;
+const PAGE_SIZE = 50;
+const REFRESH_MS = 10_000;
+
+type Status = (typeof STATUSES)[number];
+type Query = QueryOf<"listAlerts">;
+
+/** The list request the URL describes; unknown values are passed on, and the API names the bad field. */
+function listQueryOf(query: URLSearchParams): Query {
+  const text = (name: string) => query.get(name) || undefined;
+  return {
+    status: (text("status") ?? "active") as Status,
+    attention: text("attention") as never,
+    source_type: text("source_type"),
+    integration_names: text("integration_names"),
+    storm_id: text("storm_id"),
+    q: text("q"),
+    signal_severity: text("signal_severity") as never,
+    alert_role: text("alert_role") as never,
+    sort_by: (text("sort_by") ?? "severity") as "severity" | "impact",
+    page: Number(text("page") ?? 1) || 1,
+    page_size: PAGE_SIZE,
+  };
+}
+
+/** Storm members are gathered at the place of their first row: the cause first, then the symptoms. */
+type Row =
+  | { kind: "alert"; alert: Alert; inStorm: boolean }
+  | { kind: "storm"; stormId: string; members: Alert[] };
+function rowsOf(alerts: Alert[]): Row[] {
+  const byStorm = new Map<string, Alert[]>();
+  for (const alert of alerts) {
+    if (!alert.storm_id) continue;
+    const members = byStorm.get(alert.storm_id) ?? [];
+    members.push(alert);
+    byStorm.set(alert.storm_id, members);
+  }
+  const rows: Row[] = [];
+  const placed = new Set<string>();
+  const roleOrder = { cause: 0, unknown: 1, symptom: 2 } as Record<string, number>;
+  for (const alert of alerts) {
+    const members = alert.storm_id ? byStorm.get(alert.storm_id) : undefined;
+    if (!alert.storm_id || !members || members.length < 2) {
+      rows.push({ kind: "alert", alert, inStorm: false });
+      continue;
+    }
+    if (placed.has(alert.storm_id)) continue;
+    placed.add(alert.storm_id);
+    const ordered = [...members].sort(
+      (a, b) => (roleOrder[a.alert_role] ?? 1) - (roleOrder[b.alert_role] ?? 1),
+    );
+    rows.push({ kind: "storm", stormId: alert.storm_id, members: ordered });
+    for (const member of ordered) rows.push({ kind: "alert", alert: member, inStorm: true });
+  }
+  return rows;
+}
+
+export function AlertsPage() {
+  const { query } = useLocation();
+  const input = listQueryOf(query);
+  const [live, setLive] = useState(true);
+  const list = useQuery({
+    queryKey: ["alerts", input],
+    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts", { params: { query: input } })),
+    placeholderData: keepPreviousData,
+    refetchInterval: live ? REFRESH_MS : false,
+  });
+  const alerts = list.data?.alerts ?? [];
+  const rows = useMemo(() => rowsOf(alerts), [alerts]);
+  const alertRows = rows.filter((row): row is Extract<Row, { kind: "alert" }> => row.kind === "alert");
+  const [cursor, setCursor] = useState(0);
+  const search = useRef<HTMLInputElement>(null);
+
+  // j/k move, Enter opens, / searches: the list works without a mouse.
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
+      if (event.key === "Escape" && typing) return target.blur();
+      if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
+      if (event.key === "/") {
+        event.preventDefault();
+        search.current?.focus();
+      } else if (event.key === "j" || event.key === "k") {
+        setCursor((at) => Math.max(0, Math.min(alertRows.length - 1, at + (event.key === "j" ? 1 : -1))));
+      } else if (event.key === "Enter" && alertRows[cursor]) {
+        navigate(alertHref(alertRows[cursor].alert));
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [alertRows, cursor]);
+  useEffect(() => {
+    document.querySelector(`[data-row="${cursor}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [cursor]);
+  useEffect(() => setCursor(0), [query.toString()]);
+
+  const summary = list.data?.summary;
+  const filtered = [
+    "attention",
+    "source_type",
+    "integration_names",
+    "storm_id",
+    "q",
+    "signal_severity",
+    "alert_role",
+  ].some((name) => query.get(name));
+  return (
+    <section class="alerts">
+      <div class="toolbar">
+        <div class="tabs" role="tablist">
+          {STATUSES.map((status) => (
+            <button
+              type="button"
+              role="tab"
+              key={status}
+              aria-selected={input.status === status}
+              class={input.status === status ? "tab active" : "tab"}
+              onClick={() => setQuery({ status: status === "active" ? null : status })}
+            >
+              {status[0]?.toUpperCase() + status.slice(1)}
+            </button>
+          ))}
+        </div>
+        <label class="live">
+          <input type="checkbox" checked={live} onChange={(event) => setLive(event.currentTarget.checked)} />{" "}
+          Live
+          {list.isFetching ? <span class="spinner" role="status" title="refreshing" /> : null}
+        </label>
+      </div>
+
+      <div class="summary">
+        <h2 class="sr-only">Active alerts by attention</h2>
+        <span class="summary-total">
+          <strong>{summary?.total_active ?? "…"}</strong> active
+        </span>
+        {ATTENTIONS.map((attention) => (
+          <button
+            type="button"
+            key={attention}
+            class={`count att-${attention}${input.attention === attention ? " selected" : ""}`}
+            aria-pressed={input.attention === attention}
+            onClick={() => setQuery({ attention: input.attention === attention ? null : attention })}
+          >
+            <strong>{summary?.[attention] ?? "…"}</strong> {ATTENTION_LABEL[attention]}
+          </button>
+        ))}
+      </div>
+
+      <Filters query={query} input={input} search={search} />
+      <ErrorBox error={list.error} />
+
+      {list.isPending ? (
+        <Loading />
+      ) : alerts.length === 0 ? (
+        <NoAlerts status={input.status} filtered={filtered} />
+      ) : (
+        <>
+          <table class="alert-table">
+            <thead>
+              <tr>
+                <th>Severity</th>
+                <th>Impact</th>
+                <th>Alert</th>
+                <th class="wide">Attention</th>
+                <th class="wide">Source</th>
+                <th>{input.status === "resolved" ? "Resolved" : "Triggered"}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) =>
+                row.kind === "storm" ? (
+                  <StormHeader key={`storm-${row.stormId}`} stormId={row.stormId} members={row.members} />
+                ) : (
+                  <AlertRow
+                    key={row.alert.id}
+                    alert={row.alert}
+                    inStorm={row.inStorm}
+                    index={alertRows.indexOf(row)}
+                    selected={alertRows[cursor] === row}
+                    resolvedTab={input.status === "resolved"}
+                  />
+                ),
+              )}
+            </tbody>
+          </table>
+          <Pager
+            page={list.data?.page ?? 1}
+            totalPages={list.data?.total_pages ?? 1}
+            total={list.data?.total ?? 0}
+            exact={list.data?.total_exact ?? true}
+          />
+        </>
+      )}
+      <p class="muted small keys">
+        <kbd>j</kbd>/<kbd>k</kbd> move · <kbd>Enter</kbd> open · <kbd>/</kbd> search
+      </p>
+    </section>
+  );
+}
+
+export const alertHref = (alert: Pick<Alert, "id">) => `/alerts/${encodeURIComponent(alert.id)}`;
+
+function Filters(props: {
+  query: URLSearchParams;
+  input: Query;
+  search: { current: HTMLInputElement | null };
+}) {
+  const { query, input } = props;
+  const [text, setText] = useState(query.get("q") ?? "");
+  const [integrations, setIntegrations] = useState(query.get("integration_names") ?? "");
+  useEffect(() => setText(query.get("q") ?? ""), [query.get("q")]);
+  const select = (
+    name: string,
+    label: string,
+    values: readonly string[],
+    labels?: Record<string, string>,
+  ) => (
+    <label>
+      <span class="sr-only">{label}</span>
+      <select
+        aria-label={label}
+        value={query.get(name) ?? ""}
+        onChange={(event) => setQuery({ [name]: event.currentTarget.value })}
+      >
+        <option value="">{label}: any</option>
+        {values.map((value) => (
+          <option key={value} value={value}>
+            {labels?.[value] ?? value}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <div class="filters">
+      <form
+        class="search"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setQuery({ q: text.trim() });
+        }}
+      >
+        <input
+          ref={props.search}
+          type="search"
+          name="q"
+          aria-label="Search title and description"
+          placeholder="Search title and description  ( / )"
+          value={text}
+          onInput={(event) => setText(event.currentTarget.value)}
+        />
+      </form>
+      {select("attention", "Attention", ATTENTIONS, ATTENTION_LABEL)}
+      {select("signal_severity", "Severity", SEVERITIES)}
+      {select(
+        "source_type",
+        "Source",
+        SOURCES.map((source) => source.name),
+      )}
+      {select("alert_role", "Role", ROLES)}
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          setQuery({ integration_names: integrations.trim() });
+        }}
+      >
+        <input
+          name="integration_names"
+          aria-label="Integrations (comma-separated)"
+          placeholder="Integrations: prod,staging"
+          value={integrations}
+          onInput={(event) => setIntegrations(event.currentTarget.value)}
+          onBlur={() => setQuery({ integration_names: integrations.trim() })}
+        />
+      </form>
+      <label>
+        <span class="sr-only">Sort</span>
+        <select
+          aria-label="Sort"
+          value={input.sort_by}
+          onChange={(event) =>
+            setQuery({ sort_by: event.currentTarget.value === "severity" ? null : event.currentTarget.value })
+          }
+        >
+          <option value="severity">Sort: severity</option>
+          <option value="impact">Sort: impact</option>
+        </select>
+      </label>
+      {input.storm_id ? (
+        <button
+          type="button"
+          class="chip"
+          onClick={() => setQuery({ storm_id: null })}
+          title="Show all alerts"
+        >
+          Storm {input.storm_id.slice(0, 8)} ✕
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+function StormHeader({ stormId, members }: { stormId: string; members: Alert[] }) {
+  const cause = members.find((member) => member.alert_role === "cause");
+  const upstream = members.find((member) => member.likely_upstream)?.likely_upstream;
+  return (
+    <tr class="storm-head">
+      <td colSpan={6}>
+        <span class="storm-badge">Storm</span> {members.length} alerts on this page
+        {cause ? (
+          <>
+            {" "}
+            · cause: <strong>{cause.title}</strong>
+          </>
+        ) : null}
+        {upstream ? <span class="muted"> · likely upstream: {upstream}</span> : null}{" "}
+        <button type="button" class="link" onClick={() => setQuery({ storm_id: stormId })}>
+          Whole storm
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+function AlertRow(props: {
+  alert: Alert;
+  inStorm: boolean;
+  index: number;
+  selected: boolean;
+  resolvedTab: boolean;
+}) {
+  const { alert } = props;
+  return (
+    <tr
+      data-row={props.index}
+      class={`alert-row${props.selected ? " selected" : ""}${props.inStorm ? " in-storm" : ""}`}
+      aria-selected={props.selected}
+    >
+      <td>
+        <Severity value={alert.signal_severity} />
+      </td>
+      <td>
+        <Impact score={alert.impact_score} />
+      </td>
+      <td class="title-cell">
+        {props.inStorm ? <span class={`role role-${alert.alert_role}`}>{alert.alert_role}</span> : null}
+        <Link href={alertHref(alert)} class="alert-title">
+          {alert.title || alert.external_uid}
+        </Link>
+        {alert.short_summary ? <div class="muted small clamp">{alert.short_summary}</div> : null}
+        <div class="narrow muted small">
+          {alert.source_type}
+          {alert.integration_name ? ` / ${alert.integration_name}` : ""} ·{" "}
+          <Attention value={alert.attention} />
+        </div>
+      </td>
+      <td class="wide">
+        <Attention value={alert.attention} />
+      </td>
+      <td class="wide muted">
+        {alert.source_type}
+        {alert.integration_name ? <div class="small">{alert.integration_name}</div> : null}
+      </td>
+      <td>
+        <Time at={props.resolvedTab ? alert.resolved_at : alert.triggered_at} />
+        {alert.refire_count > 0 ? <div class="small muted">refired {alert.refire_count}×</div> : null}
+      </td>
+    </tr>
+  );
+}
+
+function Pager(props: { page: number; totalPages: number; total: number; exact: boolean }) {
+  const count = props.exact ? props.total.toLocaleString() : `${props.total.toLocaleString()}+`;
+  const pages = props.exact ? props.totalPages.toLocaleString() : `${props.totalPages.toLocaleString()}+`;
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button
+        type="button"
+        disabled={props.page <= 1}
+        onClick={() => setQuery({ page: String(props.page - 1) })}
+      >
+        ← Previous
+      </button>
+      <span>
+        Page {props.page} of {pages} · <strong class="total">{count}</strong> alerts
+      </span>
+      <button
+        type="button"
+        disabled={props.exact && props.page >= props.totalPages}
+        onClick={() => setQuery({ page: String(props.page + 1) })}
+      >
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+function NoAlerts({ status, filtered }: { status: Status; filtered: boolean }) {
+  if (filtered)
+    return (
+      <Empty title="No alerts match these filters.">
+        <button
+          type="button"
+          class="link"
+          onClick={() => navigate(status === "active" ? "/alerts" : `/alerts?status=${status}`)}
+        >
+          Clear the filters
+        </button>
+      </Empty>
+    );
+  if (status === "ignored")
+    return <Empty title="No ignored alerts.">Alerts you ignore from an alert's page are listed here.</Empty>;
+  if (status === "resolved")
+    return (
+      <Empty title="No resolved alerts yet.">Alerts move here when their source reports them resolved.</Empty>
+    );
+  return (
+    <Empty title="No active alerts. All quiet.">
+      Not expecting quiet? Check that your monitoring posts to a trigger URL on the{" "}
+      <Link href="/registrations">Sources</Link> page.
+    </Empty>
+  );
+}

@@ -1,0 +1,106 @@
+// Small pieces every screen uses: times, errors, empty states, severity and impact, copying.
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError } from "./api/client.ts";
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 31_536_000],
+  ["month", 2_592_000],
+  ["day", 86_400],
+  ["hour", 3_600],
+  ["minute", 60],
+  ["second", 1],
+];
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+export function relativeTime(iso: string, now = Date.now()): string {
+  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === "second")
+      return relative.format(Math.round(seconds / size), unit);
+  }
+  return iso;
+}
+
+/** "5 minutes ago", with the exact time (local and UTC) on hover. */
+export function Time({ at }: { at: string | null | undefined }) {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => tick((n) => n + 1), 30_000);
+    return () => clearInterval(timer);
+  }, []);
+  if (!at) return <span class="muted">—</span>;
+  const date = new Date(at);
+  return (
+    <time dateTime={at} title={`${date.toLocaleString()} (${date.toISOString()})`}>
+      {relativeTime(at)}
+    </time>
+  );
+}
+
+export function ErrorBox({ error }: { error: unknown }) {
+  if (!error) return null;
+  const message = error instanceof Error ? error.message : String(error);
+  const status = error instanceof ApiError ? `${error.status}${error.code ? ` ${error.code}` : ""}: ` : "";
+  return (
+    <div class="error" role="alert">
+      {status}
+      {message}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty">
+      <strong>{title}</strong>
+      {children ? <div>{children}</div> : null}
+    </div>
+  );
+}
+
+export function Loading() {
+  return <div class="muted loading">Loading…</div>;
+}
+
+export function Severity({ value }: { value: string }) {
+  return <span class={`sev sev-${value.toLowerCase()}`}>{value === "info" ? "Info" : value}</span>;
+}
+
+export function Impact({ score }: { score: number }) {
+  const level = score >= 70 ? "high" : score >= 40 ? "mid" : "low";
+  return (
+    <span class={`impact impact-${level}`} title={`impact ${score} of 100`}>
+      <span class="impact-bar" style={{ width: `${score}%` }} />
+      <span class="impact-n">{score}</span>
+    </span>
+  );
+}
+
+export const ATTENTION_LABEL: Record<string, string> = {
+  needs_attention: "Needs attention",
+  needs_review: "Needs review",
+  false_positive: "False positive",
+  others: "Others",
+};
+
+export function Attention({ value }: { value: string }) {
+  return <span class={`att att-${value}`}>{ATTENTION_LABEL[value] ?? value}</span>;
+}
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      class="small"
+      onClick={async () => {
+        await navigator.clipboard?.writeText(text).catch(() => {});
+        setDone(true);
+        setTimeout(() => setDone(false), 1500);
+      }}
+    >
+      {done ? "Copied" : label}
+    </button>
+  );
+}
