@@ -1,6 +1,6 @@
 // svc_app's rules that need no service: plan-time validation, what a plan leaves unknown, the PUT
 // body's omitted-versus-empty semantics and which attributes state reads back. Its OpenTofu
-// end-to-end test is provider/test/app.e2e-pending.ts (see provider/README.md).
+// end-to-end test is provider/test/app.e2e.test.ts.
 import { describe, expect, it } from "vitest";
 import { DiagnosticError } from "../src/diagnostics.ts";
 import type { ResourceContext } from "../src/resource.ts";

@@ -1,12 +1,13 @@
 // The app catalog. Apps are code: a catalog entry declares what the app is, the purposes it serves
 // and the workflow Vigil provisions for each purpose when a tenant installs it (purposes.ts).
-import type { Stage } from "../automation/index.ts";
+import type { ProvidedWorkflow, Stage } from "../automation/index.ts";
+import { INVESTIGATION_WORKFLOW } from "../investigations/index.ts";
 
 export interface PurposeDefinition {
   purpose: string;
   description: string;
   /** The workflow provisioned (approved) on install; runs the purpose unless an assignment says otherwise. */
-  defaultWorkflow: { name: string; description: string; stages: Stage[] };
+  defaultWorkflow: ProvidedWorkflow;
 }
 
 export interface CatalogApp {
@@ -41,17 +42,15 @@ const SRE: CatalogApp = {
       defaultWorkflow: {
         name: "sre-alert-triage",
         description: "Default triage of the SRE app: passes the alert to Vigil's built-in classifier",
+        inputs: [],
         stages: [summaryStage("triage", "input")],
       },
     },
     {
       purpose: "alert_investigation",
       description: "Deep-dive investigation of an alert: evidence, hypotheses, a summary",
-      defaultWorkflow: {
-        name: "sre-alert-investigation",
-        description: "Default investigation of the SRE app: Vigil's built-in investigator",
-        stages: [summaryStage("investigate", "input")],
-      },
+      // The investigations domain's own workflow: the deterministic investigator's steps.
+      defaultWorkflow: INVESTIGATION_WORKFLOW,
     },
   ],
   mcpPath: "/app/sre/mcp",

@@ -10,7 +10,11 @@ import {
 } from "../../test/alertmanager-process.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
-import { type PrometheusProcess, requirePrometheus, startPrometheus } from "../../test/prometheus-labelled.ts";
+import {
+  type PrometheusProcess,
+  requirePrometheus,
+  startPrometheus,
+} from "../../test/prometheus-labelled.ts";
 import { latestTopology } from "./index.ts";
 
 const METRICS = [

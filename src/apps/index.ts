@@ -1,15 +1,26 @@
 // The apps domain: the catalog, installations per tenant (svc_app), purposes and their workflows,
 // the app token, discovery and setup. Other domains and app.ts/jobs.ts reach it only here.
 
+import type { FastifyInstance } from "fastify";
 import type { RegistrationHook } from "../alerts/index.ts";
 import type { JobDefinition } from "../core/queue/catalog.ts";
+import { setInvestigationWorkflowChooser } from "../investigations/index.ts";
 import { discoverJob } from "./discovery.ts";
 import { ensureAppInstalled } from "./installations.ts";
+import { workflowForPurpose } from "./purposes.ts";
+import { appRoutes } from "./routes.ts";
 
 export { latestTopology } from "./discovery.ts";
 export { requireConfiguredApp } from "./ingest-guard.ts";
 export { workflowForPurpose } from "./purposes.ts";
-export { appRoutes as registerApps } from "./routes.ts";
+
+/** The app's routes; investigations run the workflow the tenant assigns to `alert_investigation`. */
+export async function registerApps(app: FastifyInstance): Promise<void> {
+  setInvestigationWorkflowChooser(
+    async (db, tenant, purpose) => (await workflowForPurpose(db, { tenant, purpose }))?.workflowName ?? null,
+  );
+  await appRoutes(app);
+}
 
 /** Creating an alert-ingest registration configures its app for the tenant (alerts' port). */
 export const installAppOnRegistration: RegistrationHook = async (tx, { ctx, tenant, appName, now }) => {

@@ -3,7 +3,7 @@
 // cleared; config replaces when present; enabled omitted = unmanaged. A PUT that changes nothing
 // writes nothing (updated_at too), so an IaC apply is stable.
 import { and, eq } from "drizzle-orm";
-import { ensureApprovedWorkflow, workflowStates } from "../automation/index.ts";
+import { provisionWorkflow, workflowStates } from "../automation/index.ts";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { type Executor, withTransaction } from "../core/db/database.ts";
@@ -100,7 +100,7 @@ export async function ensureAppInstalled(
   const app = requireApp(input.appName);
   const { tenant, now } = input;
   for (const purpose of app.purposes) {
-    await ensureApprovedWorkflow(tx, { tenant, workflow: purpose.defaultWorkflow, now });
+    await provisionWorkflow(tx, tenant, purpose.defaultWorkflow, now);
   }
   const [inserted] = await tx
     .insert(appInstallations)

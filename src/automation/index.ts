@@ -40,9 +40,9 @@ export {
   type RegisteredActionInput,
   registerActionType,
 } from "./executions/extensions.ts";
-export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
 export type { Stage } from "./schemas.ts";
-export { ensureApprovedWorkflow, workflowStates } from "./workflows/provision.ts";
+export { workflowStates } from "./workflows/provision.ts";
+export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
 export { AUTOMATION_WEBHOOK_TARGETS };
 
 /** Every automation route, with the schemas they share. */

@@ -21,7 +21,11 @@ import {
   StatusUpdate,
 } from "./schemas.ts";
 
-export { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./workflow.ts";
+export {
+  DEFAULT_WORKFLOW as INVESTIGATION_WORKFLOW,
+  INVESTIGATION_PURPOSE,
+  setInvestigationWorkflowChooser,
+} from "./workflow.ts";
 
 export async function registerInvestigations(app: FastifyInstance): Promise<void> {
   for (const schema of [

@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { CONSOLE_DIR_URL } from "../core/package-files.ts";
 
 /** Where `npm run build:web` writes the console. */
-export const CONSOLE_DIR = fileURLToPath(new URL("../../dist/web/", import.meta.url));
+export const CONSOLE_DIR = fileURLToPath(CONSOLE_DIR_URL);
 
 /** The console's screens; each answers the page, which routes on the client. */
 export const CONSOLE_ROUTES = [

@@ -6,7 +6,7 @@ import { and, asc, desc, eq, max, sql } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import { type Executor, type Tx, withTransaction } from "../../core/db/database.ts";
+import { type Executor, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import { agentNames } from "../agents/agents.ts";
 import type { Stage, Workflow, WorkflowInput, WorkflowVersion, WorkflowWrite } from "../schemas.ts";
@@ -401,7 +401,7 @@ export interface ProvidedWorkflow {
  * Concurrent first calls: the insert skips on the unique name, so one creates and the others reuse.
  */
 export async function provisionWorkflow(
-  tx: Tx,
+  tx: Executor,
   tenant: Tenant,
   workflow: ProvidedWorkflow,
   now: Date,

@@ -4,8 +4,8 @@
 // neither race nor leave half a migration behind.
 import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
+import { MIGRATIONS_DIR, migrationNames } from "../package-files.ts";
 import type { Db } from "./database.ts";
-import { MIGRATIONS_DIR, migrationNames } from "./package-files.ts";
 
 // Any constant works: it only has to be the same for every Vigil instance.
 const MIGRATION_LOCK_ID = 7_346_001;

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrationNames } from "../package-files.ts";
 import { openDatabase } from "./database.ts";
 import { migrate, pendingMigrations } from "./migrate.ts";
-import { migrationNames } from "./package-files.ts";
 import { pgliteVersion, seedFromTemplate, TEMPLATE_STAMP, type TemplateStamp } from "./pglite-template.ts";
 
 const SLOW = 300_000;

@@ -6,7 +6,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } fro
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { migrationNames, PGLITE_TEMPLATE_DIR } from "./package-files.ts";
+import { migrationNames, PGLITE_TEMPLATE_DIR } from "../package-files.ts";
 
 /** Written beside the template's files: what it was made with. */
 export interface TemplateStamp {

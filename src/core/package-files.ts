@@ -1,5 +1,5 @@
-// Files Vigil ships beside its code: the migrations, and the migrated database template that
-// `npm run build` prepares. They are found from the package root (the nearest package.json), so the
+// Files Vigil ships beside its code: the migrations, the migrated database template and the web
+// console that `npm install` builds. They are found from the package root (the nearest package.json), so the
 // same code finds them run from src/ by tsx and from the bundle in dist/.
 import { existsSync, readdirSync } from "node:fs";
 
@@ -16,6 +16,9 @@ function packageRoot(): URL {
 const ROOT = packageRoot();
 
 export const MIGRATIONS_DIR = new URL("src/core/migrations/", ROOT);
+
+/** The built web console (`npm run build:web`). */
+export const CONSOLE_DIR_URL = new URL("dist/web/", ROOT);
 
 /** The migration files, in the order they apply. */
 export function migrationNames(): string[] {

@@ -1,7 +1,5 @@
 // svc_app driven by the real OpenTofu against a listening Vigil, written to the apps contract
-// (GET/PUT/DELETE /api/v1/apps/{app}, the discovery runs and GET /api/setup). It is named
-// *.e2e-pending.ts so vitest does not collect it until the server side of svc_app is in this
-// branch; then it becomes app.e2e.test.ts.
+// (GET/PUT/DELETE /api/v1/apps/{app}, the discovery runs and GET /api/setup).
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Auth, call, describeEachEngine, type Harness, type Method } from "../../test/harness.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
