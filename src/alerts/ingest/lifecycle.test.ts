@@ -100,6 +100,7 @@ describe("planAlertChange: a new uid", () => {
       attentionReason: null,
       shortSummary: null,
       initialInvestigation: null,
+      investigation: null,
       triggeredAt: new Date(T0),
       createdAt: new Date(RECEIVED),
       updatedAt: new Date(RECEIVED),
