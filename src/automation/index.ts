@@ -42,12 +42,11 @@ export {
   registerActionType,
 } from "./executions/extensions.ts";
 export type { Stage } from "./schemas.ts";
-export { workflowStates } from "./workflows/provision.ts";
-export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
-export { AUTOMATION_WEBHOOK_TARGETS };
-export { AskPlatformRequest, startAsk };
 export { ListSessionsQuery } from "./sessions/schemas.ts";
 export { listSessions } from "./sessions/sessions.ts";
+export { workflowStates } from "./workflows/provision.ts";
+export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
+export { AskPlatformRequest, AUTOMATION_WEBHOOK_TARGETS, startAsk };
 
 /** Every automation route, with the schemas they share. */
 export async function registerAutomation(app: FastifyInstance): Promise<void> {

@@ -48,7 +48,10 @@ export async function investigationRoutes(instance: FastifyInstance) {
       },
     },
     async (request) =>
-      investigateAlert({ ctx: contextOf(request), input: { alertId: request.params.id, request: request.body } }),
+      investigateAlert({
+        ctx: contextOf(request),
+        input: { alertId: request.params.id, request: request.body },
+      }),
   );
 
   app.get(

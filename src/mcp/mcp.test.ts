@@ -204,7 +204,9 @@ describeEachEngine("MCP server", (harness) => {
     expect(textOf(await call_(client, "get_investigation", { id: "nope" }))).toMatch(
       /^VALIDATION_FAILED: id: /,
     );
-    expect(textOf(await call_(client, "list_sessions", { limit: 101 }))).toMatch(/^VALIDATION_FAILED: limit: /);
+    expect(textOf(await call_(client, "list_sessions", { limit: 101 }))).toMatch(
+      /^VALIDATION_FAILED: limit: /,
+    );
     expect(textOf(await call_(client, "list_investigations", { status: "done" }))).toMatch(
       /^VALIDATION_FAILED: status: /,
     );
@@ -259,19 +261,28 @@ describeEachEngine("MCP server", (harness) => {
       inputs: { cluster: "prod-eu" },
       session_id: first.session_id,
     });
-    expect(answered).toMatchObject({ decision: "continued", session_id: first.session_id, inputs_required: [] });
+    expect(answered).toMatchObject({
+      decision: "continued",
+      session_id: first.session_id,
+      inputs_required: [],
+    });
     expect(answered.trace_id).not.toBe("");
     const mine = await jsonOf(client, "list_sessions", { source_app: "mcp" });
     expect(mine.items.map((item: { id: string }) => item.id)).toEqual([first.session_id]);
     expect(textOf(await call_(client, "ask", { message: "" }))).toMatch(/^VALIDATION_FAILED: message: /);
-    expect(textOf(await call_(client, "ask", { message: "hi", source_app: "x" }))).toMatch(/^VALIDATION_FAILED/);
+    expect(textOf(await call_(client, "ask", { message: "hi", source_app: "x" }))).toMatch(
+      /^VALIDATION_FAILED/,
+    );
     await client.close();
 
     // The app token reads runs but does not start them: Ask needs aios_automation_write.
     const app = await connect(appToken);
     expect(await call_(app, "ask", { message: "restart the payments deployment" })).toEqual({
       content: [
-        { type: "text", text: "INSUFFICIENT_SCOPE: this token lacks the scope aios_automation_write that ask needs" },
+        {
+          type: "text",
+          text: "INSUFFICIENT_SCOPE: this token lacks the scope aios_automation_write that ask needs",
+        },
       ],
       isError: true,
     });

@@ -71,7 +71,10 @@ const InvestigationId = Type.Object({ id: Uuid("Investigation UUID") }, { additi
 
 const { message, inputs, session_id, candidate_type } = AskPlatformRequest.properties;
 /** Ask's body, the fields an assistant needs; the session records source_app "mcp". */
-const AskInput = Type.Object({ message, inputs, session_id, candidate_type }, { additionalProperties: false });
+const AskInput = Type.Object(
+  { message, inputs, session_id, candidate_type },
+  { additionalProperties: false },
+);
 
 const STORM_PAGE_SIZE = 500;
 
