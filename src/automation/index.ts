@@ -6,6 +6,7 @@ import type { JobDefinition } from "../core/queue/catalog.ts";
 import { registerAgentRunner } from "./agents/agent-runners.ts";
 import { runLlmAgent } from "./agents/llm-runner.ts";
 import { agentRoutes } from "./agents/routes.ts";
+import { startAsk } from "./ask/ask.ts";
 import { askRoutes } from "./ask/routes.ts";
 import { AskPlatformRequest, AskStartResponse } from "./ask/schemas.ts";
 import { AUTOMATION_EXECUTION_JOBS } from "./executions/jobs.ts";
@@ -41,9 +42,11 @@ export {
   registerActionType,
 } from "./executions/extensions.ts";
 export type { Stage } from "./schemas.ts";
+export { ListSessionsQuery } from "./sessions/schemas.ts";
+export { listSessions } from "./sessions/sessions.ts";
 export { workflowStates } from "./workflows/provision.ts";
 export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
-export { AUTOMATION_WEBHOOK_TARGETS };
+export { AskPlatformRequest, AUTOMATION_WEBHOOK_TARGETS, startAsk };
 
 /** Every automation route, with the schemas they share. */
 export async function registerAutomation(app: FastifyInstance): Promise<void> {

@@ -21,6 +21,9 @@ import {
   StatusUpdate,
 } from "./schemas.ts";
 
+export { investigateAlert } from "./investigate.ts";
+export { getInvestigation, listInvestigations } from "./read-investigations.ts";
+export { InvestigateAlertRequest, ListInvestigationsQuery } from "./schemas.ts";
 export {
   DEFAULT_WORKFLOW as INVESTIGATION_WORKFLOW,
   INVESTIGATION_PURPOSE,

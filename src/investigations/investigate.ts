@@ -7,8 +7,8 @@ import { randomUUID } from "node:crypto";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { readInvestigatedAlert, setAlertInvestigation } from "../alerts/index.ts";
 import { provisionWorkflow, startExecution } from "../automation/index.ts";
-import { inTenant, type Tenant } from "../core/auth/tenancy.ts";
-import type { Ctx } from "../core/context.ts";
+import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
+import type { CallerCtx, Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
 import { notFound } from "../core/errors.ts";
 import { type InvestigationRow, refOfInvestigation } from "./present.ts";
@@ -99,4 +99,20 @@ export async function startInvestigation({
     await setAlertInvestigation(tx, { alertId: alert.id, ref: refOfInvestigation(row) });
     return { row, created: true };
   });
+}
+
+/** investigateAlert for a caller (the HTTP route and the MCP tool): a manual start by the caller. */
+export async function investigateAlert({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { alertId: string; request: InvestigateAlertRequest };
+}) {
+  const { row } = await startInvestigation({
+    ctx,
+    tenant: tenantOf(ctx.actor),
+    input: { ...input, trigger: "manual", requestedBy: `user:${ctx.actor.userId}` },
+  });
+  return { investigation: refOfInvestigation(row) };
 }

@@ -2,24 +2,21 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { InvestigationRef } from "../alerts/index.ts";
-import { tenantOf } from "../core/auth/tenancy.ts";
 import { contextOf } from "../core/context.ts";
 import {
   ERROR_RESPONSE_REF as errorResponse,
-  OrgQuery,
   OrgOnlyQuery as Query,
   refOf,
   Uuid,
 } from "../core/http/schemas.ts";
 import { submitInvestigationEvidence, updateInvestigationStatus } from "./callbacks.ts";
-import { startInvestigation } from "./investigate.ts";
-import { refOfInvestigation } from "./present.ts";
+import { investigateAlert } from "./investigate.ts";
 import { getInvestigation, listInvestigations } from "./read-investigations.ts";
 import {
   EvidenceSubmission,
   InvestigateAlertRequest,
   Investigation,
-  InvestigationStatusSchema,
+  ListInvestigationsQuery,
   StatusUpdate,
 } from "./schemas.ts";
 
@@ -50,20 +47,11 @@ export async function investigationRoutes(instance: FastifyInstance) {
         },
       },
     },
-    async (request) => {
-      const ctx = contextOf(request);
-      const { row } = await startInvestigation({
-        ctx,
-        tenant: tenantOf(ctx.actor),
-        input: {
-          alertId: request.params.id,
-          request: request.body,
-          trigger: "manual",
-          requestedBy: `user:${ctx.actor.userId}`,
-        },
-      });
-      return { investigation: refOfInvestigation(row) };
-    },
+    async (request) =>
+      investigateAlert({
+        ctx: contextOf(request),
+        input: { alertId: request.params.id, request: request.body },
+      }),
   );
 
   app.get(
@@ -73,13 +61,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
       schema: {
         operationId: "listInvestigations",
         tags,
-        querystring: Type.Object({
-          ...OrgQuery,
-          status: Type.Optional(InvestigationStatusSchema),
-          alert_id: Type.Optional(Uuid()),
-          page: Type.Integer({ minimum: 1, default: 1 }),
-          page_size: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
-        }),
+        querystring: ListInvestigationsQuery,
         response: {
           200: Type.Object(
             {

@@ -4,7 +4,7 @@
 // InvestigationRef is the alerts domain's (it is a field of every alert).
 import { type Static, Type } from "@sinclair/typebox";
 import { INVESTIGATION_STATUSES, VERDICTS } from "../alerts/index.ts";
-import { DateTime, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
+import { DateTime, Nullable, OrgQuery, refOf, Uuid } from "../core/http/schemas.ts";
 
 const literals = <T extends string>(values: readonly T[], options: object = {}) =>
   Type.Union(
@@ -232,6 +232,15 @@ export const InvestigateAlertRequest = Type.Object(
   { $id: "InvestigateAlertRequest", additionalProperties: false },
 );
 export type InvestigateAlertRequest = Static<typeof InvestigateAlertRequest>;
+
+/** listInvestigations' query (the MCP tool list_investigations takes it without orgId). */
+export const ListInvestigationsQuery = Type.Object({
+  ...OrgQuery,
+  status: Type.Optional(InvestigationStatusSchema),
+  alert_id: Type.Optional(Uuid()),
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  page_size: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+});
 
 export const EvidenceSubmission = Type.Object(
   {

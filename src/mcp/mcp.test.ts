@@ -1,11 +1,12 @@
 // The MCP server over real HTTP: the SDK's own client and Streamable HTTP transport against a
-// listening Vigil on loopback, authenticated with the app token.
+// listening Vigil on loopback, authenticated with the app token (and API keys for scopes and tenants).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { beforeAll, expect, it } from "vitest";
 import { poll } from "../../test/alertmanager-process.ts";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { type Auth, call, describeEachEngine } from "../../test/harness.ts";
+import { createApprovedWorkflow } from "../../test/automation-runs.ts";
+import { type Auth, call, describeEachEngine, waitFor } from "../../test/harness.ts";
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
 
@@ -16,6 +17,7 @@ const at = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
 describeEachEngine("MCP server", (harness) => {
   let base = "";
   let auth: Auth;
+  let key = "";
   let appToken = "";
   let ids: string[] = [];
 
@@ -36,7 +38,7 @@ describeEachEngine("MCP server", (harness) => {
     const address = h.vigil.app.server.address();
     if (!address || typeof address !== "object") throw new Error("vigil is not listening");
     base = `http://127.0.0.1:${address.port}`;
-    ({ auth } = await h.createKey());
+    ({ auth, key } = await h.createKey());
     const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: "prod" });
     ids = await deliverIds(
       h,
@@ -73,6 +75,11 @@ describeEachEngine("MCP server", (harness) => {
       "get_alert",
       "get_alert_history",
       "get_alert_storm",
+      "investigate_alert",
+      "get_investigation",
+      "list_investigations",
+      "list_sessions",
+      "ask",
     ]);
     const list = tools[0];
     expect(Object.keys(list?.inputSchema.properties ?? {})).toEqual([
@@ -89,6 +96,17 @@ describeEachEngine("MCP server", (harness) => {
       "page_size",
     ]);
     expect(list?.description).toContain("scope sre_alerts_read");
+    const inputOf = (name: string) =>
+      Object.keys(tools.find((tool) => tool.name === name)?.inputSchema.properties ?? {});
+    expect(inputOf("investigate_alert")).toEqual([
+      "alert_id",
+      "force_new",
+      "remediation_requested",
+      "operator_message",
+    ]);
+    expect(inputOf("list_investigations")).toEqual(["status", "alert_id", "page", "page_size"]);
+    expect(inputOf("list_sessions")).toEqual(["q", "source_app", "limit", "offset"]);
+    expect(inputOf("ask")).toEqual(["message", "inputs", "session_id", "candidate_type"]);
     await client.close();
   });
 
@@ -140,6 +158,167 @@ describeEachEngine("MCP server", (harness) => {
     await foreign.close();
   });
 
+  const call_ = async (client: Client, name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
+  const jsonOf = async (client: Client, name: string, args: Record<string, unknown>) => {
+    const result = await call_(client, name, args);
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return JSON.parse(textOf(result));
+  };
+
+  it("starts an investigation with the app token, polls it until final, and finds its session", async () => {
+    const client = await connect(appToken);
+    const started = await jsonOf(client, "investigate_alert", {
+      alert_id: ids[1],
+      operator_message: "look at the error rate",
+    });
+    const id = started.investigation.id;
+    expect(started.investigation).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const again = await jsonOf(client, "investigate_alert", { alert_id: ids[1] });
+    expect(again.investigation.id).toBe(id);
+
+    const done = await waitFor(async () => {
+      const investigation = await jsonOf(client, "get_investigation", { id });
+      return ["completed", "failed", "cancelled"].includes(investigation.status) ? investigation : undefined;
+    }, 60_000);
+    expect(done).toMatchObject({ id, alert_id: ids[1], status: "completed", parent_investigation_id: null });
+    expect(done.triage_metadata).toMatchObject({ trigger: "manual" });
+    expect(done.finished_at).toEqual(expect.any(String));
+
+    const forked = await jsonOf(client, "investigate_alert", { alert_id: ids[1], force_new: true });
+    expect(forked.investigation.id).not.toBe(id);
+    const listed = await jsonOf(client, "list_investigations", { alert_id: ids[1], status: "completed" });
+    expect(listed).toMatchObject({ page: 1, page_size: 20 });
+    expect(listed.investigations.map((item: { id: string }) => item.id)).toContain(id);
+    expect(listed.investigations.every((item: { status: string }) => item.status === "completed")).toBe(true);
+
+    const sessions = await jsonOf(client, "list_sessions", { q: done.guild_session_id, limit: 5 });
+    expect(sessions).toMatchObject({ limit: 5, offset: 0, has_more: false });
+    expect(sessions.items.map((item: { id: string }) => item.id)).toEqual([done.guild_session_id]);
+    const later = await jsonOf(client, "list_sessions", { q: done.guild_session_id, offset: 1 });
+    expect(later.items).toEqual([]);
+
+    const bad = await call_(client, "investigate_alert", { alert_id: ids[1], force_new: "yes" });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/^VALIDATION_FAILED: force_new: /);
+    expect(textOf(await call_(client, "get_investigation", { id: "nope" }))).toMatch(
+      /^VALIDATION_FAILED: id: /,
+    );
+    expect(textOf(await call_(client, "list_sessions", { limit: 101 }))).toMatch(
+      /^VALIDATION_FAILED: limit: /,
+    );
+    expect(textOf(await call_(client, "list_investigations", { status: "done" }))).toMatch(
+      /^VALIDATION_FAILED: status: /,
+    );
+    await client.close();
+
+    const stranger = await harness().createKey();
+    const foreign = await connect(stranger.key);
+    expect(await call_(foreign, "get_investigation", { id })).toEqual({
+      content: [{ type: "text", text: "NOT_FOUND: investigation not found" }],
+      isError: true,
+    });
+    expect(textOf(await call_(foreign, "investigate_alert", { alert_id: ids[1] }))).toBe(
+      "NOT_FOUND: alert not found",
+    );
+    expect(await jsonOf(foreign, "list_investigations", {})).toMatchObject({ total: 0, investigations: [] });
+    expect((await jsonOf(foreign, "list_sessions", { q: done.guild_session_id })).items).toEqual([]);
+    await foreign.close();
+  });
+
+  it("asks: a missing input answers inputs_required, then the same session takes it", async () => {
+    const h = harness();
+    await createApprovedWorkflow(h, auth, {
+      name: "restart-deployment",
+      description: "Restart a Kubernetes deployment with a rolling restart",
+      inputs: [
+        { name: "service", required: true, pattern: "^[a-z][a-z0-9-]*$" },
+        { name: "cluster", required: true, pattern: "^(prod|staging)-[a-z]+$" },
+      ],
+      routing_examples: ["restart the checkout deployment in prod-eu", "bounce the payments service"],
+      stages: [
+        {
+          id: "report",
+          action_type: "write_report",
+          config: { name: "Restart.md", title: "Restart", summary: "restarted", confidence: "high" },
+        },
+      ],
+    });
+    const client = await connect(key);
+    const first = await jsonOf(client, "ask", {
+      message: "restart the payments deployment",
+      inputs: { service: "payments" },
+      candidate_type: "workflow",
+    });
+    expect(first).toMatchObject({
+      decision: "inputs_required",
+      trace_id: "",
+      inputs_required: ["cluster"],
+      plan: "workflow restart-deployment",
+    });
+    const answered = await jsonOf(client, "ask", {
+      message: "here it is",
+      inputs: { cluster: "prod-eu" },
+      session_id: first.session_id,
+    });
+    expect(answered).toMatchObject({
+      decision: "continued",
+      session_id: first.session_id,
+      inputs_required: [],
+    });
+    expect(answered.trace_id).not.toBe("");
+    const mine = await jsonOf(client, "list_sessions", { source_app: "mcp" });
+    expect(mine.items.map((item: { id: string }) => item.id)).toEqual([first.session_id]);
+    expect(textOf(await call_(client, "ask", { message: "" }))).toMatch(/^VALIDATION_FAILED: message: /);
+    expect(textOf(await call_(client, "ask", { message: "hi", source_app: "x" }))).toMatch(
+      /^VALIDATION_FAILED/,
+    );
+    await client.close();
+
+    // The app token reads runs but does not start them: Ask needs aios_automation_write.
+    const app = await connect(appToken);
+    expect(await call_(app, "ask", { message: "restart the payments deployment" })).toEqual({
+      content: [
+        {
+          type: "text",
+          text: "INSUFFICIENT_SCOPE: this token lacks the scope aios_automation_write that ask needs",
+        },
+      ],
+      isError: true,
+    });
+    await app.close();
+    const stranger = await h.createKey();
+    const foreign = await connect(stranger.key);
+    expect(textOf(await call_(foreign, "ask", { message: "hello", session_id: first.session_id }))).toMatch(
+      /^NOT_FOUND: /,
+    );
+    await foreign.close();
+  });
+
+  it("enforces each new tool's scope as its HTTP route does", async () => {
+    const h = harness();
+    const reader = await h.createKey({ scopes: ["sre_investigations_read", "aios_automation_read"] });
+    const client = await connect(reader.key);
+    const refused = await call_(client, "investigate_alert", { alert_id: ids[0] });
+    expect(textOf(refused)).toBe(
+      "INSUFFICIENT_SCOPE: this token lacks the scope sre_investigations_write that investigate_alert needs",
+    );
+    expect((await jsonOf(client, "list_investigations", {})).total).toBe(0);
+    expect((await jsonOf(client, "list_sessions", {})).items).toEqual([]);
+    await client.close();
+    const none = await connect((await h.createKey({ scopes: ["apps_read"] })).key);
+    for (const [name, scope] of [
+      ["get_investigation", "sre_investigations_read"],
+      ["list_investigations", "sre_investigations_read"],
+      ["list_sessions", "aios_automation_read"],
+    ]) {
+      expect(textOf(await call_(none, name as string, {}))).toBe(
+        `INSUFFICIENT_SCOPE: this token lacks the scope ${scope} that ${name} needs`,
+      );
+    }
+    await none.close();
+  });
+
   it("refuses a tool whose scope the key lacks, and a request without a valid key", async () => {
     const h = harness();
     const limited = await h.createKey({ scopes: ["apps_read"] });
@@ -160,7 +339,7 @@ describeEachEngine("MCP server", (harness) => {
     expect(rotated.statusCode).toBe(200);
     await expect(connect(appToken)).rejects.toThrow(/UNAUTHENTICATED/);
     const fresh = await connect(rotated.json().app_token);
-    expect((await fresh.listTools()).tools).toHaveLength(4);
+    expect((await fresh.listTools()).tools).toHaveLength(9);
     await fresh.close();
     appToken = rotated.json().app_token;
   });

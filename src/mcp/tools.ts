@@ -1,7 +1,15 @@
 // The MCP tools: one declaration each (name, scope, TypeBox input schema, handler calling a domain's
 // index.ts). Inputs are checked against the same schemas as the HTTP API (listAlerts' filters are
-// its query schema). Tools of investigations, sessions and Ask join this list the same way.
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+// its query schema, list_investigations' and list_sessions' theirs, ask's a part of Ask's body).
+// Each tool needs the scope of its HTTP route.
+import {
+  FormatRegistry,
+  type Static,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  Type,
+} from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import {
   getAlert,
@@ -10,9 +18,22 @@ import {
   ListAlertsQuery,
   listAlerts,
 } from "../alerts/index.ts";
+import { AskPlatformRequest, ListSessionsQuery, listSessions, startAsk } from "../automation/index.ts";
 import type { Scope } from "../core/auth/scopes.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
+import { Uuid } from "../core/http/schemas.ts";
+import {
+  getInvestigation,
+  InvestigateAlertRequest,
+  investigateAlert,
+  ListInvestigationsQuery,
+  listInvestigations,
+} from "../investigations/index.ts";
+
+// TypeBox's checker knows no formats of its own; these match what the HTTP API's validator accepts.
+const UUID = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+if (!FormatRegistry.Has("uuid")) FormatRegistry.Set("uuid", (value) => UUID.test(value));
 
 export interface McpTool<S extends TSchema = TSchema> {
   name: string;
@@ -32,9 +53,28 @@ const AlertId = Type.Object(
   { additionalProperties: false },
 );
 
-const { orgId: _workspace, ...listFilters } = ListAlertsQuery.properties;
-/** listAlerts' query without orgId: the workspace is the MCP URL's orgId. */
-const ListAlertsInputSchema = Type.Object(listFilters, { additionalProperties: false });
+/** An HTTP query schema without orgId (the workspace is the MCP URL's orgId), closed to other fields. */
+function withoutWorkspace<P extends TProperties>(query: TObject<P>) {
+  const { orgId: _workspace, ...filters } = query.properties;
+  return Type.Object(filters as Omit<P, "orgId">, { additionalProperties: false });
+}
+
+const ListAlertsInputSchema = withoutWorkspace(ListAlertsQuery);
+const ListInvestigationsInput = withoutWorkspace(ListInvestigationsQuery);
+const ListSessionsInput = withoutWorkspace(ListSessionsQuery);
+
+const InvestigateAlertInput = Type.Object(
+  { alert_id: Uuid("The alert to investigate"), ...InvestigateAlertRequest.properties },
+  { additionalProperties: false },
+);
+const InvestigationId = Type.Object({ id: Uuid("Investigation UUID") }, { additionalProperties: false });
+
+const { message, inputs, session_id, candidate_type } = AskPlatformRequest.properties;
+/** Ask's body, the fields an assistant needs; the session records source_app "mcp". */
+const AskInput = Type.Object(
+  { message, inputs, session_id, candidate_type },
+  { additionalProperties: false },
+);
 
 const STORM_PAGE_SIZE = 500;
 
@@ -84,6 +124,45 @@ export const MCP_TOOLS: McpTool[] = [
       ) as { alerts: unknown[]; total: number };
       return { alert_id: alert.id, storm_id: alert.storm_id, total: list.total, alerts: list.alerts };
     },
+  }),
+  defineTool({
+    name: "investigate_alert",
+    description:
+      "Start the alert's investigation (investigateAlert): the first call creates it and launches its run; a repeat returns the newest unchanged; force_new forks a new one. Answers its reference; poll get_investigation",
+    scope: "sre_investigations_write",
+    input: InvestigateAlertInput,
+    run: (ctx, { alert_id, ...request }) => investigateAlert({ ctx, input: { alertId: alert_id, request } }),
+  }),
+  defineTool({
+    name: "get_investigation",
+    description:
+      "Read one investigation: status (queued, running, then completed, failed or cancelled), evidence, hypotheses, RCA",
+    scope: "sre_investigations_read",
+    input: InvestigationId,
+    run: (ctx, input) => getInvestigation({ ctx, input }),
+  }),
+  defineTool({
+    name: "list_investigations",
+    description: "List the workspace's investigations, newest first, with listInvestigations' filters",
+    scope: "sre_investigations_read",
+    input: ListInvestigationsInput,
+    run: (ctx, input) => listInvestigations({ ctx, input }),
+  }),
+  defineTool({
+    name: "list_sessions",
+    description:
+      "List the caller's sessions (runs of investigations, Ask and webhooks), most recent activity first, with listSessions' filters",
+    scope: "aios_automation_read",
+    input: ListSessionsInput,
+    run: (ctx, input) => listSessions({ ctx, input }),
+  }),
+  defineTool({
+    name: "ask",
+    description:
+      "Ask (startAskPlatform): route a message to a workflow or agent and start it. decision inputs_required: answer with inputs in the same session_id. Poll the run with its trace_id",
+    scope: "aios_automation_write",
+    input: AskInput,
+    run: (ctx, input) => startAsk({ ctx, input: { ...input, source_app: "mcp" } }),
   }),
 ];
 

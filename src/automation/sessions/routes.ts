@@ -10,6 +10,7 @@ import {
   listSessionArtifacts,
 } from "./artifacts.ts";
 import { exportSession } from "./export.ts";
+import { ListSessionsQuery } from "./schemas.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { terminateSession } from "./terminate.ts";
 
@@ -21,20 +22,6 @@ const ArtifactParams = Type.Object({
     maxLength: 200,
     description: "The artifact's uuid, or its file name (case-insensitive)",
   }),
-});
-const ListSessionsQuery = Type.Object({
-  ...OrgQuery,
-  q: Type.Optional(
-    Type.String({
-      maxLength: 200,
-      description:
-        "Words that must all occur (case-insensitive, substrings) in the title, first prompt, initiator, " +
-        "responder and agent or workflow names, session id, source app or source metadata",
-    }),
-  ),
-  source_app: Type.Optional(Type.String({ maxLength: 100 })),
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
 });
 const ExportQuery = Type.Object({
   ...OrgQuery,

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { DateTime, Nullable } from "../../core/http/schemas.ts";
+import { DateTime, Nullable, OrgQuery } from "../../core/http/schemas.ts";
 
 export const EXPORT_PARTS = ["notes", "report", "evidence"] as const;
 export type ExportPart = (typeof EXPORT_PARTS)[number];
@@ -203,3 +203,19 @@ export const SessionExport = Type.Object(
   { $id: "SessionExport" },
 );
 export type SessionExport = Static<typeof SessionExport>;
+
+/** listSessions' query (the MCP tool list_sessions takes it without orgId). */
+export const ListSessionsQuery = Type.Object({
+  ...OrgQuery,
+  q: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description:
+        "Words that must all occur (case-insensitive, substrings) in the title, first prompt, initiator, " +
+        "responder and agent or workflow names, session id, source app or source metadata",
+    }),
+  ),
+  source_app: Type.Optional(Type.String({ maxLength: 100 })),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
