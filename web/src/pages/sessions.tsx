@@ -9,7 +9,7 @@ import { TraceGraph } from "../trace.tsx";
 import { Empty, ErrorBox, Loading, Time } from "../ui.tsx";
 
 const PAGE = 50;
-export const usd = (value: number) => `$${value.toFixed(4)}`;
+const usd = (value: number) => `$${value.toFixed(4)}`;
 
 export function SessionsPage({ id, caller }: { id: string; caller: Caller }) {
   return id ? <SessionPage id={id} caller={caller} /> : <SessionList />;
