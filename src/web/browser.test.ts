@@ -415,7 +415,10 @@ describeEachEngine(
       const reader = await harness().createKey({ userName: "oncall", scopes: ["sre_alerts_read"] });
       const readerPage = await context.newPage();
       await signIn(readerPage, reader.key);
-      expect(await readerPage.locator("header.top nav a").allTextContents()).toEqual(["Alerts", "Sources"]);
+      // The navigation fills once /api/v1/me answers.
+      await expect
+        .poll(() => readerPage.locator("header.top nav a").allTextContents(), { timeout: WAIT })
+        .toEqual(["Alerts", "Sources"]);
       await rows(readerPage).first().waitFor({ timeout: WAIT });
       const [alert] = (await list()).alerts;
       if (!alert) throw new Error("no alerts");
