@@ -263,7 +263,7 @@ describeEachEngine(
 
         await page.goto(`${base}/alerts/${encodeURIComponent(alert.external_uid)}`);
         await expect.poll(() => page.locator("h1").textContent(), { timeout: WAIT }).toBe(alert.title);
-        // This Vigil investigates alerts: the page offers it.
+        // This Vigil investigates and the key may start one (browser-automation.test.ts presses it).
         expect(await page.getByRole("button", { name: "Investigate" }).count()).toBe(1);
       },
     );
@@ -415,7 +415,10 @@ describeEachEngine(
       const reader = await harness().createKey({ userName: "oncall", scopes: ["sre_alerts_read"] });
       const readerPage = await context.newPage();
       await signIn(readerPage, reader.key);
-      expect(await readerPage.locator("header.top nav a").allTextContents()).toEqual(["Alerts", "Sources"]);
+      // The navigation fills once /api/v1/me answers.
+      await expect
+        .poll(() => readerPage.locator("header.top nav a").allTextContents(), { timeout: WAIT })
+        .toEqual(["Alerts", "Sources"]);
       await rows(readerPage).first().waitFor({ timeout: WAIT });
       const [alert] = (await list()).alerts;
       if (!alert) throw new Error("no alerts");

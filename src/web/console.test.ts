@@ -114,8 +114,8 @@ describeEachEngine("web console", (harness) => {
         { id: billing, name: "billing" },
         { id: payments, name: "payments" },
       ],
-      // This Vigil has no investigation, Ask or session API yet: the console hides them.
-      features: { investigate: false, investigations: false, ask: false, sessions: false },
+      // This Vigil serves investigations, Ask and sessions: the console offers them.
+      features: { investigate: true, investigations: true, ask: true, sessions: true },
     });
     expect((await call(h, auth, "GET", `/api/v1/me?orgId=${payments}`)).statusCode).toBe(200);
   });

@@ -5,7 +5,10 @@ import { type Answer, api, unwrap, whenSignedOut } from "./api/client.ts";
 import { AgentsPage } from "./pages/agents.tsx";
 import { AlertPage } from "./pages/alert.tsx";
 import { AlertsPage } from "./pages/alerts.tsx";
+import { AskPage } from "./pages/ask.tsx";
+import { InvestigationsPage } from "./pages/investigations.tsx";
 import { RegistrationsPage } from "./pages/registrations.tsx";
+import { SessionsPage } from "./pages/sessions.tsx";
 import { SignIn } from "./pages/sign-in.tsx";
 import { WorkflowsPage } from "./pages/workflows.tsx";
 import { Link, navigate, useLocation } from "./router.tsx";
@@ -18,15 +21,20 @@ const queryClient = new QueryClient({
   defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } },
 });
 
-/**
- * The screens. Investigations, Ask, sessions and apps join this list with their pages; until then
- * nothing links to them.
- */
+/** The screens; one that needs an optional capability is listed only when this Vigil serves it. */
 const NAV = [
   { href: "/alerts", label: "Alerts", scope: "sre_alerts_read" },
+  {
+    href: "/investigations",
+    label: "Investigations",
+    scope: "sre_investigations_read",
+    feature: "investigations",
+  },
   { href: "/registrations", label: "Sources", scope: "sre_alerts_read" },
   { href: "/workflows", label: "Workflows", scope: "aios_automation_read" },
   { href: "/agents", label: "Agents", scope: "aios_automation_read" },
+  { href: "/ask", label: "Ask", scope: "aios_automation_write", feature: "ask" },
+  { href: "/sessions", label: "Sessions", scope: "aios_automation_read", feature: "sessions" },
 ];
 
 export function App() {
@@ -95,7 +103,11 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
         </Link>
         <nav>
           {/* A screen the key may not read is not offered. */}
-          {NAV.filter((item) => caller.data?.scopes.includes(item.scope)).map((item) => (
+          {NAV.filter(
+            (item) =>
+              caller.data?.scopes.includes(item.scope) &&
+              (!item.feature || caller.data.features[item.feature as keyof Caller["features"]]),
+          ).map((item) => (
             <Link key={item.href} href={item.href} class={path.startsWith(item.href) ? "active" : ""}>
               {item.label}
             </Link>
@@ -141,6 +153,12 @@ function Screen({ path, caller }: { path: string; caller: Caller }) {
   switch (section) {
     case "alerts":
       return id ? <AlertPage id={id} caller={caller} /> : <AlertsPage />;
+    case "investigations":
+      return <InvestigationsPage id={id} />;
+    case "ask":
+      return <AskPage />;
+    case "sessions":
+      return <SessionsPage id={id} caller={caller} />;
     case "registrations":
       return <RegistrationsPage caller={caller} />;
     case "workflows":

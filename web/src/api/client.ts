@@ -56,25 +56,29 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
   throw new ApiError(response.status, message, body.code ?? body.errCode ?? "");
 }
 
-/** For an operation this Vigil serves only when a feature is on (not in the generated types yet). */
-export async function callUntyped(method: string, path: string, body?: unknown): Promise<unknown> {
+/**
+ * Saves what a GET answers as a file. A plain link cannot carry the key, so the file is fetched with
+ * it and handed to the browser as a download.
+ */
+export async function download(path: string, fileName: string): Promise<void> {
   const url = new URL(path, location.origin);
   const org = session.org();
   if (org) url.searchParams.set("orgId", org);
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${session.key() ?? ""}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = { error: text };
+  const response = await fetch(url, { headers: { authorization: `Bearer ${session.key() ?? ""}` } });
+  if (!response.ok) {
+    const text = await response.text();
+    let body: unknown = { error: text };
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    unwrap({ error: body, response });
   }
-  return unwrap({ data: parsed, error: parsed, response });
+  const href = URL.createObjectURL(await response.blob());
+  const link = document.createElement("a");
+  link.href = href;
+  link.download = fileName;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(href), 60_000);
 }

@@ -2,9 +2,9 @@
 // the raw payload; ignore (with a reason) and un-ignore; Investigate when this Vigil investigates.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { type Alert, api, callUntyped, unwrap } from "../api/client.ts";
+import { type Alert, api, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
-import { Link } from "../router.tsx";
+import { Link, navigate } from "../router.tsx";
 import { Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
 
 export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
@@ -43,7 +43,9 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
       </header>
       <div class="alert-actions">
         {canWrite ? <IgnoreControl alert={a} /> : null}
-        {caller.features.investigate && canWrite ? <InvestigateButton alert={a} /> : null}
+        {caller.features.investigate && caller.scopes.includes("sre_investigations_write") ? (
+          <InvestigateButton alert={a} />
+        ) : null}
       </div>
 
       <div class="grid">
@@ -288,20 +290,26 @@ function IgnoreControl({ alert }: { alert: Alert }) {
 }
 
 function InvestigateButton({ alert }: { alert: Alert }) {
+  // The first press starts one; a repeat answers the newest. Either way, open it.
   const start = useMutation({
-    mutationFn: () =>
-      callUntyped("POST", `/app/sre/api/v1/alerts/${encodeURIComponent(alert.id)}/investigate`, {}),
+    mutationFn: async () =>
+      unwrap(
+        await api.POST("/app/sre/api/v1/alerts/{id}/investigate", {
+          params: { path: { id: alert.id } },
+          body: { force_new: false, remediation_requested: false },
+        }),
+      ),
+    onSuccess: (answer) => navigate(`/investigations/${answer.investigation.id}`),
   });
-  const started = start.data as { investigation?: { id?: string; status?: string } } | undefined;
   return (
     <>
       <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
         Investigate
       </button>
-      {started?.investigation ? (
-        <span class="muted small">
-          Investigation {started.investigation.id?.slice(0, 8)} {started.investigation.status ?? "started"}
-        </span>
+      {alert.investigation ? (
+        <Link href={`/investigations/${alert.investigation.id}`} class="small">
+          Latest investigation ({alert.investigation.status})
+        </Link>
       ) : null}
       <ErrorBox error={start.error} />
     </>

@@ -1,0 +1,170 @@
+// Ask: a task in plain words. The answer names the candidates it weighed; a missing input is asked for
+// in a form whose answer continues the same session; a started run shows its trace while it runs.
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "preact/hooks";
+import { api, type Schemas, unwrap } from "../api/client.ts";
+import { Link } from "../router.tsx";
+import { TraceGraph } from "../trace.tsx";
+import { ErrorBox } from "../ui.tsx";
+
+type AskAnswer = Schemas["AskStartResponse"];
+type AskBody = Schemas["AskPlatformRequest"];
+
+const DECISION: Record<AskAnswer["decision"], string> = {
+  routed: "Started",
+  pinned: "Started the chosen target",
+  continued: "Continued the session",
+  fallback: "Handed to the fallback agent",
+  ambiguous: "More than one fits: pick one",
+  no_match: "Nothing fits this request",
+  inputs_required: "Needs more input",
+};
+
+export function AskPage() {
+  const [message, setMessage] = useState("");
+  const [answer, setAnswer] = useState<AskAnswer | null>(null);
+  const ask = useMutation({
+    mutationFn: async (body: Partial<AskBody> & { message: string }) =>
+      unwrap(
+        await api.POST("/platform/api/v1/platform/ask/start", {
+          body: { candidate_type: "any", ...body },
+        }),
+      ),
+    onSuccess: setAnswer,
+  });
+  return (
+    <section class="ask">
+      <h1>Ask</h1>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (message.trim()) ask.mutate({ message });
+        }}
+      >
+        <textarea
+          name="message"
+          aria-label="What should Vigil do?"
+          placeholder="e.g. restart the checkout deployment in prod-eu"
+          rows={3}
+          value={message}
+          onInput={(event) => setMessage(event.currentTarget.value)}
+        />
+        <button type="submit" disabled={ask.isPending || !message.trim()}>
+          Ask
+        </button>
+      </form>
+      <ErrorBox error={ask.error} />
+      {answer ? (
+        <AskResult
+          key={`${answer.session_id}-${answer.trace_id}-${answer.decision}`}
+          answer={answer}
+          busy={ask.isPending}
+          send={(body) => ask.mutate({ ...body, session_id: answer.session_id })}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+function AskResult(props: {
+  answer: AskAnswer;
+  busy: boolean;
+  send: (body: Partial<AskBody> & { message: string }) => void;
+}) {
+  const { answer } = props;
+  const [values, setValues] = useState<Record<string, string>>({});
+  return (
+    <div class="ask-result">
+      <h2 class="decision" data-decision={answer.decision}>
+        {DECISION[answer.decision]}
+        {answer.plan ? <span class="muted small"> · {answer.plan}</span> : null}
+      </h2>
+      {answer.message ? <p>{answer.message}</p> : null}
+      {answer.candidates.length > 0 ? (
+        <table class="list candidates">
+          <thead>
+            <tr>
+              <th>Candidate</th>
+              <th>Kind</th>
+              <th>Confidence</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {answer.candidates.map((c) => (
+              <tr key={`${c.candidate_type}-${c.name}`} class="candidate">
+                <td>{c.name}</td>
+                <td>{c.candidate_type}</td>
+                <td>{Math.round(c.confidence * 100)}%</td>
+                <td>
+                  {answer.decision === "ambiguous" || answer.decision === "no_match" ? (
+                    <button
+                      type="button"
+                      class="ghost"
+                      disabled={props.busy}
+                      onClick={() =>
+                        props.send({
+                          message: answer.message || c.name,
+                          entity_refs: [{ name: c.name, type: c.candidate_type as "agent" | "workflow" }],
+                        })
+                      }
+                    >
+                      Use this
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {Object.keys(answer.extracted).length > 0 ? (
+        <p class="muted small">
+          Read from the request:{" "}
+          {Object.entries(answer.extracted)
+            .map(([name, value]) => `${name}=${value}`)
+            .join(", ")}
+        </p>
+      ) : null}
+      {answer.inputs_required.length > 0 ? (
+        <form
+          class="inputs-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            const inputs = Object.fromEntries(
+              answer.inputs_required.map((name) => [name, values[name] ?? ""]),
+            );
+            props.send({
+              message: Object.entries(inputs)
+                .map(([name, value]) => `${name}=${value}`)
+                .join(" "),
+              inputs,
+            });
+          }}
+        >
+          <p>Missing inputs:</p>
+          {answer.inputs_required.map((name) => (
+            <label key={name}>
+              {name}{" "}
+              <input
+                name={name}
+                required
+                value={values[name] ?? ""}
+                onInput={(event) => setValues({ ...values, [name]: event.currentTarget.value })}
+              />
+            </label>
+          ))}
+          <button type="submit" disabled={props.busy}>
+            Continue
+          </button>
+        </form>
+      ) : null}
+      {answer.session_id ? (
+        <p class="muted small">
+          Session <Link href={`/sessions/${answer.session_id}`}>{answer.session_id.slice(0, 8)}</Link>
+        </p>
+      ) : null}
+      {answer.trace_id ? <TraceGraph traceId={answer.trace_id} live={false} /> : null}
+    </div>
+  );
+}

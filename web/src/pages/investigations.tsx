@@ -1,0 +1,282 @@
+// Investigations: the list (newest first, by status) and one investigation: its verdict and plain
+// summary first, hypotheses, the RCA, evidence (only verified links are clickable), prior incidents
+// and the run's trace. A running investigation is polled until it ends.
+import { useQuery } from "@tanstack/react-query";
+import { api, type Schemas, unwrap } from "../api/client.ts";
+import { Link, setQuery, useLocation } from "../router.tsx";
+import { TraceGraph } from "../trace.tsx";
+import { Empty, ErrorBox, Loading, Time } from "../ui.tsx";
+
+type Investigation = Schemas["Investigation"];
+const FINAL = new Set(["completed", "failed", "cancelled"]);
+const STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
+const VERDICT: Record<string, string> = {
+  real_problem: "Real problem",
+  alert_is_misconfigured: "Alert is misconfigured",
+  not_enough_information: "Not enough information",
+};
+const percent = (value: number | null | undefined) => (value == null ? "—" : `${Math.round(value * 100)}%`);
+
+export function InvestigationsPage({ id }: { id: string }) {
+  return id ? <InvestigationPage id={id} /> : <InvestigationList />;
+}
+
+function InvestigationList() {
+  const { query } = useLocation();
+  const status = (query.get("status") ?? "") as (typeof STATUSES)[number] | "";
+  const page = Number(query.get("page") ?? "1") || 1;
+  const list = useQuery({
+    queryKey: ["investigations", status, page],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/app/sre/api/v1/investigations", {
+          params: { query: { page, page_size: 50, ...(status ? { status } : {}) } },
+        }),
+      ),
+    refetchInterval: 5_000,
+  });
+  return (
+    <section>
+      <h1>Investigations</h1>
+      <div class="toolbar">
+        <label>
+          Status{" "}
+          <select value={status} onChange={(event) => setQuery({ status: event.currentTarget.value })}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ErrorBox error={list.error} />
+      {list.isPending ? <Loading /> : null}
+      {list.data && list.data.investigations.length === 0 ? (
+        <Empty title="No investigations yet.">
+          Open an alert and press <strong>Investigate</strong>.
+        </Empty>
+      ) : null}
+      {list.data && list.data.investigations.length > 0 ? (
+        <table class="list investigations">
+          <thead>
+            <tr>
+              <th>Status</th>
+              <th>Verdict</th>
+              <th>Summary</th>
+              <th>Started</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.investigations.map((inv) => (
+              <tr key={inv.id} class="investigation-row">
+                <td>
+                  <span class={`badge inv-${inv.status}`}>{inv.status}</span>
+                </td>
+                <td>{verdictOf(inv) ? VERDICT[verdictOf(inv) ?? ""] : "—"}</td>
+                <td>
+                  <Link href={`/investigations/${inv.id}`}>
+                    {inv.result_summary ?? `Investigation ${inv.id.slice(0, 8)}`}
+                  </Link>
+                </td>
+                <td>
+                  <Time at={inv.started_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {list.data && list.data.total > page * 50 ? (
+        <button type="button" class="ghost" onClick={() => setQuery({ page: String(page + 1) })}>
+          Next page
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+const verdictOf = (inv: Investigation) => inv.structured_rca?.plain_summary?.verdict ?? null;
+
+function InvestigationPage({ id }: { id: string }) {
+  const investigation = useQuery({
+    queryKey: ["investigation", id],
+    queryFn: async () =>
+      unwrap(await api.GET("/app/sre/api/v1/investigations/{id}", { params: { path: { id } } })),
+    // Live while it runs; a final one does not change.
+    refetchInterval: (query) => (query.state.data && FINAL.has(query.state.data.status) ? false : 1_500),
+  });
+  if (investigation.isPending) return <Loading />;
+  if (investigation.error) return <ErrorBox error={investigation.error} />;
+  const inv = investigation.data;
+  const rca = inv.structured_rca;
+  const plain = rca?.plain_summary;
+  const verdict = plain?.verdict;
+  const live = !FINAL.has(inv.status);
+  return (
+    <article class="investigation">
+      <p class="muted small">
+        <Link href="/investigations">Investigations</Link> ·{" "}
+        <Link href={`/alerts/${inv.alert_id}`}>the alert</Link>
+      </p>
+      <h1>
+        Investigation <span class={`badge inv-${inv.status} inv-status`}>{inv.status}</span>
+      </h1>
+      <p class="muted small">
+        started <Time at={inv.started_at} />
+        {inv.finished_at ? (
+          <>
+            {" "}
+            · finished <Time at={inv.finished_at} />
+          </>
+        ) : (
+          " · updating live"
+        )}
+      </p>
+
+      <section class="verdict-box">
+        <h2 class="verdict" data-verdict={verdict ?? ""}>
+          {verdict ? VERDICT[verdict] : live ? "Investigating…" : "No verdict"}
+        </h2>
+        {plain?.what_broke ? (
+          <p>
+            <strong>What broke:</strong> {plain.what_broke}
+          </p>
+        ) : null}
+        {plain?.what_to_do ? (
+          <p>
+            <strong>What to do:</strong> {plain.what_to_do}
+          </p>
+        ) : null}
+        {inv.result_summary ? <p class="summary">{inv.result_summary}</p> : null}
+        {plain?.how_we_got_here?.length ? (
+          <details>
+            <summary>How we got here</summary>
+            <ol>
+              {plain.how_we_got_here.map((step) => (
+                <li key={step}>{step}</li>
+              ))}
+            </ol>
+          </details>
+        ) : null}
+      </section>
+
+      <section>
+        <h2>Hypotheses</h2>
+        {inv.hypotheses.length === 0 ? (
+          <p class="muted">{live ? "None yet." : "None."}</p>
+        ) : (
+          <ol class="hypotheses">
+            {inv.hypotheses.map((h) => (
+              <li key={h.statement} class={`hypothesis hyp-${h.status ?? "open"}`}>
+                <span class="badge">{h.status ?? "open"}</span>{" "}
+                <span class="confidence">{percent(h.confidence)}</span> {h.statement}
+                {h.rationale ? <div class="muted small">{h.rationale}</div> : null}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+
+      {rca ? (
+        <section class="rca">
+          <h2>Root cause analysis</h2>
+          <dl class="fields">
+            <dt>Summary</dt>
+            <dd>{rca.summary}</dd>
+            <dt>Root cause</dt>
+            <dd>{rca.root_cause ?? "—"}</dd>
+            <dt>Category</dt>
+            <dd>{rca.category.replaceAll("_", " ")}</dd>
+            <dt>Confidence</dt>
+            <dd>{percent(rca.confidence)}</dd>
+            <dt>Affected</dt>
+            <dd>
+              {[rca.affected.service, rca.affected.host, rca.affected.cluster].filter(Boolean).join(" · ") ||
+                "—"}
+            </dd>
+            {rca.trigger ? (
+              <>
+                <dt>Trigger</dt>
+                <dd>
+                  <code>{rca.trigger}</code>
+                </dd>
+              </>
+            ) : null}
+          </dl>
+          {rca.contributing_factors.length ? (
+            <>
+              <h3>Contributing factors</h3>
+              <ul>
+                {rca.contributing_factors.map((f) => (
+                  <li key={f}>{f}</li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+          {rca.remediation.length ? (
+            <>
+              <h3>Remediation</h3>
+              <ul>
+                {rca.remediation.map((r) => (
+                  <li key={r}>{r}</li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </section>
+      ) : null}
+
+      <section>
+        <h2>Evidence</h2>
+        {inv.evidence.length === 0 ? <p class="muted">No evidence cited.</p> : null}
+        <ul class="evidence">
+          {inv.evidence.map((e) => (
+            <li key={`${e.url}-${e.captured_at}`} class={e.verified ? "verified" : "unverified"}>
+              <span class="badge">{e.kind}</span>{" "}
+              {e.verified ? (
+                <a href={e.url} target="_blank" rel="noreferrer noopener">
+                  {e.title}
+                </a>
+              ) : (
+                // Not verified: shown as text, never as a link to follow.
+                <span class="evidence-title">{e.title}</span>
+              )}{" "}
+              {e.verified ? (
+                <span class="badge ok">verified</span>
+              ) : (
+                <span class="badge warn" title={e.url}>
+                  unverified
+                </span>
+              )}
+              {e.verified ? null : <div class="muted small evidence-url">{e.url}</div>}
+              {e.description ? <div class="muted small">{e.description}</div> : null}
+            </li>
+          ))}
+        </ul>
+      </section>
+
+      <section>
+        <h2>Prior incidents</h2>
+        {inv.prior_incidents.length === 0 ? <p class="muted">No earlier alert like this one.</p> : null}
+        <ul class="prior">
+          {inv.prior_incidents.map((p) => (
+            <li key={p.alert_id}>
+              <Link href={`/alerts/${p.alert_id}`}>{p.title}</Link>{" "}
+              <span class="muted small">
+                {p.match.replaceAll("_", " ")} · <Time at={p.triggered_at} /> · {p.resolution}
+              </span>
+              <div class="muted small">{p.why_matched}</div>
+            </li>
+          ))}
+        </ul>
+      </section>
+
+      <section>
+        <h2>Trace</h2>
+        <TraceGraph traceId={inv.guild_trace_id} live={live} />
+      </section>
+    </article>
+  );
+}

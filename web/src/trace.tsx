@@ -1,0 +1,93 @@
+// A run's trace (getExecutionTrace) as a graph: nodes laid out in columns by their depth from the
+// start, edges drawn as lines between them. Polled while the run is under way.
+import { useQuery } from "@tanstack/react-query";
+import { api, type Schemas, unwrap } from "./api/client.ts";
+import { ErrorBox, Loading } from "./ui.tsx";
+
+type Trace = Schemas["TraceDAGResponse"];
+
+const COLUMN = 190;
+const ROW = 64;
+const NODE_W = 160;
+const NODE_H = 40;
+
+/** Column = longest path from a root, so every edge points right. */
+function layout(trace: Trace) {
+  const depth = new Map<string, number>(trace.nodes.map((node) => [node.id, 0]));
+  for (let pass = 0; pass < trace.nodes.length; pass++) {
+    let changed = false;
+    for (const edge of trace.edges) {
+      const next = (depth.get(edge.source) ?? 0) + 1;
+      if (depth.has(edge.target) && next > (depth.get(edge.target) ?? 0)) {
+        depth.set(edge.target, next);
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  const rows = new Map<number, number>();
+  const at = new Map<string, { x: number; y: number }>();
+  for (const node of trace.nodes) {
+    const column = depth.get(node.id) ?? 0;
+    const row = rows.get(column) ?? 0;
+    rows.set(column, row + 1);
+    at.set(node.id, { x: 10 + column * COLUMN, y: 10 + row * ROW });
+  }
+  const width = 20 + Math.max(0, ...[...depth.values()]) * COLUMN + NODE_W;
+  const height = 20 + Math.max(1, ...rows.values()) * ROW;
+  return { at, width, height };
+}
+
+export function TraceGraph({ traceId, live }: { traceId: string; live: boolean }) {
+  const trace = useQuery({
+    queryKey: ["trace", traceId],
+    queryFn: async () =>
+      unwrap(await api.GET("/platform/api/v1/executions/{traceId}", { params: { path: { traceId } } })),
+    refetchInterval: (query) => (live || !query.state.data?.execution.trace_settled ? 1_500 : false),
+  });
+  if (trace.isPending) return <Loading />;
+  if (trace.error) return <ErrorBox error={trace.error} />;
+  const data = trace.data;
+  const { at, width, height } = layout(data);
+  return (
+    <figure class="trace" data-status={data.execution.status}>
+      <svg width={width} height={height} role="img" aria-label="Run trace">
+        {data.edges.map((edge) => {
+          const from = at.get(edge.source);
+          const to = at.get(edge.target);
+          if (!from || !to) return null;
+          return (
+            <line
+              key={`${edge.source}-${edge.target}`}
+              class="trace-edge"
+              x1={from.x + NODE_W}
+              y1={from.y + NODE_H / 2}
+              x2={to.x}
+              y2={to.y + NODE_H / 2}
+            />
+          );
+        })}
+        {data.nodes.map((node) => {
+          const p = at.get(node.id);
+          if (!p) return null;
+          return (
+            <g key={node.id} class={`trace-node trace-${node.status}`} data-node={node.id}>
+              <title>{`${node.label} (${node.type}): ${node.state}${node.error ? ` — ${node.error}` : ""}`}</title>
+              <rect x={p.x} y={p.y} width={NODE_W} height={NODE_H} rx={6} />
+              <text x={p.x + 8} y={p.y + 17}>
+                {node.label.slice(0, 22)}
+              </text>
+              <text x={p.x + 8} y={p.y + 32} class="trace-state">
+                {node.state}
+              </text>
+            </g>
+          );
+        })}
+      </svg>
+      <figcaption class="muted small">
+        {data.execution.target_type} {data.execution.status}
+        {data.truncated ? " (first 500 steps)" : ""} · ${data.execution.total_cost.toFixed(4)}
+      </figcaption>
+    </figure>
+  );
+}
