@@ -6,6 +6,8 @@ const BENCHES: Record<string, () => Promise<void>> = {
   "console-under-load": async () => (await import("./console-under-load.ts")).runConsoleUnderLoadBench(),
   sessions: async () => (await import("./sessions.ts")).runSessionsBench(),
   "console-page": async () => (await import("./console-page.ts")).runConsolePageBench(),
+  "investigations-storm": async () =>
+    (await import("./investigations-storm.ts")).runInvestigationsStormBench(),
 };
 
 const requested = process.argv.slice(2).filter((arg) => arg !== "--");

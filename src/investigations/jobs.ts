@@ -7,6 +7,11 @@ import { startInvestigation } from "./investigate.ts";
 
 export const autoInvestigateJob = defineJob({
   ...AUTO_INVESTIGATE_JOB,
+  // A storm queues one job per alert: fetch them in batches (fetching again while batches come back
+  // full) so the backlog drains without waiting a polling interval per alert, and start at most two
+  // at once so investigations never crowd out ingest. Each investigation's run has its own jobs.
+  concurrency: 2,
+  batchSize: 20,
   handler: async ({ ctx, data }) => {
     await startInvestigation({
       ctx,

@@ -18,6 +18,8 @@ const WATCHDOG =
 const ALWAYS_CROSSED_SHARE = 0.95;
 const ALWAYS_CROSSED_MIN_POINTS = 3;
 const FLAPPING_STATE_CHANGES = 4;
+/** A comparison that still holds after this long is an incident, however it flapped on its way in. */
+const SUSTAINED_SECONDS = 10 * 60;
 
 export interface Conclusion {
   hypotheses: InvestigationHypothesis[];
@@ -86,13 +88,14 @@ export function conclude(
         todo: `Raise the threshold of "${name}" above its normal range (${prom.min} to ${prom.max} in the window).`,
       });
     }
+    const sustained = (prom.held_seconds ?? 0) >= SUSTAINED_SECONDS;
     if (prom.state_changes !== null) {
-      const flapping = prom.state_changes >= FLAPPING_STATE_CHANGES;
+      const flapping = prom.state_changes >= FLAPPING_STATE_CHANGES && !sustained;
       candidates.push({
         statement: `"${name}" flaps on its threshold`,
         confidence: flapping ? 0.75 : 0.05,
         status: flapping ? "confirmed" : "rejected",
-        rationale: `the comparison changed state ${prom.state_changes} times in the window`,
+        rationale: `the comparison changed state ${prom.state_changes} times in the window${sustained ? `, then held from ${prom.held_since}` : ""}`,
         category: "alert_rule",
         verdict: "alert_is_misconfigured",
         todo: `Add a for: duration or hysteresis to the rule of "${name}" so it stops flapping around ${expression?.threshold}.`,
@@ -100,7 +103,8 @@ export function conclude(
     }
     if (prom.series_found && prom.crossed_share !== null && prom.crossed_share > 0) {
       const held =
-        prom.crossed_share < ALWAYS_CROSSED_SHARE && (prom.state_changes ?? 0) < FLAPPING_STATE_CHANGES;
+        prom.crossed_share < ALWAYS_CROSSED_SHARE &&
+        ((prom.state_changes ?? 0) < FLAPPING_STATE_CHANGES || sustained);
       candidates.push({
         statement: `${where}: ${expression?.lhs} crossed ${expression?.op} ${expression?.threshold}${prom.first_crossed_at ? ` from ${prom.first_crossed_at}` : ""} and stayed there`,
         confidence: held ? 0.8 : 0.3,

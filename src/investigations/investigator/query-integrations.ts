@@ -30,6 +30,10 @@ export interface PrometheusFinding {
   /** How many times the comparison changed state in the window. */
   state_changes: number | null;
   first_crossed_at: string | null;
+  /** When the comparison last started to hold, if it still holds at the window's last point. */
+  held_since: string | null;
+  /** How long it has held then, up to the window's last point (seconds). */
+  held_seconds: number | null;
 }
 
 export interface AlertmanagerFinding {
@@ -88,6 +92,8 @@ async function askPrometheus(
     crossed_share: null,
     state_changes: null,
     first_crossed_at: null,
+    held_since: null,
+    held_seconds: null,
   };
   const expression = gathered.expression;
   if (!expression)
@@ -121,6 +127,11 @@ async function askPrometheus(
   if (op && threshold !== null && values.length > 0) {
     const crossed = values.filter(([, value]) => holds(value, op, threshold));
     finding.first_crossed_at = crossed[0] ? new Date(crossed[0][0] * 1000).toISOString() : null;
+    let since: number | null = null;
+    for (const [at, value] of values) since = holds(value, op, threshold) ? (since ?? at) : null;
+    finding.held_since = since === null ? null : new Date(since * 1000).toISOString();
+    const lastAt = values.at(-1)?.[0];
+    finding.held_seconds = since === null || lastAt === undefined ? null : lastAt - since;
     // State changes and share at the server's evaluation resolution (a subquery), so short crossings
     // between two points of the range query still count.
     const bool = `(${query}) ${op} bool ${threshold}`;
