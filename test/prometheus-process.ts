@@ -28,24 +28,30 @@ export interface Exporter {
   url: string;
   /** Sets a gauge's value (`name{labels}` as written in the exposition). */
   set(series: string, value: number): void;
+  /** Serves `text` as the whole exposition instead of the gauges set one by one. */
+  setText(text: string): void;
   close(): Promise<void>;
 }
 
 export async function startExporter(): Promise<Exporter> {
   const values = new Map<string, number>();
+  let text: string | null = null;
   const server: Server = createServer((req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();
       return;
     }
     const lines = [...values].map(([series, value]) => `${series} ${value}`);
-    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(`${lines.join("\n")}\n`);
+    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(text ?? `${lines.join("\n")}\n`);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `127.0.0.1:${port}`,
     set: (series, value) => values.set(series, value),
+    setText: (next) => {
+      text = next;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -60,11 +66,20 @@ export interface PrometheusProcess {
   scalar(query: string): Promise<number | null>;
   /** Polls until the instant query's value satisfies `ready`. */
   waitFor(what: string, query: string, ready: (value: number | null) => boolean): Promise<void>;
+  /** Polls the series API until every metric name in `names` has a series. */
+  waitForSeries(names: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Starts Prometheus scraping `target` every second, with a temporary storage directory. */
-export async function startPrometheus(binary: string, target: string): Promise<PrometheusProcess> {
+/**
+ * Starts Prometheus scraping `target` every second (as job `scrape.job`, with `scrape.labels` on
+ * the target), with a temporary storage directory.
+ */
+export async function startPrometheus(
+  binary: string,
+  target: string,
+  scrape: { job?: string; labels?: Record<string, string> } = {},
+): Promise<PrometheusProcess> {
   const dir = mkdtempSync(join(tmpdir(), "vigil-prometheus-"));
   const configFile = join(dir, "prometheus.yml");
   writeFileSync(
@@ -74,9 +89,10 @@ export async function startPrometheus(binary: string, target: string): Promise<P
       "  scrape_interval: 1s",
       "  evaluation_interval: 1s",
       "scrape_configs:",
-      "  - job_name: exporter",
+      `  - job_name: ${JSON.stringify(scrape.job ?? "exporter")}`,
       "    static_configs:",
       `      - targets: ["${target}"]`,
+      ...(scrape.labels ? [`        labels: ${JSON.stringify(scrape.labels)}`] : []),
       "",
     ].join("\n"),
   );
@@ -119,6 +135,21 @@ export async function startPrometheus(binary: string, target: string): Promise<P
       await poll(
         what,
         async () => (ready(await prometheus.scalar(query)) ? true : undefined),
+        describe,
+        60_000,
+      );
+    },
+    async waitForSeries(names) {
+      await poll(
+        `series of ${names.join(", ")} in prometheus`,
+        async () => {
+          for (const name of names) {
+            const response = await request(`${base}/api/v1/series?match[]=${encodeURIComponent(name)}`);
+            const body = (await response.json()) as { data?: unknown[] };
+            if (!body.data?.length) return undefined;
+          }
+          return true;
+        },
         describe,
         60_000,
       );

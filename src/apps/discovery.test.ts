@@ -11,10 +11,12 @@ import {
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
 import {
+  type Exporter,
   type PrometheusProcess,
   requirePrometheus,
+  startExporter,
   startPrometheus,
-} from "../../test/prometheus-labelled.ts";
+} from "../../test/prometheus-process.ts";
 import { latestTopology } from "./index.ts";
 
 const METRICS = [
@@ -26,18 +28,17 @@ const METRICS = [
   "",
 ].join("\n");
 
+let exporter: Exporter;
 let prometheus: PrometheusProcess;
 let alertmanager: AlertmanagerProcess;
 let closedPort: number;
 
 beforeAll(async () => {
   const [promBinary, amBinary] = [requirePrometheus(), requireAlertmanager()];
+  exporter = await startExporter();
+  exporter.setText(METRICS);
   [prometheus, alertmanager, closedPort] = await Promise.all([
-    startPrometheus(promBinary, {
-      metricsText: METRICS,
-      job: "shop-exporter",
-      targetLabels: { cluster: "eu-1" },
-    }),
+    startPrometheus(promBinary, exporter.url, { job: "shop-exporter", labels: { cluster: "eu-1" } }),
     startAlertmanager(amBinary),
     freePort(),
   ]);
@@ -59,6 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([prometheus?.stop(), alertmanager?.stop()]);
+  await exporter?.close();
 });
 
 async function integration(h: Harness, auth: Auth, name: string, type: string, url: string) {
