@@ -5,6 +5,6 @@ export {
   readIntegrationConnection,
 } from "./connections.ts";
 export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
-export { integrationApiUrl, readIntegrationApi } from "./read-api.ts";
+export { integrationApiUrl, integrationHeaders, readIntegrationApi } from "./read-api.ts";
 export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export { IntegrationName } from "./schemas.ts";

@@ -26,7 +26,12 @@ export function integrationApiUrl(
   return url;
 }
 
-function headersOf(connection: IntegrationConnection, url: URL): Record<string, string> {
+/**
+ * The request headers of a call to the integration: a `token` credential is a bearer token,
+ * `username`/`password` basic auth; user info in `url` counts as basic auth and is removed from it
+ * (fetch refuses URLs that carry it).
+ */
+export function integrationHeaders(connection: IntegrationConnection, url: URL): Record<string, string> {
   const headers: Record<string, string> = { accept: "application/json" };
   const credentials = connection.credentials ?? {};
   let basic: [string, string] | null = null;
@@ -52,7 +57,7 @@ export async function readIntegrationApi(
   const url = integrationApiUrl(connection, request.path, request.query);
   if (!url) return { ok: false, error: `integration ${connection.name} has no valid url`, url: null };
   if (connection.credentialsError) return { ok: false, error: connection.credentialsError, url: url.href };
-  const headers = headersOf(connection, url);
+  const headers = integrationHeaders(connection, url);
   const where = `GET ${url.origin}${url.pathname}`;
   try {
     const response = await outboundRequest(

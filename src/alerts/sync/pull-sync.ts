@@ -18,6 +18,7 @@ import { defineJob } from "../../core/queue/catalog.ts";
 import {
   getIntegration,
   type IntegrationConnection,
+  integrationHeaders,
   listIntegrationConnections,
   readIntegrationConnection,
 } from "../../integrations/index.ts";
@@ -72,24 +73,9 @@ function alertsUrl(base: string): URL {
   return url;
 }
 
-// Credentials: a `token` is a bearer token, `username` and `password` are basic auth; user info in
-// the URL counts as basic auth too (fetch refuses URLs that carry it).
 function requestOf(connection: IntegrationConnection): { url: URL; headers: Record<string, string> } {
   const url = alertsUrl(connection.url ?? "");
-  const headers: Record<string, string> = { accept: "application/json" };
-  const credentials = connection.credentials ?? {};
-  let basic: [string, string] | null = null;
-  if (url.username || url.password) {
-    basic = [decodeURIComponent(url.username), decodeURIComponent(url.password)];
-    url.username = "";
-    url.password = "";
-  }
-  if (credentials.token) headers.authorization = `Bearer ${credentials.token}`;
-  else if (credentials.username !== undefined) basic = [credentials.username, credentials.password ?? ""];
-  if (basic && !headers.authorization) {
-    headers.authorization = `Basic ${Buffer.from(`${basic[0]}:${basic[1]}`).toString("base64")}`;
-  }
-  return { url, headers };
+  return { url, headers: integrationHeaders(connection, url) };
 }
 
 function describeFetchError(err: unknown): string {
