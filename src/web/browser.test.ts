@@ -236,8 +236,14 @@ describeEachEngine(
       const selected = page.locator("tr.alert-row.selected a.alert-title");
       const second = await rows().nth(1).locator("a.alert-title").getAttribute("href");
       expect(await selected.getAttribute("href")).toBe(second);
+      // Triage may still re-rank the list while the keys are pressed: Enter opens whichever alert
+      // is selected then, an alert page either way.
+      const opening = await selected.getAttribute("href");
       await page.keyboard.press("Enter");
-      await page.waitForURL((url) => url.pathname === second, { timeout: WAIT });
+      await page.waitForURL((url) => url.pathname !== "/alerts" && url.pathname.startsWith("/alerts/"), {
+        timeout: WAIT,
+      });
+      expect([second, opening]).toContain(new URL(page.url()).pathname);
       await page.goBack();
       await rows().first().waitFor({ timeout: WAIT });
       await page.keyboard.press("/");
