@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most test time waits on real peers (PostgreSQL, Prometheus, Alertmanager, Chromium, OpenTofu),
+    // not on CPU: three files at a time keep two cores busy where the default (cores - 1) idles one.
+    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
   },
 });
