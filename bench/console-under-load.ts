@@ -20,6 +20,7 @@ import pg from "pg";
 import { loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
 import { type DriveResult, post, startLoadGenerator } from "./ingest-client.ts";
+import { percentile } from "./percentile.ts";
 
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -33,12 +34,6 @@ const SAMPLE_GIVE_UP_MS = 30_000;
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] as number;
-}
 
 function get(agent: Agent, port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@
 import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
 import { isMainThread, parentPort, Worker } from "node:worker_threads";
+import { percentile } from "./percentile.ts";
 
 export interface DriveRequest {
   port: number;
@@ -107,11 +108,6 @@ export function post(agent: Agent, port: number, path: string, body: string, hea
     req.on("error", reject);
     req.end(body);
   });
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] as number;
 }
 
 /** Posts bodies with `concurrency` requests in flight until maxRequests or the duration is spent. */

@@ -16,6 +16,7 @@ import pg from "pg";
 import { SOURCE_TYPES } from "../src/alerts/sources/types.ts";
 import { loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
+import { percentile } from "./percentile.ts";
 import { startProfile, stopProfile } from "./profiler.ts";
 
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
@@ -149,11 +150,6 @@ interface Result {
   total: string | null;
   p50: number;
   p99: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] as number;
 }
 
 async function measure(vigil: Vigil, spec: Case): Promise<Result> {

@@ -11,6 +11,7 @@ import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
+import { percentile } from "./percentile.ts";
 
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -62,9 +63,6 @@ interface Result {
   p50: number;
   p99: number;
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0;
 
 async function measure(vigil: Vigil, name: string, path: string): Promise<Result> {
   const headers = { authorization: `Bearer ${BOOTSTRAP_KEY}` };
