@@ -442,30 +442,31 @@ function printAims(rows: Row[]): void {
   };
   const verdict = (value: number | null, aim: number) =>
     value === null ? "not measured" : value >= aim ? "met" : "NOT MET";
-  const aims: [string, number | null, number, string][] = [
-    ["PostgreSQL api role, 1-alert new", ratio("api", "1-alert new"), 0.5, "x Alertmanager"],
-    ["PostgreSQL api role, 50-alert new", ratio("api", "50-alert new"), 1.0, "x Alertmanager"],
-    ["PostgreSQL api role, 50-alert repeat", ratio("api", "50-alert repeat"), 1.5, "x Alertmanager"],
+  // [what, measured, aim]: the first three and the last two against Alertmanager, the rest against
+  // the api role's ratio in the same scenario (ratios cancel the machine's drift between engines).
+  const aims: [string, number | null, number][] = [
+    ["api role, 1-alert new / Alertmanager", ratio("api", "1-alert new"), 0.5],
+    ["api role, 50-alert new / Alertmanager", ratio("api", "50-alert new"), 1.0],
+    ["api role, 50-alert repeat / Alertmanager", ratio("api", "50-alert repeat"), 1.5],
   ];
   for (const scenario of ALL_SCENARIOS) {
     const all = ratio("all", scenario.name);
     const api = ratio("api", scenario.name);
     aims.push([
-      `all roles against api role, ${scenario.name}`,
+      `all roles / api role, ${scenario.name}`,
       all !== null && api !== null ? all / api : null,
       0.8,
-      "x the api role's ratio",
     ]);
   }
   aims.push(
-    ["embedded, 1-alert new", ratio("embedded", "1-alert new"), 0.1, "x Alertmanager"],
-    ["embedded, 50-alert new", ratio("embedded", "50-alert new"), 0.3, "x Alertmanager"],
+    ["embedded, 1-alert new / Alertmanager", ratio("embedded", "1-alert new"), 0.1],
+    ["embedded, 50-alert new / Alertmanager", ratio("embedded", "50-alert new"), 0.3],
   );
   const width = Math.max(...aims.map(([name]) => name.length));
-  for (const [name, value, aim, unit] of aims) {
+  for (const [name, value, aim] of aims) {
     const shown = value === null ? "-" : `${value.toFixed(2)}x`;
     console.log(
-      `  ${name.padEnd(width)}  ${shown.padStart(6)}  aim >= ${aim}${unit}  ${verdict(value, aim)}`,
+      `  ${name.padEnd(width)}  ${shown.padStart(6)}  aim >= ${aim.toFixed(1)}x  ${verdict(value, aim)}`,
     );
   }
 }
