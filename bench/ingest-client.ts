@@ -1,17 +1,26 @@
-// The ingest bench's load generator, run in a worker thread: a sender is never inside the server's
-// process, and here its HTTP client work (building bodies, writing requests, reading replies) would
-// otherwise run on the event loop it is measuring. The main thread asks for one scenario at a time.
+// The ingest bench's load generator, run in a worker thread: its HTTP client work (building bodies,
+// writing requests, reading replies) stays off the event loop of a server in the bench's process. The
+// main thread asks for one scenario at a time. It speaks to Vigil's webhook trigger (Alertmanager
+// webhook bodies) or to Alertmanager's own API (POST /api/v2/alerts), with the same alerts.
 import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
 import { isMainThread, parentPort, Worker } from "node:worker_threads";
 import { percentile } from "./percentile.ts";
 
+/** `vigil`: Alertmanager webhook bodies, 202 with outcomes; `alertmanager`: /api/v2/alerts, 200. */
+export type Wire = "vigil" | "alertmanager";
+
 export interface DriveRequest {
   port: number;
   path: string;
+  /** `vigil` unless said. */
+  wire?: Wire;
   alertsPerBody: number;
   maxRequests: number;
-  /** Replays the bodies of the previous non-replay run instead of making new ones. */
+  /**
+   * Replays the bodies of the previous non-replay run to the same port (from the first again when
+   * they run out) instead of making new ones.
+   */
   replay: boolean;
   /** Fingerprint prefix of new bodies: one hex digit, so runs never share an alert. */
   prefix: string;
@@ -30,40 +39,48 @@ export interface DriveResult {
   outcomes: Record<string, number>;
 }
 
-// ---- Alertmanager webhook bodies (payload version 4, as Alertmanager 0.25 sends them) ----
+// ---- the alerts, as an Alertmanager webhook body (payload version 4, as Alertmanager 0.25 sends
+// it) or as the array POST /api/v2/alerts takes ----
 
 const STARTS_AT = new Date(Date.now() - 300_000).toISOString();
 
-function alertmanagerBody(prefix: string, first: number, size: number): string {
+function alertsOf(prefix: string, first: number, size: number) {
   const alerts = [];
   for (let k = 0; k < size; k += 1) {
     const n = first + k;
-    const labels = {
-      alertname: "HighErrorRate",
-      service: `svc-${n % 97}`,
-      instance: `host-${n}:9100`,
-      job: "node",
-      severity: n % 3 === 0 ? "critical" : "warning",
-    };
     alerts.push({
-      status: "firing",
-      labels,
+      // The prefix is in the labels too: Alertmanager tells alerts apart by their labels alone.
+      labels: {
+        alertname: "HighErrorRate",
+        service: `svc-${n % 97}`,
+        instance: `host-${prefix}${n}:9100`,
+        job: "node",
+        severity: n % 3 === 0 ? "critical" : "warning",
+      },
       annotations: {
         summary: `error rate above 5% on host-${n}`,
         description: `5xx ratio is 7.3% over 5m on host-${n}`,
         runbook_url: "https://runbooks.example/high-error-rate",
       },
       startsAt: STARTS_AT,
-      endsAt: "0001-01-01T00:00:00Z",
       generatorURL: "http://prometheus.example:9090/graph?g0.expr=rate",
       // 16 hex digits, unique per alert across the whole run.
       fingerprint: `${prefix}${n.toString(16).padStart(15, "0")}`,
     });
   }
+  return alerts;
+}
+
+function alertmanagerBody(wire: Wire, prefix: string, first: number, size: number): string {
+  const alerts = alertsOf(prefix, first, size);
+  if (wire === "alertmanager") {
+    // Alertmanager computes the fingerprint from the labels; an endsAt left out means "until resolved".
+    return JSON.stringify(alerts.map(({ fingerprint: _, ...alert }) => alert));
+  }
   return JSON.stringify({
     receiver: "vigil",
     status: "firing",
-    alerts,
+    alerts: alerts.map((alert) => ({ status: "firing", ...alert, endsAt: "0001-01-01T00:00:00Z" })),
     groupLabels: { alertname: "HighErrorRate" },
     commonLabels: { alertname: "HighErrorRate", job: "node" },
     commonAnnotations: {},
@@ -130,11 +147,12 @@ async function drive(agent: Agent, request: DriveRequest, bodies: (i: number) =>
         (err: Error): Reply => ({ status: 0, body: err.message }),
       );
       latencies.push(performance.now() - sent);
-      if (reply.status !== 202) {
+      if (reply.status !== (request.wire === "alertmanager" ? 200 : 202)) {
         failures += 1;
         firstFailure ??= `${reply.status} ${reply.body.slice(0, 300)}`;
         continue;
       }
+      if (request.wire === "alertmanager") continue;
       const accepted = JSON.parse(reply.body) as { alerts: { outcome: string }[] };
       for (const alert of accepted.alerts) outcomes[alert.outcome] = (outcomes[alert.outcome] ?? 0) + 1;
     }
@@ -160,20 +178,27 @@ async function drive(agent: Agent, request: DriveRequest, bodies: (i: number) =>
 if (!isMainThread && parentPort) {
   const port = parentPort;
   let agent: Agent | null = null;
-  let previous: string[] = [];
+  /** The bodies of the last non-replay run, per port. */
+  const previous = new Map<number, string[]>();
   port.on("message", async (request: DriveRequest) => {
     agent ??= new Agent({ keepAlive: true, maxSockets: request.concurrency });
     const sent: string[] = [];
-    const replayed = previous;
+    const replayed = previous.get(request.port) ?? [];
+    const wire = request.wire ?? "vigil";
     const bodies = request.replay
-      ? (i: number) => replayed[i]
+      ? (i: number) => replayed[i % replayed.length]
       : (i: number) => {
-          const body = alertmanagerBody(request.prefix, i * request.alertsPerBody, request.alertsPerBody);
+          const body = alertmanagerBody(
+            wire,
+            request.prefix,
+            i * request.alertsPerBody,
+            request.alertsPerBody,
+          );
           sent.push(body);
           return body;
         };
     const result = await drive(agent, request, bodies);
-    if (!request.replay) previous = sent;
+    if (!request.replay) previous.set(request.port, sent);
     port.postMessage(result);
   });
 }

@@ -1,279 +1,532 @@
-// Webhook ingest through the real HTTP trigger: a Vigil listening on loopback, Alertmanager webhook
-// bodies posted from this process over keep-alive connections with a bounded number in flight. Runs
-// on the embedded default (PGlite on a temporary DATA_DIR: durable files) and on PostgreSQL
-// (BENCH_DATABASE_URL or TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; the
-// bench creates its own database there and drops it). Scenarios: 1-alert and 50-alert bodies, new
-// alerts (unique fingerprints), then the same bodies again (re-notifications). The sender runs in a
-// worker thread (ingest-client.ts), so the event loop measured is the server's alone.
+// Webhook ingest beside Prometheus Alertmanager, in the same run and from the same load generator.
+// For each Vigil engine (PostgreSQL with the API role alone, PostgreSQL with all roles in one
+// process, the embedded default on PGlite files) the bench starts a fresh Alertmanager (the Debian
+// package, in memory) and a fresh Vigil, each in its own process, and drives both with the same
+// alerts: to Alertmanager as POST /api/v2/alerts, to Vigil as Alertmanager webhook bodies on its
+// trigger (durable: the 202 comes after the commit). Scenarios alternate between the two, so both
+// see the same machine. CPU per alert is read from /proc for each process (and, on PostgreSQL, for
+// the backends of Vigil's database); the generator runs in the bench's own process.
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent } from "node:http";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { type Config, loadConfig } from "../src/config.ts";
-import { startVigil, type Vigil } from "../src/start.ts";
-import { type DriveResult, post, startLoadGenerator } from "./ingest-client.ts";
-import { startProfile, stopProfile } from "./profiler.ts";
-import { installQueryCounter, queryStats, resetQueryStats } from "./query-counter.ts";
+import {
+  type AlertmanagerProcess,
+  requireAlertmanager,
+  startAlertmanager,
+} from "../test/alertmanager-process.ts";
+import { type DriveRequest, type DriveResult, post, startLoadGenerator, type Wire } from "./ingest-client.ts";
+import type { ServerMessage, ServerReply } from "./ingest-server.ts";
+import { pgbenchUpsertRates } from "./pgbench-upsert.ts";
+import { cpuSeconds } from "./process-cpu.ts";
+import type { QueryStats } from "./query-counter.ts";
 
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SCENARIO_MS = Number(process.env.BENCH_SCENARIO_MS ?? 10_000);
-/** Deliveries sent before the scenarios, unmeasured: the JIT's compiling (on the same 2 cores) is over by then. */
+/** Each side, each scenario. */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** Unmeasured deliveries before the scenarios (the JIT, pools and plan caches warm up), at most BENCH_WARM_UP_SECONDS. */
 const WARM_UP_REQUESTS = Number(process.env.BENCH_WARM_UP ?? 3_000);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 10);
+/** How long to wait for Vigil's background work (triage of the last scenario) before Alertmanager's turn. */
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 20);
+const PGBENCH_SECONDS = Number(process.env.BENCH_PGBENCH_SECONDS ?? 5);
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
-/** `pglite,postgres` by default; BENCH_ENGINES=postgres runs one (for profiling). */
-const ENGINES = (process.env.BENCH_ENGINES ?? "pglite,postgres").split(",").map((name) => name.trim());
+const SERVER_URL =
+  process.env.BENCH_DATABASE_URL?.trim() || process.env.TEST_DATABASE_URL?.trim() || DEFAULT_POSTGRES;
+const START_TIMEOUT_MS = 120_000;
+
+interface Engine {
+  key: string;
+  label: string;
+  postgres: boolean;
+  role: "api" | "all";
+}
+
+/** BENCH_ENGINES=api,all,embedded (the default) runs those, in that order. */
+const ENGINES: Engine[] = [
+  { key: "api", label: "PostgreSQL, api role", postgres: true, role: "api" as const },
+  { key: "all", label: "PostgreSQL, all roles", postgres: true, role: "all" as const },
+  { key: "embedded", label: "embedded (PGlite)", postgres: false, role: "all" as const },
+].filter((engine) =>
+  (process.env.BENCH_ENGINES ?? "api,all,embedded")
+    .split(",")
+    .map((word) => word.trim())
+    .includes(engine.key),
+);
 
 interface Scenario {
   name: string;
   alertsPerBody: number;
-  maxRequests: number;
-  /** Replays the bodies of the scenario before it instead of making new ones. */
+  /** Sends the bodies of the scenario before it again instead of new ones. */
   replay: boolean;
+  prefix: string;
 }
 
-const SCENARIOS: Scenario[] = [
-  { name: "1-alert, new", alertsPerBody: 1, maxRequests: 15_000, replay: false },
-  { name: "1-alert, re-notify", alertsPerBody: 1, maxRequests: 15_000, replay: true },
-  { name: "50-alert, new", alertsPerBody: 50, maxRequests: 1_500, replay: false },
-  { name: "50-alert, re-notify", alertsPerBody: 50, maxRequests: 1_500, replay: true },
-].filter(
-  // BENCH_SCENARIOS=50-alert runs the scenarios whose name holds one of the words (for profiling).
-  (scenario) =>
-    !process.env.BENCH_SCENARIOS ||
-    process.env.BENCH_SCENARIOS.split(",").some((word) => scenario.name.includes(word.trim())),
-);
+const ALL_SCENARIOS: Scenario[] = [
+  { name: "1-alert new", alertsPerBody: 1, replay: false, prefix: "a" },
+  { name: "1-alert repeat", alertsPerBody: 1, replay: true, prefix: "a" },
+  { name: "50-alert new", alertsPerBody: 50, replay: false, prefix: "b" },
+  { name: "50-alert repeat", alertsPerBody: 50, replay: true, prefix: "b" },
+];
+/** BENCH_SCENARIOS=50-alert runs the scenarios whose name holds one of the words (a repeat with its new). */
+const SCENARIOS = ALL_SCENARIOS.filter((scenario, i) => {
+  const words = process.env.BENCH_SCENARIOS?.split(",").map((word) => word.trim());
+  const picked = (s: Scenario | undefined) => !words || words.some((word) => s?.name.includes(word));
+  return (
+    picked(scenario) || (!scenario.replay && ALL_SCENARIOS[i + 1]?.replay && picked(ALL_SCENARIOS[i + 1]))
+  );
+});
 
-interface Result extends DriveResult {
-  engine: string;
-  scenario: string;
-  /** How busy the server's event loop was (the sender has its own thread). */
-  loopPercent: number;
-  /** PostgreSQL only: WAL written during the scenario (cluster-wide), bytes. */
-  walBytes: number | null;
-  queries: [string, { count: number; ms: number }][];
+interface Side extends DriveResult {
+  /** CPU seconds of the server process during the scenario. */
+  cpu: number;
+}
+
+interface Row {
+  engine: Engine;
+  scenario: Scenario;
+  alertmanager: Side;
+  vigil: Side & {
+    /** CPU seconds of the PostgreSQL backends serving Vigil's database; null on PGlite. */
+    databaseCpu: number | null;
+    walBytes: number | null;
+    loopPercent: number;
+    queries: [string, QueryStats][];
+  };
+}
+
+// ---- the processes, and stopping them whatever happens ----
+
+const stops = new Set<() => Promise<void>>();
+
+async function stopAll(): Promise<void> {
+  await Promise.allSettled([...stops].map((stop) => stop()));
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  console.log(`\n${signal}: stopping Alertmanager and Vigil`);
+  void stopAll().finally(() => process.exit(130));
+}
+
+interface VigilProcess {
+  pid: number;
+  port: number;
+  ask(message: ServerMessage): Promise<ServerReply>;
+  stop(): Promise<void>;
+}
+
+const SERVER_ENTRY = fileURLToPath(new URL("./ingest-server.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** Vigil as `vigil serve` runs it, from the sources (tsx), in a child process with an IPC channel. */
+async function startVigilProcess(env: Record<string, string>): Promise<VigilProcess> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", SERVER_ENTRY], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
+  let log = "";
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-4_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let exitCode: number | null | undefined;
+  child.once("exit", (code) => {
+    exitCode = code;
+  });
+  const next = (type: ServerReply["type"], timeoutMs: number) =>
+    new Promise<ServerReply>((resolve, reject) => {
+      const timer = setTimeout(
+        () => done(new Error(`vigil did not answer ${type} in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const onMessage = (reply: ServerReply) => {
+        if (reply.type === type) done(null, reply);
+      };
+      const onExit = () => done(new Error(`vigil exited (code ${exitCode})`));
+      function done(err: Error | null, reply?: ServerReply) {
+        clearTimeout(timer);
+        child.off("message", onMessage);
+        child.off("exit", onExit);
+        if (err) reject(new Error(`${err.message}\n--- vigil output ---\n${log}`));
+        else resolve(reply as ServerReply);
+      }
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+    });
+  const stop = async () => {
+    stops.delete(stop);
+    if (exitCode !== undefined) return;
+    if (child.connected) child.send({ type: "stop" } satisfies ServerMessage);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  stops.add(stop);
+  try {
+    const listening = await next("listening", START_TIMEOUT_MS);
+    return {
+      pid: child.pid as number,
+      port: (listening as { port: number }).port,
+      stop,
+      ask(message) {
+        const reply = next(message.type === "begin" ? "begun" : "ended", 60_000);
+        child.send(message);
+        return reply;
+      },
+    };
+  } catch (err) {
+    child.kill("SIGKILL");
+    await stop();
+    throw err;
+  }
+}
+
+async function startAlertmanagerProcess(): Promise<AlertmanagerProcess> {
+  const am = await startAlertmanager(requireAlertmanager());
+  const stop = async () => {
+    stops.delete(stop);
+    await am.stop();
+  };
+  stops.add(stop);
+  return { ...am, stop };
+}
+
+/** A database of its own on the PostgreSQL server, dropped by `drop`. */
+async function createDatabase(
+  admin: pg.Client,
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `vigil_bench_${randomBytes(6).toString("hex")}`;
+  await admin.query(`create database ${name}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const drop = async () => {
+    stops.delete(drop);
+    await admin.query(`drop database if exists ${name} with (force)`);
+  };
+  stops.add(drop);
+  return { url: url.toString(), name, drop };
+}
+
+/** Waits until Vigil's process is nearly idle (under a tenth of a core over a second), at most SETTLE_SECONDS. */
+async function settle(pid: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const before = cpuSeconds(pid);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const after = cpuSeconds(pid);
+    const waited = (performance.now() - started) / 1000;
+    if (before === null || after === null || after - before < 0.1 || waited >= SETTLE_SECONDS) return waited;
+  }
+}
+
+/** CPU seconds of the backends connected to `database` (by pid; a backend that ended meanwhile is missed). */
+async function backendCpu(admin: pg.Client, database: string): Promise<Map<number, number>> {
+  const { rows } = await admin.query("select pid from pg_stat_activity where datname = $1", [database]);
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows as { pid: number }[]) cpu.set(pid, cpuSeconds(pid) ?? 0);
+  return cpu;
+}
+
+async function walPosition(admin: pg.Client): Promise<number> {
+  const { rows } = await admin.query("select pg_current_wal_lsn() - '0/0' as bytes");
+  return Number((rows[0] as { bytes: string }).bytes);
 }
 
 // ---- one engine ----
 
-interface Target {
-  engine: string;
-  config: Config;
-  /** PostgreSQL only: the current WAL position in bytes. */
-  walPosition?: () => Promise<number>;
-  cleanup(): Promise<void>;
-}
-
-async function pgliteTarget(): Promise<Target> {
+async function benchEngine(
+  engine: Engine,
+  sender: ReturnType<typeof startLoadGenerator>,
+  admin: pg.Client | null,
+): Promise<Row[]> {
   const dataDir = mkdtempSync(join(tmpdir(), "vigil-bench-"));
-  return {
-    engine: "PGlite (files)",
-    config: loadConfig(
-      {},
-      {
-        dataDir,
-        databaseUrl: null,
-        logLevel: "silent",
-        ...(process.env.BENCH_ROLE ? { role: process.env.BENCH_ROLE as "api" } : {}),
-        secretKey: "bench-secret-key",
-        bootstrapApiKey: BOOTSTRAP_KEY,
-      },
-    ),
-    cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-  };
-}
-
-async function postgresTarget(): Promise<Target | null> {
-  const serverUrl =
-    process.env.BENCH_DATABASE_URL?.trim() || process.env.TEST_DATABASE_URL?.trim() || DEFAULT_POSTGRES;
-  const admin = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3_000 });
-  admin.on("error", () => {});
-  let version = "";
-  try {
-    await admin.connect();
-    const { rows } = await admin.query(
-      "select current_setting('server_version') as v, current_setting('synchronous_commit') as s, current_setting('fsync') as f",
-    );
-    const row = rows[0] as { v: string; s: string; f: string };
-    version = `${row.v}, synchronous_commit=${row.s}, fsync=${row.f}`;
-  } catch (err) {
-    await admin.end().catch(() => {});
-    const shown = new URL(serverUrl);
-    shown.password = "";
-    console.log(`PostgreSQL skipped: ${shown} is unreachable (${(err as Error).message})`);
-    return null;
-  }
-  const name = `vigil_bench_${randomBytes(6).toString("hex")}`;
-  await admin.query(`create database ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const dataDir = mkdtempSync(join(tmpdir(), "vigil-bench-"));
-  return {
-    engine: `PostgreSQL ${version.split(" ")[0]}`,
-    config: loadConfig(
-      {},
-      {
-        dataDir,
-        databaseUrl: url.toString(),
-        logLevel: "silent",
-        ...(process.env.BENCH_ROLE ? { role: process.env.BENCH_ROLE as "api" } : {}),
-        secretKey: "bench-secret-key",
-        bootstrapApiKey: BOOTSTRAP_KEY,
-      },
-    ),
-    async walPosition() {
-      const { rows } = await admin.query("select pg_current_wal_lsn() - '0/0' as bytes");
-      return Number((rows[0] as { bytes: string }).bytes);
-    },
-    async cleanup() {
-      rmSync(dataDir, { recursive: true, force: true });
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-      console.log(`(PostgreSQL ${version})`);
-    },
-  };
-}
-
-async function benchEngine(target: Target): Promise<Result[]> {
-  let vigil: Vigil | null = null;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const sender = startLoadGenerator();
-  const results: Result[] = [];
+  let database: Awaited<ReturnType<typeof createDatabase>> | null = null;
+  let vigil: VigilProcess | null = null;
+  let am: AlertmanagerProcess | null = null;
+  const rows: Row[] = [];
   try {
-    vigil = await startVigil(target.config);
-    await vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    const port = address.port;
+    if (engine.postgres && admin) database = await createDatabase(admin);
+    am = await startAlertmanagerProcess();
+    vigil = await startVigilProcess({
+      DATA_DIR: dataDir,
+      VIGIL_ROLE: engine.role,
+      SECRET_KEY: "bench-secret-key",
+      BOOTSTRAP_API_KEY: BOOTSTRAP_KEY,
+      ...(database ? { DATABASE_URL: database.url } : {}),
+    });
     const registered = await post(
       agent,
-      port,
+      vigil.port,
       "/app/sre/api/v1/alerts/webhook",
       JSON.stringify({ source: "alertmanager", integration: "bench" }),
       { authorization: `Bearer ${BOOTSTRAP_KEY}` },
     );
     if (registered.status !== 201)
       throw new Error(`registration failed: ${registered.status} ${registered.body}`);
-    const path = `/platform${(JSON.parse(registered.body) as { platform_webhook_url: string }).platform_webhook_url}`;
+    const webhook = (JSON.parse(registered.body) as { platform_webhook_url: string }).platform_webhook_url;
+    const targets: Record<Wire, Pick<DriveRequest, "port" | "path" | "wire">> = {
+      alertmanager: { port: am.port, path: "/api/v2/alerts", wire: "alertmanager" },
+      vigil: { port: vigil.port, path: `/platform${webhook}`, wire: "vigil" },
+    };
+    const common = {
+      concurrency: CONCURRENCY,
+      durationMs: SECONDS * 1000,
+      maxRequests: Number.MAX_SAFE_INTEGER,
+    };
 
-    // Warm-up (JIT, connection pool, plan caches) with both body sizes: not measured.
-    const drive = { port, path, concurrency: CONCURRENCY, durationMs: SCENARIO_MS };
-    for (const [alertsPerBody, maxRequests, prefix] of [
-      [1, WARM_UP_REQUESTS, "e"],
-      [50, WARM_UP_REQUESTS / 20, "f"],
-    ] as const) {
-      await sender.run({ ...drive, alertsPerBody, maxRequests, replay: false, prefix });
+    for (const target of Object.values(targets)) {
+      for (const [alertsPerBody, maxRequests, prefix] of [
+        [1, WARM_UP_REQUESTS, "e"],
+        [50, Math.ceil(WARM_UP_REQUESTS / 20), "f"],
+      ] as const) {
+        await sender.run({
+          ...common,
+          ...target,
+          alertsPerBody,
+          maxRequests,
+          durationMs: WARM_UP_SECONDS * 1000,
+          replay: false,
+          prefix,
+        });
+      }
     }
 
     for (const scenario of SCENARIOS) {
-      resetQueryStats();
-      const walBefore = await target.walPosition?.();
-      await startProfile();
-      const loopBefore = performance.eventLoopUtilization();
-      const run = await sender.run({
-        ...drive,
-        alertsPerBody: scenario.alertsPerBody,
-        maxRequests: scenario.maxRequests,
-        replay: scenario.replay,
-        prefix: scenario.alertsPerBody === 1 ? "a" : "b",
+      const waited = await settle(vigil.pid);
+      if (waited >= SETTLE_SECONDS)
+        console.log(`  (${engine.label}: Vigil still busy after ${waited.toFixed(0)} s)`);
+      const drive = { ...common, ...scenario };
+      const amBefore = cpuSeconds(am.pid) ?? Number.NaN;
+      const amRun = await sender.run({ ...drive, ...targets.alertmanager });
+      const amCpu = (cpuSeconds(am.pid) ?? Number.NaN) - amBefore;
+
+      const backendsBefore = admin && database ? await backendCpu(admin, database.name) : null;
+      const walBefore = admin && database ? await walPosition(admin) : null;
+      await vigil.ask({ type: "begin" });
+      const vigilBefore = cpuSeconds(vigil.pid) ?? Number.NaN;
+      const vigilRun = await sender.run({ ...drive, ...targets.vigil });
+      const vigilCpu = (cpuSeconds(vigil.pid) ?? Number.NaN) - vigilBefore;
+      const ended = (await vigil.ask({ type: "end", name: `${engine.key} ${scenario.name}` })) as Extract<
+        ServerReply,
+        { type: "ended" }
+      >;
+      let databaseCpu: number | null = null;
+      let walBytes: number | null = null;
+      if (admin && database && backendsBefore && walBefore !== null) {
+        walBytes = (await walPosition(admin)) - walBefore;
+        databaseCpu = 0;
+        for (const [pid, after] of await backendCpu(admin, database.name)) {
+          databaseCpu += after - (backendsBefore.get(pid) ?? 0);
+        }
+      }
+      rows.push({
+        engine,
+        scenario,
+        alertmanager: { ...amRun, cpu: amCpu },
+        vigil: {
+          ...vigilRun,
+          cpu: vigilCpu,
+          databaseCpu,
+          walBytes,
+          loopPercent: ended.loopPercent,
+          queries: ended.queries,
+        },
       });
-      const loop = performance.eventLoopUtilization(loopBefore);
-      await stopProfile(`${target.engine} ${scenario.name}`);
-      const walAfter = await target.walPosition?.();
-      results.push({
-        engine: target.engine,
-        scenario: scenario.name,
-        ...run,
-        loopPercent: loop.utilization * 100,
-        walBytes: walBefore !== undefined && walAfter !== undefined ? walAfter - walBefore : null,
-        queries: queryStats(),
-      });
+      console.log(
+        `  ${engine.label}, ${scenario.name}: Alertmanager ${rate(amRun).toFixed(0)} alerts/s, ` +
+          `Vigil ${rate(vigilRun).toFixed(0)} alerts/s (${(rate(vigilRun) / rate(amRun)).toFixed(2)}x)`,
+      );
     }
   } finally {
     agent.destroy();
-    await sender.stop();
     await vigil?.stop();
-    await target.cleanup();
+    await am?.stop();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
-  return results;
+  return rows;
 }
 
 // ---- report ----
 
-function printTable(results: Result[]): void {
+const rate = (side: DriveResult) => side.alerts / side.seconds;
+const ratioOf = (row: Row) => rate(row.vigil) / rate(row.alertmanager);
+const microsPerAlert = (cpu: number | null, side: DriveResult) =>
+  cpu === null || side.alerts === 0 ? "" : ((cpu / side.alerts) * 1e6).toFixed(0);
+
+function printTable(rows: Row[]): void {
   const header = [
     "engine",
     "scenario",
-    "deliveries",
-    "alerts",
-    "alerts/s",
-    "deliveries/s",
-    "p50 ms",
-    "p99 ms",
-    "loop%",
+    "AM alerts/s",
+    "AM p50/p99 ms",
+    "AM cpu µs/alert",
+    "Vigil alerts/s",
+    "Vigil p50/p99 ms",
+    "Vigil cpu µs/alert",
+    "+PostgreSQL µs/alert",
+    "ratio",
   ];
-  const rows = results.map((r) => [
-    r.engine,
-    r.scenario,
-    String(r.deliveries),
-    String(r.alerts),
-    (r.alerts / r.seconds).toFixed(0),
-    (r.deliveries / r.seconds).toFixed(0),
-    r.p50.toFixed(1),
-    r.p99.toFixed(1),
-    r.loopPercent.toFixed(0),
+  const cells = rows.map((r) => [
+    r.engine.label,
+    r.scenario.name,
+    rate(r.alertmanager).toFixed(0),
+    `${r.alertmanager.p50.toFixed(1)}/${r.alertmanager.p99.toFixed(1)}`,
+    microsPerAlert(r.alertmanager.cpu, r.alertmanager),
+    rate(r.vigil).toFixed(0),
+    `${r.vigil.p50.toFixed(1)}/${r.vigil.p99.toFixed(1)}`,
+    microsPerAlert(r.vigil.cpu, r.vigil),
+    microsPerAlert(r.vigil.databaseCpu, r.vigil),
+    `${ratioOf(r).toFixed(2)}x`,
   ]);
   const widths = header.map((title, i) =>
-    Math.max(title.length, ...rows.map((row) => (row[i] as string).length)),
+    Math.max(title.length, ...cells.map((row) => (row[i] as string).length)),
   );
-  const line = (cells: string[]) =>
-    cells
+  const line = (row: string[]) =>
+    row
       .map((cell, i) => (i < 2 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number)))
       .join("  ");
   console.log(line(header));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
-  for (const row of rows) console.log(line(row));
+  for (const row of cells) console.log(line(row));
 }
 
-function printDetails(results: Result[]): void {
-  for (const r of results) {
-    const outcomes = Object.entries(r.outcomes)
+function printDetails(rows: Row[]): void {
+  for (const { engine, scenario, alertmanager, vigil } of rows) {
+    const outcomes = Object.entries(vigil.outcomes)
       .map(([outcome, n]) => `${outcome} ${n}`)
       .join(", ");
-    console.log(`${r.engine} / ${r.scenario}: outcomes ${outcomes || "none"}`);
-    if (r.walBytes !== null && r.deliveries > 0) {
-      console.log(`  WAL ${(r.walBytes / r.deliveries / 1024).toFixed(1)} KiB/delivery (cluster-wide)`);
+    console.log(
+      `${engine.label} / ${scenario.name}: ${vigil.deliveries} deliveries (Alertmanager ${alertmanager.deliveries}), ` +
+        `outcomes ${outcomes || "none"}, Vigil's event loop ${vigil.loopPercent.toFixed(0)}% busy`,
+    );
+    if (vigil.walBytes !== null && vigil.deliveries > 0) {
+      console.log(
+        `  WAL ${(vigil.walBytes / vigil.deliveries / 1024).toFixed(1)} KiB/delivery (cluster-wide)`,
+      );
     }
-    if (r.failures > 0) console.log(`  FAILED deliveries: ${r.failures}, first: ${r.firstFailure}`);
-    if (r.queries.length > 0 && r.deliveries > 0) {
-      const total = r.queries.reduce((sum, [, q]) => sum + q.count, 0);
-      const ms = r.queries.reduce((sum, [, q]) => sum + q.ms, 0);
-      const parts = r.queries.map(
-        ([kind, q]) => `${kind} ${(q.count / r.deliveries).toFixed(1)}x ${(q.ms / q.count).toFixed(2)}ms`,
+    for (const [who, side] of [
+      ["Vigil", vigil],
+      ["Alertmanager", alertmanager],
+    ] as const) {
+      if (side.failures > 0)
+        console.log(`  ${who} FAILED deliveries: ${side.failures}, first: ${side.firstFailure}`);
+    }
+    if (vigil.queries.length > 0 && vigil.deliveries > 0) {
+      const total = vigil.queries.reduce((sum, [, q]) => sum + q.count, 0);
+      const ms = vigil.queries.reduce((sum, [, q]) => sum + q.ms, 0);
+      const parts = vigil.queries.map(
+        ([kind, q]) => `${kind} ${(q.count / vigil.deliveries).toFixed(1)}x ${(q.ms / q.count).toFixed(2)}ms`,
       );
       console.log(
-        `  ${(total / r.deliveries).toFixed(1)} statements/delivery, ${(ms / r.deliveries).toFixed(2)} ms of statement round trips/delivery: ${parts.join("; ")}`,
+        `  ${(total / vigil.deliveries).toFixed(1)} statements/delivery, ${(ms / vigil.deliveries).toFixed(2)} ms of statement round trips/delivery: ${parts.join("; ")}`,
       );
     }
   }
 }
 
-export async function runIngestBench(): Promise<void> {
-  installQueryCounter();
-  console.log(
-    `ingest bench: POST /platform/api/v1/webhooks/trigger (alertmanager), ${CONCURRENCY} in flight, ` +
-      `each scenario up to ${SCENARIO_MS / 1000}s or its request count`,
+/** The aims, as ratios to Alertmanager in this run; "not measured" when the engine or scenario did not run. */
+function printAims(rows: Row[]): void {
+  const ratio = (engine: string, scenario: string) => {
+    const row = rows.find((r) => r.engine.key === engine && r.scenario.name === scenario);
+    return row ? ratioOf(row) : null;
+  };
+  const verdict = (value: number | null, aim: number) =>
+    value === null ? "not measured" : value >= aim ? "met" : "NOT MET";
+  // [what, measured, aim]: the first three and the last two against Alertmanager, the rest against
+  // the api role's ratio in the same scenario (ratios cancel the machine's drift between engines).
+  const aims: [string, number | null, number][] = [
+    ["api role, 1-alert new / Alertmanager", ratio("api", "1-alert new"), 0.5],
+    ["api role, 50-alert new / Alertmanager", ratio("api", "50-alert new"), 1.0],
+    ["api role, 50-alert repeat / Alertmanager", ratio("api", "50-alert repeat"), 1.5],
+  ];
+  for (const scenario of ALL_SCENARIOS) {
+    const all = ratio("all", scenario.name);
+    const api = ratio("api", scenario.name);
+    aims.push([
+      `all roles / api role, ${scenario.name}`,
+      all !== null && api !== null ? all / api : null,
+      0.8,
+    ]);
+  }
+  aims.push(
+    ["embedded, 1-alert new / Alertmanager", ratio("embedded", "1-alert new"), 0.1],
+    ["embedded, 50-alert new / Alertmanager", ratio("embedded", "50-alert new"), 0.3],
   );
-  const results: Result[] = [];
-  if (ENGINES.includes("pglite")) results.push(...(await benchEngine(await pgliteTarget())));
-  const postgres = ENGINES.includes("postgres") ? await postgresTarget() : null;
-  if (postgres) results.push(...(await benchEngine(postgres)));
+  const width = Math.max(...aims.map(([name]) => name.length));
+  for (const [name, value, aim] of aims) {
+    const shown = value === null ? "-" : `${value.toFixed(2)}x`;
+    console.log(
+      `  ${name.padEnd(width)}  ${shown.padStart(6)}  aim >= ${aim.toFixed(1)}x  ${verdict(value, aim)}`,
+    );
+  }
+}
+
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(", ");
+
+export async function runIngestBench(): Promise<void> {
+  console.log(
+    `ingest bench: Alertmanager (POST /api/v2/alerts) and Vigil (webhook trigger) from one generator, ` +
+      `${CONCURRENCY} requests in flight, ${SECONDS} s per scenario and side; load average ${load()}`,
+  );
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 3_000 });
+  admin.on("error", () => {});
+  let postgres: string | null = null;
+  try {
+    await admin.connect();
+    const { rows } = await admin.query(
+      "select current_setting('server_version') as v, current_setting('synchronous_commit') as s, current_setting('fsync') as f",
+    );
+    const row = rows[0] as { v: string; s: string; f: string };
+    postgres = `PostgreSQL ${row.v}, synchronous_commit=${row.s}, fsync=${row.f}`;
+  } catch (err) {
+    const shown = new URL(SERVER_URL);
+    shown.password = "";
+    console.log(`PostgreSQL engines skipped: ${shown} is unreachable (${(err as Error).message})`);
+  }
+
+  const sender = startLoadGenerator();
+  const rows: Row[] = [];
+  try {
+    if (postgres) {
+      console.log(postgres);
+      const rates = await pgbenchUpsertRates(SERVER_URL, CONCURRENCY, PGBENCH_SECONDS);
+      for (const { rowsPerCommit, rowsPerSecond } of rates ?? []) {
+        console.log(
+          `pgbench, this machine: ${rowsPerSecond.toFixed(0)} rows/s upserted, ${rowsPerCommit} per commit, ${CONCURRENCY} clients`,
+        );
+      }
+    }
+    for (const engine of ENGINES) {
+      if (engine.postgres && !postgres) continue;
+      rows.push(...(await benchEngine(engine, sender, postgres ? admin : null)));
+    }
+  } finally {
+    await sender.stop();
+    await stopAll();
+    await admin.end().catch(() => {});
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
   console.log("");
-  printTable(results);
+  printTable(rows);
   console.log("");
-  printDetails(results);
-  if (results.some((r) => r.failures > 0)) process.exitCode = 1;
+  printDetails(rows);
+  console.log(`\naims (ratios to Alertmanager in this run; load average now ${load()}):`);
+  printAims(rows);
+  if (rows.some((r) => r.vigil.failures > 0 || r.alertmanager.failures > 0)) process.exitCode = 1;
 }

@@ -5,17 +5,16 @@
 // DATA_DIR is created and migrated from nothing), measured in the same run, so the ratio means
 // something on a loaded machine. It also prints the CPU each start used until ready, which load
 // changes less than the wall clock.
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { cpuSeconds } from "./process-cpu.ts";
 
 const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 5);
 const DEADLINE_MS = 120_000;
-/** Linux reports a process's CPU time in clock ticks of 1/100 s (USER_HZ). */
-const TICKS_PER_SECOND = 100;
 
 interface Start {
   seconds: number;
@@ -33,15 +32,6 @@ async function freePort(): Promise<number> {
       );
     });
   });
-}
-
-function cpuSecondsOf(child: ChildProcess): number | null {
-  try {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
 }
 
 async function readyStatus(url: string): Promise<number> {
@@ -80,7 +70,11 @@ async function startOnce(dataDir: string, fromSource: boolean): Promise<Start> {
         throw new Error(`not ready in ${DEADLINE_MS} ms\n${log}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpuSecondsOf(child), log };
+    return {
+      seconds: (performance.now() - started) / 1000,
+      cpuSeconds: child.pid === undefined ? null : cpuSeconds(child.pid),
+      log,
+    };
   } finally {
     child.kill("SIGTERM");
     await exited;

@@ -1,6 +1,6 @@
 // A real Prometheus Alertmanager (the Debian package `prometheus-alertmanager`) on loopback, for the
-// tests that read its API. The binary is required, not optional: without it the test fails and says
-// how to install it (.ci/run does).
+// tests that read its API and for the ingest bench, which measures it beside Vigil. The binary is
+// required, not optional: without it the test or bench fails and says how to install it (.ci/run does).
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -28,7 +28,7 @@ export function requireAlertmanager(): string {
   const binary = onPath(BINARY);
   if (!binary) {
     throw new Error(
-      `${BINARY} is not on PATH: this test needs a real Prometheus Alertmanager. ` +
+      `${BINARY} is not on PATH: this needs a real Prometheus Alertmanager. ` +
         `Install the Debian package: apt-get install -y ${BINARY} (.ci/run installs it).`,
     );
   }
@@ -90,6 +90,9 @@ export interface GettableAlert {
 
 export interface AlertmanagerProcess {
   base: string;
+  port: number;
+  /** The process id (the ingest bench reads its CPU time). */
+  pid: number;
   output(): string;
   /** POST /api/v2/alerts. */
   postAlerts(alerts: PostableAlert[]): Promise<void>;
@@ -174,6 +177,8 @@ export async function startAlertmanager(
 
   const am: AlertmanagerProcess = {
     base,
+    port,
+    pid: child.pid ?? 0,
     output: describe,
     async postAlerts(alerts) {
       const response = await request(`${base}/api/v2/alerts`, {
