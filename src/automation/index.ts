@@ -41,6 +41,7 @@ export {
   type RegisteredActionInput,
   registerActionType,
 } from "./executions/extensions.ts";
+export { lastStageOutput, readRunResult } from "./executions/run-result.ts";
 export type { Stage } from "./schemas.ts";
 export { ListSessionsQuery } from "./sessions/schemas.ts";
 export { listSessions } from "./sessions/sessions.ts";
