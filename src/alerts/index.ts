@@ -41,8 +41,6 @@ export {
   applyTriageRun,
   setTriageWorkflowPort,
   TRIAGE_PURPOSE,
-  type TriageOutput,
-  type TriageRunInput,
   type TriageWorkflowPort,
 } from "./triage/triage-workflow.ts";
 export type { RegistrationOptions };

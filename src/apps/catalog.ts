@@ -2,7 +2,7 @@
 // and the workflow Vigil provisions for each purpose when a tenant installs it (purposes.ts).
 import type { ProvidedWorkflow } from "../automation/index.ts";
 import { INVESTIGATION_WORKFLOW } from "../investigations/index.ts";
-import { TRIAGE_WORKFLOW } from "./triage.ts";
+import { TRIAGE_WORKFLOW } from "./triage-default.ts";
 
 export interface PurposeDefinition {
   purpose: string;
@@ -33,7 +33,7 @@ const SRE: CatalogApp = {
     {
       purpose: "alert_triage",
       description: "Classifies a new or re-fired alert: attention, reason, what to look at first",
-      // The built-in classifier as one step (triage.ts).
+      // The built-in classifier as one step (triage-default.ts).
       defaultWorkflow: TRIAGE_WORKFLOW,
     },
     {

@@ -16,7 +16,6 @@ import {
   type ExecutionEnd,
   lastStageOutput,
   onExecutionEnd,
-  type ProvidedWorkflow,
   type RegisteredActionInput,
   readRunResult,
   registerActionType,
@@ -25,17 +24,7 @@ import {
 } from "../automation/index.ts";
 import type { Executor } from "../core/db/database.ts";
 import { workflowForPurpose } from "./purposes.ts";
-
-export const CLASSIFY_ACTION = "sre.classify_alert_criticality";
-
-/** Its output is what every triage workflow answers (docs/apps.md, "Triage by workflow"). */
-export const TRIAGE_WORKFLOW: ProvidedWorkflow = {
-  name: "sre-alert-triage",
-  description:
-    "Default triage of the SRE app: Vigil's built-in classifier (severity, environment, storm role, the alert's own history; refined by the LLM when one is configured)",
-  inputs: [{ name: "alert_id", required: true, description: "The alert to classify" }],
-  stages: [{ id: "classify", name: "Classify the alert's criticality", action_type: CLASSIFY_ACTION }],
-};
+import { CLASSIFY_ACTION, TRIAGE_WORKFLOW } from "./triage-default.ts";
 
 async function classifyStep({ ctx, run, context }: RegisteredActionInput): Promise<ActionOutcome> {
   const alertId = (context.input as { alert_id?: unknown } | null)?.alert_id;

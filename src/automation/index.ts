@@ -42,7 +42,6 @@ export {
   registerActionType,
 } from "./executions/extensions.ts";
 export { lastStageOutput, readRunResult } from "./executions/run-result.ts";
-export type { Stage } from "./schemas.ts";
 export { ListSessionsQuery } from "./sessions/schemas.ts";
 export { listSessions } from "./sessions/sessions.ts";
 export { workflowStates } from "./workflows/provision.ts";
