@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type DestinationStream, type Logger } from "pino";
 import { type StormCorrelator, startStormCorrelator } from "./alerts/index.ts";
 import { buildApp } from "./app.ts";
+import { configureApps } from "./apps/index.ts";
 import { configureAgentRunners } from "./automation/index.ts";
 import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
@@ -92,6 +93,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     // llm agents run only with an LLM configured; otherwise their nodes fail with "no LLM configured".
     configureAgentRunners(config);
     configureInvestigations();
+    configureApps();
     if (config.role !== "api") await queue.work();
     correlator =
       config.role === "api"

@@ -36,6 +36,13 @@ export type { StormCorrelator } from "./correlation/storm-correlator.ts";
 export { AUTO_INVESTIGATE_JOB } from "./ingest/auto-investigate.ts";
 export type { RegistrationHook } from "./registrations/registrations.ts";
 export { INVESTIGATION_STATUSES, InvestigationRef, VERDICTS } from "./schemas.ts";
+export { CLASSIFY_STEP, classifyStoredAlert } from "./triage/builtin-classifier.ts";
+export {
+  applyTriageRun,
+  setTriageWorkflowPort,
+  TRIAGE_PURPOSE,
+  type TriageWorkflowPort,
+} from "./triage/triage-workflow.ts";
 export type { RegistrationOptions };
 export { startStormCorrelator };
 

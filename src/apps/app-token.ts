@@ -9,15 +9,16 @@ import type { Tenant } from "../core/auth/tenancy.ts";
 import type { Executor } from "../core/db/database.ts";
 import type { Secrets } from "../core/secrets.ts";
 
-/** Read and work on alerts, investigations and runs, read integrations and apps; no admin scopes. */
+/**
+ * Exactly what the app's MCP tools need (mcp/tools.ts): read alerts, read and start investigations,
+ * read sessions and run Ask. No key, org, integration or app administration.
+ */
 export const APP_TOKEN_SCOPES: readonly Scope[] = [
   "sre_alerts_read",
-  "sre_alerts_write",
   "sre_investigations_read",
   "sre_investigations_write",
   "aios_automation_read",
-  "integrations_read",
-  "apps_read",
+  "aios_automation_write",
 ];
 
 export interface IssuedToken {

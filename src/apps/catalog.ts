@@ -1,7 +1,8 @@
 // The app catalog. Apps are code: a catalog entry declares what the app is, the purposes it serves
 // and the workflow Vigil provisions for each purpose when a tenant installs it (purposes.ts).
-import type { ProvidedWorkflow, Stage } from "../automation/index.ts";
+import type { ProvidedWorkflow } from "../automation/index.ts";
 import { INVESTIGATION_WORKFLOW } from "../investigations/index.ts";
+import { TRIAGE_WORKFLOW } from "./triage-default.ts";
 
 export interface PurposeDefinition {
   purpose: string;
@@ -21,13 +22,6 @@ export interface CatalogApp {
   mcpPath: string | null;
 }
 
-/** A deterministic stage: the workflow is runnable unattended without an agent or an LLM. */
-const summaryStage = (id: string, expression: string): Stage => ({
-  id,
-  action_type: "json_transform",
-  config: { expression },
-});
-
 const SRE: CatalogApp = {
   slug: "sre",
   displayName: "SRE",
@@ -39,12 +33,8 @@ const SRE: CatalogApp = {
     {
       purpose: "alert_triage",
       description: "Classifies a new or re-fired alert: attention, reason, what to look at first",
-      defaultWorkflow: {
-        name: "sre-alert-triage",
-        description: "Default triage of the SRE app: passes the alert to Vigil's built-in classifier",
-        inputs: [],
-        stages: [summaryStage("triage", "input")],
-      },
+      // The built-in classifier as one step (triage-default.ts).
+      defaultWorkflow: TRIAGE_WORKFLOW,
     },
     {
       purpose: "alert_investigation",

@@ -9,6 +9,7 @@ import { discoverJob } from "./discovery.ts";
 import { ensureAppInstalled } from "./installations.ts";
 import { workflowForPurpose } from "./purposes.ts";
 import { appRoutes } from "./routes.ts";
+import { configureTriage } from "./triage.ts";
 
 export { latestTopology } from "./discovery.ts";
 export { requireConfiguredApp } from "./ingest-guard.ts";
@@ -28,3 +29,8 @@ export const installAppOnRegistration: RegistrationHook = async (tx, { ctx, tena
 };
 
 export const APP_JOBS: JobDefinition[] = [discoverJob];
+
+/** Plugs the app's triage into the engine and the alerts' classification job (see triage.ts). */
+export function configureApps(): void {
+  configureTriage();
+}

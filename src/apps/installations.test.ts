@@ -288,6 +288,29 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toEqual(before);
   });
 
+  it("brings an app token issued with an earlier scope set to the tools' scopes (its migration)", async () => {
+    const h = harness();
+    const admin = await h.createKey();
+    const installed = (await put(h, admin.auth, {})).json();
+    const { sql } = await import("drizzle-orm");
+    const db = h.vigil.services.database.db;
+    const scopesOf = async () =>
+      (
+        await db.execute(
+          sql`select k.scopes from api_keys k join app_installations i on i.app_token_key_id = k.id where i.id = ${installed.id}`,
+        )
+      ).rows[0]?.scopes;
+    const issued = await scopesOf();
+    await db.execute(sql`update api_keys set scopes = array['sre_alerts_read', 'apps_read']::text[]
+      where id = (select app_token_key_id from app_installations where id = ${installed.id})`);
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const migrations = new URL("../core/migrations/", import.meta.url);
+    const file = readdirSync(migrations).find((name) => name.endsWith("_app_token_scopes.sql"));
+    await db.execute(sql.raw(readFileSync(new URL(String(file), migrations), "utf8")));
+    expect(await scopesOf()).toEqual(issued);
+    expect(issued).toContain("aios_automation_write");
+  });
+
   it("shows the app token only to apps_write callers; the token has the app's scopes only; rotation and DELETE end it", async () => {
     const h = harness();
     const admin = await h.createKey();
@@ -297,12 +320,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     const tokenAuth = { authorization: `Bearer ${token}` };
     // The reader is another user: its personal namespace has no installation, and no token either way.
     expect((await call(h, reader.auth, "GET", "/api/v1/apps/sre")).json()).not.toHaveProperty("app_token");
-    const readOnlyAdmin = await call(h, tokenAuth, "GET", "/api/v1/apps/sre");
-    expect(readOnlyAdmin.statusCode).toBe(200);
-    expect(readOnlyAdmin.json()).toEqual({ ...installed, app_token: undefined });
-    expect(readOnlyAdmin.json()).not.toHaveProperty("app_token");
-    // Works where the app needs it, not beyond.
+    // Works where the app's tools need it (alerts, investigations, runs), not beyond.
     expect((await call(h, tokenAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
+    expect((await call(h, tokenAuth, "GET", "/api/v1/apps/sre")).statusCode).toBe(403);
+    expect((await call(h, tokenAuth, "GET", "/api/v1/integrations")).statusCode).toBe(403);
     expect((await put(h, tokenAuth, {})).statusCode).toBe(403);
     expect((await call(h, tokenAuth, "POST", "/api/v1/keys", {})).statusCode).toBe(403);
     // Sealed at rest.

@@ -41,7 +41,7 @@ export {
   type RegisteredActionInput,
   registerActionType,
 } from "./executions/extensions.ts";
-export type { Stage } from "./schemas.ts";
+export { lastStageOutput, readRunResult } from "./executions/run-result.ts";
 export { ListSessionsQuery } from "./sessions/schemas.ts";
 export { listSessions } from "./sessions/sessions.ts";
 export { workflowStates } from "./workflows/provision.ts";

@@ -5,8 +5,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { beforeAll, expect, it } from "vitest";
 import { poll } from "../../test/alertmanager-process.ts";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { createApprovedWorkflow } from "../../test/automation-runs.ts";
+import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, waitFor } from "../../test/harness.ts";
+import { MCP_TOOLS } from "./tools.ts";
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
 
@@ -275,17 +276,22 @@ describeEachEngine("MCP server", (harness) => {
     );
     await client.close();
 
-    // The app token reads runs but does not start them: Ask needs aios_automation_write.
+    // The app token runs Ask too: a complete request starts the workflow, in the app's workspace.
     const app = await connect(appToken);
-    expect(await call_(app, "ask", { message: "restart the payments deployment" })).toEqual({
-      content: [
-        {
-          type: "text",
-          text: "INSUFFICIENT_SCOPE: this token lacks the scope aios_automation_write that ask needs",
-        },
-      ],
-      isError: true,
+    const asked = await jsonOf(app, "ask", {
+      message: "restart the payments deployment",
+      inputs: { service: "payments", cluster: "prod-eu" },
+      candidate_type: "workflow",
     });
+    expect(asked).toMatchObject({
+      decision: "routed",
+      inputs_required: [],
+      plan: "workflow restart-deployment",
+    });
+    const run = await settledTrace(h, auth, asked.trace_id);
+    expect(run.execution).toMatchObject({ status: "completed", session_id: asked.session_id });
+    const sessions = await jsonOf(app, "list_sessions", { source_app: "mcp" });
+    expect(sessions.items.map((item: { id: string }) => item.id)).toContain(asked.session_id);
     await app.close();
     const stranger = await h.createKey();
     const foreign = await connect(stranger.key);
@@ -293,6 +299,12 @@ describeEachEngine("MCP server", (harness) => {
       /^NOT_FOUND: /,
     );
     await foreign.close();
+  });
+
+  it("gives the app token exactly the scopes of its tools", async () => {
+    const keys = (await call(harness(), auth, "GET", "/api/v1/keys")).json();
+    const token = keys.find((item: { name: string }) => item.name === "app token: sre");
+    expect([...token.scopes].sort()).toEqual([...new Set(MCP_TOOLS.map((tool) => tool.scope))].sort());
   });
 
   it("enforces each new tool's scope as its HTTP route does", async () => {

@@ -1,24 +1,31 @@
 // The classification job: claims the queued alerts of one bucket, classifies them together with the
-// built-in classifier (classify.ts) and stores the result. Every state change is conditional, so a
-// re-fire that queued an alert again meanwhile is not overwritten, and a failure after the last
-// retry marks the alerts `failed` (they can be classified again on request).
+// built-in classifier (builtin-classifier.ts) and stores the result; when the tenant assigns another
+// workflow to triage, it starts that workflow per alert instead (triage-workflow.ts). Every state
+// change is conditional, so a re-fire that queued an alert again meanwhile is not overwritten, and a
+// failure after the last retry marks the alerts `failed` (they can be classified again on request).
 import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
-import { inTenant } from "../../core/auth/tenancy.ts";
+import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
-import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
 import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
-import { classifyAlert } from "./classify.ts";
-import { refineClassification } from "./refine-classification.ts";
+import { CLASSIFY_STEP, historyOf, runBuiltInClassifier, type SourceHistory } from "./builtin-classifier.ts";
+import type { Classification } from "./classify.ts";
+import { type Classified, storeClassifications } from "./store-classifications.ts";
 import type { ClassifyJobData } from "./triage.ts";
+import {
+  fallbackOf,
+  type TriageOutput,
+  type TriageRunInput,
+  type TriageWorkflowPort,
+  triageWorkflowPort,
+} from "./triage-workflow.ts";
 
 const RETRY_LIMIT = 3;
 const CORRELATE_WAIT_MS = 250;
-export const CLASSIFY_STEP = "sre_classify_alert_criticality";
 
 const tenantOf = (data: Pick<ClassifyJobData, "orgId" | "ownerId">) => inTenant({ alias: "alerts" }, data);
 
@@ -48,20 +55,6 @@ async function claim(
       order by id for update)
     returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`);
   return rows.map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }));
-}
-
-async function historyOf(ctx: Ctx, ids: string[]) {
-  const { rows } = await ctx.db.execute(sql`
-    select alert_id, kind, at from alert_events
-    where alert_id in (select json_array_elements_text(${JSON.stringify(ids)}::json)::uuid) and actor = 'source'
-    order by alert_id, seq`);
-  const byAlert = new Map<string, { kind: string; at: Date }[]>();
-  for (const row of rows) {
-    const list = byAlert.get(String(row.alert_id)) ?? [];
-    list.push({ kind: String(row.kind), at: row.at instanceof Date ? row.at : new Date(String(row.at)) });
-    byAlert.set(String(row.alert_id), list);
-  }
-  return byAlert;
 }
 
 /**
@@ -100,49 +93,33 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
   await correlateBuckets(ctx, data);
   const claimedAll = await claim(ctx, data, attempt);
   if (claimedAll.length === 0) return;
+  const tenant = { orgId: data.orgId, ownerId: data.ownerId };
+  const port = triageWorkflowPort();
+  const workflow = port ? await port.choose(ctx.db, tenant) : null;
   const history = await historyOf(
     ctx,
     claimedAll.map(({ row }) => row.id),
   );
   const now = ctx.now();
-  const criticality = environmentCriticality(ctx.config.environmentCriticality);
   const results: Classified[] = [];
   for (const { row, bucket: bucketKey } of claimedAll) {
-    const claimed = claimedAll.filter((other) => other.bucket === bucketKey).map((other) => other.row);
-    const environment = readEnvironment(row.labels, row.sourceType, criticality);
-    const bucket = claimed
-      .filter((other) => other.id !== row.id)
-      .map((other) => ({ id: other.id, title: other.title, severity: other.severity }));
-    const deterministic = classifyAlert({
-      alert: row,
-      environment,
-      history: history.get(row.id) ?? [],
-      bucket,
-      now,
-    });
-    // With an LLM configured it may correct the label; any failure leaves the deterministic result.
-    const refined = ctx.config.llm
-      ? await refineClassification(
-          ctx.config.llm,
-          {
-            alert: {
-              title: row.title,
-              description: row.description.slice(0, 2000),
-              severity: row.severity,
-              source_type: row.sourceType,
-              labels: row.labels,
-              environment: environment.reason,
-              alert_role: row.alertRole,
-              likely_upstream: row.likelyUpstream,
-              refire_count: row.refireCount,
-              classified_with: bucket.map((other) => other.title),
-            },
-            classification: deterministic,
-          },
-          { log: ctx.log },
-        )
-      : null;
-    const result = refined ? { ...deterministic, ...refined } : deterministic;
+    const bucket = claimedAll
+      .filter((other) => other.bucket === bucketKey && other.row.id !== row.id)
+      .map((other) => ({ id: other.row.id, title: other.row.title, severity: other.row.severity }));
+    if (port && workflow) {
+      const fallback = await startTriageRun(ctx, port, {
+        tenant,
+        workflow,
+        row,
+        bucketKey,
+        bucket,
+        history,
+        now,
+      });
+      if (fallback) results.push(fallback);
+      continue;
+    }
+    const result = await runBuiltInClassifier(ctx, { row, history, bucket, now, refine: true });
     results.push({
       id: row.id,
       bucket: bucketKey,
@@ -154,51 +131,84 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
         step: CLASSIFY_STEP,
         attention: result.attention,
         reason: result.attentionReason,
-        ...(refined && { refined_by: refined.usage.model }),
+        ...(result.refinedBy && { refined_by: result.refinedBy }),
       },
     });
     // With an LLM each alert takes seconds: each is shown as soon as it is classified.
-    if (ctx.config.llm) await store(ctx, results.splice(0), now);
+    if (ctx.config.llm) await storeClassifications(ctx.db, results.splice(0), now);
   }
-  await store(ctx, results, now);
+  await storeClassifications(ctx.db, results, now);
 }
 
-interface Classified {
-  id: string;
-  bucket: string;
-  attention: string;
-  reason: string | null;
-  summary: string | null;
-  investigation: string | null;
-  detail: Record<string, unknown>;
-}
+const asOutput = (result: Classification): TriageOutput => ({
+  attention: result.attention,
+  reason: result.attentionReason,
+  short_summary: result.shortSummary,
+  initial_investigation: result.initialInvestigation,
+});
 
 /**
- * Stores the classifications and their history events in one statement (one round trip, however
- * many alerts). Only alerts still running in this bucket are written: a re-fire that queued one
- * again meanwhile keeps its new state. Rows are locked in id order, as ingest locks them.
+ * Starts the tenant's triage workflow for one claimed alert; the run's end classifies it. Answers
+ * the built-in result to store at once when the run cannot start.
  */
-async function store(ctx: Ctx, classified: Classified[], now: Date): Promise<void> {
-  if (classified.length === 0) return;
-  await ctx.db.execute(sql`
-    with input as (
-      select * from json_to_recordset(${JSON.stringify(classified)}::json)
-        as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
-    ), locked as (
-      select a.id from alerts a join input i on i.id = a.id
-      where a.analysis_status = 'running' and a.triage_bucket = i.bucket
-      order by a.id for update of a
-    ), updated as (
-      update alerts a set attention = i.attention, attention_reason = i.reason, short_summary = i.summary,
-        initial_investigation = i.investigation, analysis_status = 'completed', triage_bucket = null,
-        event_seq = a.event_seq + 1
-      from input i
-      where a.id = i.id and a.id in (select id from locked)
-      returning a.id, a.event_seq, a.status, i.detail
-    )
-    insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
-    select id, event_seq, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null, status, status, null, detail
-    from updated`);
+async function startTriageRun(
+  ctx: Ctx,
+  port: TriageWorkflowPort,
+  input: {
+    tenant: Tenant;
+    workflow: string;
+    row: AlertRow;
+    bucketKey: string;
+    bucket: { id: string; title: string; severity: AlertRow["severity"] }[];
+    history: SourceHistory;
+    now: Date;
+  },
+): Promise<Classified | null> {
+  const { row } = input;
+  const builtIn = asOutput(
+    await runBuiltInClassifier(ctx, {
+      row,
+      history: input.history,
+      bucket: input.bucket,
+      now: input.now,
+      refine: false,
+    }),
+  );
+  const runInput: TriageRunInput = {
+    alert_id: row.id,
+    alert: {
+      id: row.id,
+      title: row.title,
+      description: row.description.slice(0, 2000),
+      source_type: row.sourceType,
+      source_severity: row.sourceSeverity,
+      signal_severity: row.severity,
+      labels: row.labels,
+      alert_role: row.alertRole,
+      likely_upstream: row.likelyUpstream,
+      storm_id: row.stormId,
+      refire_count: row.refireCount,
+      impact_score: row.impactScore,
+    },
+    bucket: input.bucket,
+    classification: builtIn,
+  };
+  try {
+    await port.start(ctx, input.tenant, {
+      workflow: input.workflow,
+      bucket: input.bucketKey,
+      input: runInput,
+    });
+    return null;
+  } catch (err) {
+    const why = `the run could not start: ${err instanceof Error ? err.message : String(err)}`;
+    ctx.log.warn({ alertId: row.id, workflow: input.workflow, why }, "triage workflow did not start");
+    return fallbackOf(
+      { alertId: row.id, bucket: input.bucketKey, workflow: input.workflow, traceId: null },
+      builtIn,
+      why,
+    );
+  }
 }
 
 async function markFailed(ctx: Ctx, data: BucketsOf, reason: string): Promise<void> {

@@ -1,0 +1,40 @@
+// Writes classifications, from the built-in classifier or a triage workflow, with their history
+// events. Only alerts still running in the bucket that claimed them are written: a re-fire that
+// queued one again meanwhile keeps its new state.
+import { sql } from "drizzle-orm";
+import type { Executor } from "../../core/db/database.ts";
+
+export interface Classified {
+  id: string;
+  bucket: string;
+  attention: string;
+  reason: string | null;
+  summary: string | null;
+  investigation: string | null;
+  /** The `classified` event's detail: which step or workflow decided, and why a fallback ran. */
+  detail: Record<string, unknown>;
+}
+
+/** One statement (one round trip, however many alerts); rows are locked in id order, as ingest locks them. */
+export async function storeClassifications(db: Executor, classified: Classified[], now: Date): Promise<void> {
+  if (classified.length === 0) return;
+  await db.execute(sql`
+    with input as (
+      select * from json_to_recordset(${JSON.stringify(classified)}::json)
+        as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
+    ), locked as (
+      select a.id from alerts a join input i on i.id = a.id
+      where a.analysis_status = 'running' and a.triage_bucket = i.bucket
+      order by a.id for update of a
+    ), updated as (
+      update alerts a set attention = i.attention, attention_reason = i.reason, short_summary = i.summary,
+        initial_investigation = i.investigation, analysis_status = 'completed', triage_bucket = null,
+        event_seq = a.event_seq + 1
+      from input i
+      where a.id = i.id and a.id in (select id from locked)
+      returning a.id, a.event_seq, a.status, i.detail
+    )
+    insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
+    select id, event_seq, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null, status, status, null, detail
+    from updated`);
+}
