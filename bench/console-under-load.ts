@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import pg from "pg";
 import { loadConfig } from "../src/config.ts";
 import { startVigil, type Vigil } from "../src/start.ts";
@@ -215,8 +215,15 @@ export async function runConsoleUnderLoadBench(): Promise<void> {
     await drainClassification(admin);
 
     const never = () => false;
+    // How late Vigil's event loop (the bench shares it) runs what is ready: a request waits that long
+    // before its handler runs, and again at each query it awaits.
+    const idleLoop = monitorEventLoopDelay({ resolution: 10 });
+    idleLoop.enable();
     const idleLists = await readLists(bench, never, IDLE_LISTS);
     const idleSamples = await sampleClassification(bench, never, IDLE_SAMPLES);
+    idleLoop.disable();
+    const busyLoop = monitorEventLoopDelay({ resolution: 10 });
+    busyLoop.enable();
 
     let loadDone = false;
     const load = sender
@@ -234,6 +241,7 @@ export async function runConsoleUnderLoadBench(): Promise<void> {
       Awaited<ReturnType<typeof readLists>>,
       Awaited<ReturnType<typeof sampleClassification>>,
     ];
+    busyLoop.disable();
 
     const rows = [
       ["", "n", "p50 ms", "p99 ms", "max ms"],
@@ -241,6 +249,8 @@ export async function runConsoleUnderLoadBench(): Promise<void> {
       ["listAlerts, under ingest", ...figures(lists.latencies)],
       ["classification, idle", ...figures(idleSamples.latencies)],
       ["classification, under ingest", ...figures(samples.latencies)],
+      ["event loop delay, idle", ...loopFigures(idleLoop)],
+      ["event loop delay, under ingest", ...loopFigures(busyLoop)],
     ];
     console.log("");
     for (const row of rows) {
@@ -265,6 +275,11 @@ export async function runConsoleUnderLoadBench(): Promise<void> {
     await server.query(`drop database if exists ${name} with (force)`);
     await server.end();
   }
+}
+
+function loopFigures(delay: ReturnType<typeof monitorEventLoopDelay>): string[] {
+  const at = (value: number) => ms(value / 1e6);
+  return ["-", at(delay.percentile(50)), at(delay.percentile(99)), at(delay.max)];
 }
 
 function figures(latencies: number[]): string[] {

@@ -62,7 +62,7 @@ export async function buildApp(
   });
   registerErrorHandling(app);
   registerInputRules(app);
-  registerAuthentication(app, services.database.db);
+  registerAuthentication(app, services.database.readDb);
   registerRequestMetrics(app, services.metrics);
   await registerOpenApi(app, services.config.publicUrl);
 

@@ -69,3 +69,8 @@ export function contextOf(request: FastifyRequest): CallerCtx {
     actor: actorOf(request),
   };
 }
+
+/** A request's context for work that only reads: its queries go to the read pool (Database.readDb). */
+export function readContextOf(request: FastifyRequest): CallerCtx {
+  return { ...contextOf(request), db: request.server.services.database.readDb };
+}

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { contextOf } from "../../core/context.ts";
+import { contextOf, readContextOf } from "../../core/context.ts";
 import {
   ERROR_RESPONSE_REF as errorResponse,
   OrgQuery,
@@ -102,7 +102,10 @@ export async function consoleRoutes(instance: FastifyInstance) {
         .type("application/json; charset=utf-8")
         // The typed reply expects the object; this is that object's JSON text.
         .send(
-          (await listAlerts({ ctx: contextOf(request), input: request.query as ListAlertsInput })) as never,
+          (await listAlerts({
+            ctx: readContextOf(request),
+            input: request.query as ListAlertsInput,
+          })) as never,
         ),
   );
 
@@ -130,7 +133,7 @@ export async function consoleRoutes(instance: FastifyInstance) {
         },
       },
     },
-    async (request) => categorizationSummary({ ctx: contextOf(request), input: request.query }),
+    async (request) => categorizationSummary({ ctx: readContextOf(request), input: request.query }),
   );
 
   app.patch(

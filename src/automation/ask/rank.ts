@@ -32,8 +32,12 @@ export interface Scored {
 
 /** Below this confidence the best match is weak: the fallback agent answers, or nothing runs. */
 export const CONFIDENCE_THRESHOLD = 0.45;
-/** When the runner-up is within this much confidence of the best, the message is ambiguous. */
+/**
+ * When the runner-up is within this much confidence of the best, or within this share of the best's
+ * confidence, the message is ambiguous: a lead of 0.15 means little when the best covers 0.8.
+ */
 export const AMBIGUITY_MARGIN = 0.1;
+export const AMBIGUITY_SHARE = 0.2;
 
 const K1 = 1.2;
 const B = 0.75;
@@ -45,36 +49,51 @@ const UNKNOWN_WORD_WEIGHT = 0.5;
 const UNKNOWN_VALUE_WEIGHT = 0.2;
 /** A candidate that matches a single word of the message, not one of its name, keeps this share. */
 const SINGLE_WORD_FACTOR = 0.6;
+/**
+ * A word the candidate has only in its description counts for this share of its weight in the
+ * confidence: descriptions also say when a workflow applies ("when its disk is nearly full"), so a
+ * message that only states that condition has not said which of the workflows on the object to run.
+ */
+const DESCRIPTION_ONLY_WEIGHT = 0.5;
 
 interface Document {
   candidate: Routable;
   frequencies: Map<string, number>;
   nameTerms: Set<string>;
+  /** Words of the name, routing examples and input names: what the candidate is asked to do, and on what. */
+  strongTerms: Set<string>;
   length: number;
 }
 
 export interface RoutingIndex {
   documents: Document[];
+  /** Words seen only in the routing examples of several candidates: sample values such as service names. */
+  sampleValues: Set<string>;
   idf: Map<string, number>;
   averageLength: number;
   meanIdf: number;
+  /** The IDF of a word only one candidate has. */
+  maxIdf: number;
 }
 
 export function buildIndex(candidates: Routable[]): RoutingIndex {
+  const sampleValues = findSampleValues(candidates);
   const documents = candidates.map((candidate) => {
     const bag: string[] = [];
-    const add = (text: string, weight: number) => {
-      const found = terms(text);
+    const strongTerms = new Set<string>();
+    const add = (text: string, weight: number, strong = true) => {
+      const found = terms(text).filter((term) => !sampleValues.has(term));
       for (let i = 0; i < weight; i += 1) bag.push(...found);
+      if (strong) for (const term of found) strongTerms.add(term);
     };
     add(candidate.name.replace(/[-_]/g, " "), NAME_WEIGHT);
-    add(candidate.description, 1);
+    add(candidate.description, 1, false);
     for (const example of candidate.examples) add(example, EXAMPLE_WEIGHT);
     for (const input of candidate.inputs) add(input.name.replace(/_/g, " "), 1);
     const frequencies = new Map<string, number>();
     for (const term of bag) frequencies.set(term, (frequencies.get(term) ?? 0) + 1);
     const nameTerms = new Set(terms(candidate.name.replace(/[-_]/g, " ")));
-    return { candidate, frequencies, nameTerms, length: bag.length };
+    return { candidate, frequencies, nameTerms, strongTerms, length: bag.length };
   });
   const containing = new Map<string, number>();
   for (const document of documents) {
@@ -86,10 +105,35 @@ export function buildIndex(candidates: Routable[]): RoutingIndex {
   const idfValues = [...idf.values()];
   return {
     documents,
+    sampleValues,
     idf,
     averageLength: documents.reduce((sum, document) => sum + document.length, 0) / Math.max(1, n),
     meanIdf: idfValues.reduce((sum, value) => sum + value, 0) / Math.max(1, idfValues.length),
+    maxIdf: Math.log(1 + (n - 0.5) / 1.5),
   };
+}
+
+/**
+ * Routing examples carry sample values ("bounce the payments service", "why is checkout slow"). A word
+ * that several candidates' examples share but no name, description or input name has says what to
+ * act on, not what to do: counting it would favour whichever candidate has the most examples.
+ */
+function findSampleValues(candidates: Routable[]): Set<string> {
+  const vocabulary = new Set<string>();
+  const examplesOf = new Map<string, number>();
+  for (const candidate of candidates) {
+    const own = new Set(candidate.examples.flatMap((example) => terms(example)));
+    for (const term of own) examplesOf.set(term, (examplesOf.get(term) ?? 0) + 1);
+    const described = [
+      candidate.name.replace(/[-_]/g, " "),
+      candidate.description,
+      ...candidate.inputs.map((input) => input.name.replace(/_/g, " ")),
+    ];
+    for (const text of described) for (const term of terms(text)) vocabulary.add(term);
+  }
+  return new Set(
+    [...examplesOf].filter(([term, count]) => count >= 3 && !vocabulary.has(term)).map(([term]) => term),
+  );
 }
 
 /** A message word as the index knows it: itself, or the closest known word within a small edit distance. */
@@ -117,6 +161,7 @@ const looksLikeValue = (word: string) => /\d/.test(word);
 export function rank(index: RoutingIndex, message: string, ignore: Set<string> = new Set()): Scored[] {
   const queryTerms = [...new Set(terms(message))].filter((term) => !ignore.has(term));
   const resolved: { term: string | null; weight: number }[] = queryTerms.map((term) => {
+    if (index.sampleValues.has(term)) return { term: null, weight: index.meanIdf * UNKNOWN_VALUE_WEIGHT };
     const known = resolveTerm(index, term);
     if (known) return { term: known, weight: index.idf.get(known) ?? 0 };
     return {
@@ -138,14 +183,17 @@ export function rank(index: RoutingIndex, message: string, ignore: Set<string> =
     for (const [term, idf] of unique) {
       const frequency = document.frequencies.get(term) ?? 0;
       if (frequency === 0) continue;
-      covered += idf;
+      covered += document.strongTerms.has(term) ? idf : idf * DESCRIPTION_ONLY_WEIGHT;
       matched.push(term);
       score +=
         (idf * frequency * (K1 + 1)) /
         (frequency + K1 * (1 - B + (B * document.length) / Math.max(1, index.averageLength)));
     }
-    // One shared word that is not in the candidate's name is thin evidence ("buy more coffee").
-    const thin = matched.length === 1 && !document.nameTerms.has(matched[0] as string);
+    // One word is thin evidence unless it is the candidate's own: in its name and in no other
+    // candidate ("buy more coffee", "checkout service").
+    const only = matched[0] as string;
+    const thin =
+      matched.length === 1 && !(document.nameTerms.has(only) && index.idf.get(only) === index.maxIdf);
     const confidence = (totalWeight > 0 ? covered / totalWeight : 0) * (thin ? SINGLE_WORD_FACTOR : 1);
     return { candidate: document.candidate, score, confidence };
   });
@@ -169,11 +217,9 @@ export type Decision =
 export function decide(ranked: Scored[]): Decision {
   const [best, second] = ranked;
   if (!best || best.confidence < CONFIDENCE_THRESHOLD) return { kind: "weak", best: best ?? null };
-  if (second && best.confidence - second.confidence < AMBIGUITY_MARGIN) {
-    return {
-      kind: "ambiguous",
-      tied: ranked.filter((item) => best.confidence - item.confidence < AMBIGUITY_MARGIN),
-    };
+  const margin = Math.max(AMBIGUITY_MARGIN, AMBIGUITY_SHARE * best.confidence);
+  if (second && best.confidence - second.confidence < margin) {
+    return { kind: "ambiguous", tied: ranked.filter((item) => best.confidence - item.confidence < margin) };
   }
   return { kind: "routed", choice: best };
 }

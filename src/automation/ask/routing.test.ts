@@ -1,4 +1,5 @@
 // The routing rules without the database: words, ranking and its decisions, and input extraction.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseParts } from "../sessions/export.ts";
 import { normalizePrompt } from "../sessions/session-rows.ts";
@@ -77,6 +78,50 @@ describe("ranking", () => {
     expect(routeMessage(catalog, "order pizza for the whole team", null).outcome).toEqual({
       kind: "no_match",
     });
+  });
+});
+
+describe("evidence rules", () => {
+  // The routing eval's catalog: fifteen agents and workflows whose words overlap.
+  const evalCatalog = (
+    JSON.parse(readFileSync(new URL("../../../eval/ask/catalog.json", import.meta.url), "utf8")) as {
+      candidates: Routable[];
+    }
+  ).candidates;
+  const index = buildIndex(evalCatalog);
+  const routedTo = (message: string) => {
+    const decision = decide(rank(index, message));
+    return decision.kind === "routed" ? decision.choice.candidate.name : decision.kind;
+  };
+
+  it("does not pick a workflow over its neighbour on a word only its description has", () => {
+    // "full" is only in disk-expand's description: it says when the workflow applies, not what to do.
+    expect(routedTo("the disk of host web-2 is full")).toBe("ambiguous");
+    // A word of its name or routing examples is what it is asked to do.
+    expect(routedTo("expand the disk of host web-2, it is full")).toBe("disk-expand");
+  });
+
+  it("treats words that several candidates' examples share as values, not vocabulary", () => {
+    expect([...index.sampleValues].sort()).toEqual(["api", "checkout", "payment"]);
+    // Counted as vocabulary, "payments" made the investigation whose example names it the best.
+    expect(routedTo("investigate the payments service")).toBe("ambiguous");
+  });
+
+  it("counts a runner-up within a fifth of the best as ambiguous, and one word shared by many as thin", () => {
+    const scored = (name: string, confidence: number) => ({
+      candidate: workflow(name, ""),
+      score: 1,
+      confidence,
+    });
+    expect(decide([scored("a", 0.8), scored("b", 0.65)]).kind).toBe("ambiguous");
+    expect(decide([scored("a", 0.8), scored("b", 0.6)]).kind).toBe("routed");
+    const services = [
+      workflow("scale-service", "Scale the replicas of a service"),
+      workflow("silence-alerts", "Silence the alerts of a service"),
+      workflow("restart-deployment", "Restart the deployment of a service"),
+    ];
+    // "service" is in scale-service's name, but every candidate has it.
+    expect(decide(rank(buildIndex(services), "checkout service")).kind).not.toBe("routed");
   });
 });
 

@@ -28,18 +28,19 @@ function responderOf(row: Pick<SessionRow, "responderType" | "responderName" | "
   return null;
 }
 
-const runStats = {
-  executionCount:
-    sql<number>`(select count(*) from executions e where e.session_id = ${sessions.id})`.mapWith(Number),
-  runningCount:
-    sql<number>`(select count(*) from executions e where e.session_id = ${sessions.id} and e.status = 'running')`.mapWith(
-      Number,
-    ),
-  totalCost:
-    sql<number>`(select coalesce(sum(e.total_cost), 0) from executions e where e.session_id = ${sessions.id})`.mapWith(
-      Number,
-    ),
-};
+/** A session's runs, for the rows of a page only: one aggregate over its executions (executions_session). */
+const runStats = (db: Executor) =>
+  db
+    .select({
+      executionCount: sql<number>`count(*)`.mapWith(Number).as("execution_count"),
+      runningCount: sql<number>`count(*) filter (where ${executions.status} = 'running')`
+        .mapWith(Number)
+        .as("running_count"),
+      totalCost: sql<number>`coalesce(sum(${executions.totalCost}), 0)`.mapWith(Number).as("total_cost"),
+    })
+    .from(executions)
+    .where(eq(executions.sessionId, sessions.id))
+    .as("run_stats");
 
 function presentItem(row: SessionRowWithStats): SessionListItem {
   return {
@@ -77,26 +78,35 @@ export async function listSessions({
     conditions.push(sql`${sessions.searchText} like ${`%${escapeLike(term)}%`}`);
   }
   if (input.source_app !== undefined) conditions.push(eq(sessions.sourceApp, input.source_app));
-  const rows = await ctx.db
-    .select({ session: sessions, ...runStats })
+  // The page first, in activity order (the activity index, filtered by q), then its rows and their
+  // runs: run statistics computed per row would be computed for every row an offset skips too.
+  const page = ctx.db
+    .select({ id: sessions.id })
     .from(sessions)
     .where(and(...conditions))
     .orderBy(desc(sessions.updatedAt), desc(sessions.id))
     .limit(input.limit + 1)
-    .offset(input.offset);
+    .offset(input.offset)
+    .as("page");
+  const stats = runStats(ctx.db);
+  const rows = await ctx.db
+    .select({
+      session: sessions,
+      executionCount: stats.executionCount,
+      runningCount: stats.runningCount,
+      totalCost: stats.totalCost,
+    })
+    .from(page)
+    .innerJoin(sessions, eq(sessions.id, page.id))
+    .innerJoinLateral(stats, sql`true`)
+    .orderBy(desc(sessions.updatedAt), desc(sessions.id));
   return {
-    items: rows.slice(0, input.limit).map((row) => presentItem({ ...row.session, ...pick(row) })),
+    items: rows.slice(0, input.limit).map(({ session, ...stats }) => presentItem({ ...session, ...stats })),
     limit: input.limit,
     offset: input.offset,
     has_more: rows.length > input.limit,
   };
 }
-
-const pick = (row: { executionCount: number; runningCount: number; totalCost: number }) => ({
-  executionCount: row.executionCount,
-  runningCount: row.runningCount,
-  totalCost: row.totalCost,
-});
 
 const durationMs = (from: Date, to: Date) => Math.max(0, to.getTime() - from.getTime());
 

@@ -28,6 +28,12 @@ export interface Database {
   engine: "pglite" | "postgres";
   db: Db;
   /**
+   * For reads a person waits on (the console's lists, who is calling): on PostgreSQL a small pool
+   * of its own, so they never queue for a connection behind ingest transactions. The same as `db`
+   * on PGlite.
+   */
+  readDb: Db;
+  /**
    * Runs fn in a transaction. On PostgreSQL, BEGIN goes out with fn's first statement, and the writes
    * fn hands to `deferWrite` go out at once, COMMIT right behind them: a read-then-write transaction
    * costs two round trips however many statements it writes with.
@@ -70,6 +76,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
   return {
     engine: "pglite",
     db,
+    readDb: db,
     transaction: (fn) => db.transaction((tx) => fn(tx as Tx)),
     jobStore: fromPglite(client),
     jobConnectionString: null,
@@ -83,6 +90,9 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
   };
 }
 
+/** Connections of the read pool: a few, since its queries are short and one request runs two or three. */
+const READ_POOL_SIZE = 4;
+
 async function openPostgres(url: string): Promise<Database> {
   // Sized for the ingest path: a delivery holds its connection for a few round trips. Pipeline mode
   // sends a query without waiting for the one before it to be answered (see pipelinedTransaction);
@@ -92,9 +102,16 @@ async function openPostgres(url: string): Promise<Database> {
   pool.on("error", () => {});
   const db = drizzleNodePostgres({ client: pool }) as unknown as Db;
   await pool.query("select 1");
+  const readPool = new pg.Pool({
+    connectionString: url,
+    max: READ_POOL_SIZE,
+    application_name: "vigil-read",
+  });
+  readPool.on("error", () => {});
   return {
     engine: "postgres",
     db,
+    readDb: drizzleNodePostgres({ client: readPool }) as unknown as Db,
     transaction: (fn) => pipelinedTransaction(pool, fn),
     jobStore: {
       executeSql: (text: string, values?: unknown[]) => pool.query(text, values),
@@ -105,6 +122,7 @@ async function openPostgres(url: string): Promise<Database> {
     },
     close: async () => {
       if (!pool.ended) await pool.end();
+      if (!readPool.ended) await readPool.end();
     },
   };
 }
