@@ -1,0 +1,17 @@
+import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { cpSync, mkdtempSync, rmSync, readFileSync } from "node:fs";
+const rss = () => { const s = readFileSync("/proc/self/status","utf8"); return s.match(/VmRSS:\s+(\d+)/)[1]/1024|0; };
+const mu = () => { const m = process.memoryUsage(); return `rss=${rss()}MB heap=${m.heapUsed/2**20|0} ext=${m.external/2**20|0} ab=${m.arrayBuffers/2**20|0}`; };
+const dir = mkdtempSync("/tmp/scale/db-");
+cpSync("dist/pglite-template", dir + "/p", { recursive: true });
+console.log("base", mu());
+const extra = process.argv[2] ? JSON.parse(process.argv[2]) : {};
+const client = await PGlite.create(dir + "/p", { extensions: { pg_trgm }, ...extra });
+console.log("open", mu(), "wasm", (client.mod.HEAP8?.buffer ?? client.mod.wasmMemory?.buffer ?? client.mod.HEAPU8.buffer).byteLength/2**20);
+console.log((await client.query("select name, setting, unit from pg_settings where name in ('shared_buffers','wal_buffers','work_mem','maintenance_work_mem','temp_buffers','fsync','synchronous_commit','full_page_writes','wal_level','max_connections','effective_cache_size')")).rows.map(r=>`${r.name}=${r.setting}${r.unit??''}`).join(" "));
+await client.query("select count(*) from pg_class");
+global.gc?.();
+await new Promise(r=>setTimeout(r,2000));
+console.log("idle", mu(), "wasm", (client.mod.HEAP8?.buffer ?? client.mod.wasmMemory?.buffer ?? client.mod.HEAPU8.buffer).byteLength/2**20);
+await client.close(); rmSync(dir, {recursive:true});
