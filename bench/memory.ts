@@ -63,18 +63,24 @@ async function ingest(base: string): Promise<number> {
     headers,
     body: JSON.stringify({ source: "alertmanager", integration: "memory-bench" }),
   });
-  if (registered.status !== 201) throw new Error(`registration: ${registered.status} ${await registered.text()}`);
+  if (registered.status !== 201)
+    throw new Error(`registration: ${registered.status} ${await registered.text()}`);
   const url = `${base}/platform${((await registered.json()) as { platform_webhook_url: string }).platform_webhook_url}`;
   const bodies: string[] = [];
   const single = Math.min(ALERTS, 1_000);
-  for (let n = 0; n < ALERTS - single; n += 50) bodies.push(alertmanagerBody(n, Math.min(50, ALERTS - single - n)));
+  for (let n = 0; n < ALERTS - single; n += 50)
+    bodies.push(alertmanagerBody(n, Math.min(50, ALERTS - single - n)));
   for (let n = ALERTS - single; n < ALERTS; n += 1) bodies.push(alertmanagerBody(n, 1));
   let next = 0;
   let accepted = 0;
   async function sender() {
     while (next < bodies.length) {
       const body = bodies[next++];
-      const reply = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const reply = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
       if (reply.status !== 202) throw new Error(`delivery: ${reply.status} ${await reply.text()}`);
       accepted += ((await reply.json()) as { alerts: unknown[] }).alerts.length;
     }
@@ -131,7 +137,12 @@ async function measure(engine: string, env: Record<string, string>): Promise<Fig
   const base = `http://127.0.0.1:${port}`;
   try {
     const deadline = Date.now() + READY_DEADLINE_MS;
-    while ((await fetch(`${base}/readyz`).then((res) => res.status, () => 0)) !== 200) {
+    while (
+      (await fetch(`${base}/readyz`).then(
+        (res) => res.status,
+        () => 0,
+      )) !== 200
+    ) {
       if (child.exitCode !== null) throw new Error(`vigil exited with ${child.exitCode}\n${log}`);
       if (Date.now() > deadline) throw new Error(`not ready in ${READY_DEADLINE_MS} ms\n${log}`);
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -48,7 +48,13 @@ interface Instance {
 /** `vigil serve` in a child process; resolves once it says it listens (api, all) or works (worker). */
 async function serve(role: "all" | "api" | "worker", env: Record<string, string>, port: number) {
   const child = spawn(process.execPath, [BIN, "serve", "--role", role], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", BOOTSTRAP_API_KEY: KEY, PORT: String(port), ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      LOG_LEVEL: "info",
+      BOOTSTRAP_API_KEY: KEY,
+      PORT: String(port),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);
@@ -86,7 +92,12 @@ function alertmanagerBody(from: number, to: number): string {
   for (let n = from; n < to; n += 1) {
     alerts.push({
       status: "firing",
-      labels: { alertname: "QueueBacklog", service: `svc-${n % 7}`, instance: `worker-${n}:9100`, severity: "warning" },
+      labels: {
+        alertname: "QueueBacklog",
+        service: `svc-${n % 7}`,
+        instance: `worker-${n}:9100`,
+        severity: "warning",
+      },
       annotations: { summary: `backlog growing on worker-${n}` },
       startsAt: "2026-01-01T00:00:00Z",
       endsAt: "0001-01-01T00:00:00Z",
@@ -106,7 +117,9 @@ interface Acknowledged {
  * Every group's 10-alert body and each of its alerts alone, each through both API instances, adjacent
  * in the queue so that IN_FLIGHT senders deliver the same alert to both at the same moment.
  */
-async function deliver(urls: [string, string]): Promise<{ acknowledged: Acknowledged[]; failures: string[] }> {
+async function deliver(
+  urls: [string, string],
+): Promise<{ acknowledged: Acknowledged[]; failures: string[] }> {
   const queue: { url: string; body: string }[] = [];
   for (let group = 0; group < GROUPS; group += 1) {
     const first = group * GROUP_SIZE;
@@ -185,7 +198,8 @@ async function startInstances(engine: (typeof ENGINES)[number]) {
 }
 
 for (const engine of ENGINES) {
-  const topology = engine === "postgres" ? "two API and two worker processes" : "the embedded default's process";
+  const topology =
+    engine === "postgres" ? "two API and two worker processes" : "the embedded default's process";
   describe(`scale-out: ${topology} [${engine}]`, () => {
     it("stores every acknowledged alert exactly once and classifies it, whichever instance took it", async () => {
       const { bases, instances, drop, dataDirs } = await startInstances(engine);
@@ -193,7 +207,11 @@ for (const engine of ENGINES) {
         const registered = await fetch(`${bases[0]}/app/sre/api/v1/alerts/webhook`, {
           method: "POST",
           headers: auth,
-          body: JSON.stringify({ source: "alertmanager", integration: "scale-out", classify_mode: "immediate" }),
+          body: JSON.stringify({
+            source: "alertmanager",
+            integration: "scale-out",
+            classify_mode: "immediate",
+          }),
         });
         expect(registered.status).toBe(201);
         const path = `/platform${((await registered.json()) as { platform_webhook_url: string }).platform_webhook_url}`;
@@ -208,7 +226,8 @@ for (const engine of ENGINES) {
         const created = new Map<string, number>();
         for (const alert of acknowledged) {
           idOf.set(alert.external_uid, (idOf.get(alert.external_uid) ?? new Set()).add(alert.id));
-          if (alert.outcome === "created") created.set(alert.external_uid, (created.get(alert.external_uid) ?? 0) + 1);
+          if (alert.outcome === "created")
+            created.set(alert.external_uid, (created.get(alert.external_uid) ?? 0) + 1);
         }
         expect(idOf.size).toBe(GROUPS * GROUP_SIZE);
         expect([...idOf.values()].filter((ids) => ids.size !== 1)).toEqual([]);
@@ -218,7 +237,9 @@ for (const engine of ENGINES) {
         // Stored exactly once, as acknowledged, and read alike through either instance.
         const expected = [...idOf].map(([uid, ids]) => ({ external_uid: uid, id: [...ids][0] })).sort(byUid);
         for (const base of bases) {
-          const stored = (await listAlerts(base)).map(({ id, external_uid }) => ({ external_uid, id })).sort(byUid);
+          const stored = (await listAlerts(base))
+            .map(({ id, external_uid }) => ({ external_uid, id }))
+            .sort(byUid);
           expect(stored).toEqual(expected);
         }
 
