@@ -121,7 +121,9 @@ async function measure(engine: string, env: Record<string, string>): Promise<Fig
       LOG_LEVEL: "warn",
       BOOTSTRAP_API_KEY: KEY,
       SECRET_KEY: "bench-secret-key",
+      // What an operator may set for the process: the cache size, V8 options (NODE_OPTIONS).
       ...(process.env.PGLITE_CACHE_MB ? { PGLITE_CACHE_MB: process.env.PGLITE_CACHE_MB } : {}),
+      ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
