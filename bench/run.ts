@@ -3,6 +3,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import("./ingest.ts")).runIngestBench(),
   query: async () => (await import("./query.ts")).runQueryBench(),
   startup: async () => (await import("./startup.ts")).runStartupBench(),
+  memory: async () => (await import("./memory.ts")).runMemoryBench(),
   "console-under-load": async () => (await import("./console-under-load.ts")).runConsoleUnderLoadBench(),
   sessions: async () => (await import("./sessions.ts")).runSessionsBench(),
   "console-page": async () => (await import("./console-page.ts")).runConsolePageBench(),

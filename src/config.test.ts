@@ -10,6 +10,7 @@ describe("loadConfig", () => {
       host: "127.0.0.1",
       dataDir: resolve("./data"),
       databaseUrl: null,
+      pgliteCacheMb: 16,
       bootstrapApiKey: null,
       secretKey: null,
       publicUrl: "http://127.0.0.1:8080",
@@ -38,6 +39,7 @@ describe("loadConfig", () => {
       WEBHOOK_BODY_LIMIT_BYTES: "1048576",
       SEARCH_COUNT_LIMIT: "10000",
       LIST_COUNT_LIMIT: "250000",
+      PGLITE_CACHE_MB: "64",
       LLM_BASE_URL: "http://127.0.0.1:11434/v1",
       LLM_MODEL: "llama3",
       AUTOMATION_HTTP_ALLOWED_HOSTS: "hooks.example.com, Chat.Example.com:8443",
@@ -53,6 +55,7 @@ describe("loadConfig", () => {
       webhookBodyLimitBytes: 1048576,
       searchCountLimit: 10000,
       listCountLimit: 250000,
+      pgliteCacheMb: 64,
       automationHttpAllowedHosts: ["hooks.example.com", "chat.example.com:8443"],
       integrationAllowedHosts: ["am.internal:9093", "10.0.0.5"],
       llm: { baseUrl: "http://127.0.0.1:11434/v1", model: "llama3", apiKey: null },
@@ -70,6 +73,7 @@ describe("loadConfig", () => {
     [{ VIGIL_ROLE: "both" }, "VIGIL_ROLE must be all, api or worker"],
     [{ SEARCH_COUNT_LIMIT: "0" }, "SEARCH_COUNT_LIMIT must be an integer from 1 to 1000000"],
     [{ LIST_COUNT_LIMIT: "many" }, "LIST_COUNT_LIMIT must be an integer from 1 to 1000000000"],
+    [{ PGLITE_CACHE_MB: "2048" }, "PGLITE_CACHE_MB must be an integer from 1 to 1024"],
   ])("rejects %j", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

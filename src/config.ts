@@ -1,6 +1,7 @@
 // Every setting Vigil reads from the environment, parsed and validated once at start.
 // Nothing else reads process.env: the parsed Config is passed in.
 import { resolve } from "node:path";
+import { PGLITE_CACHE_MB } from "./core/db/database.ts";
 import { parseHostList } from "./core/http/allowed-hosts.ts";
 
 /** How much an environment matters to impact scores and triage. */
@@ -14,6 +15,8 @@ export interface Config {
   dataDir: string;
   /** postgres://... for PostgreSQL; null means the embedded PGlite database under dataDir. */
   databaseUrl: string | null;
+  /** PGLITE_CACHE_MB: the embedded database's page cache (shared_buffers), in MB. */
+  pgliteCacheMb: number;
   bootstrapApiKey: string | null;
   /** Key material for secrets kept encrypted at rest; null means generate one into dataDir. */
   secretKey: string | null;
@@ -113,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host,
     dataDir: resolve(text(env, "DATA_DIR") ?? "./data"),
     databaseUrl,
+    pgliteCacheMb: integer(env, "PGLITE_CACHE_MB", PGLITE_CACHE_MB, 1, 1024),
     bootstrapApiKey: text(env, "BOOTSTRAP_API_KEY"),
     secretKey: text(env, "SECRET_KEY"),
     publicUrl,

@@ -59,7 +59,7 @@ export async function openConfiguredDatabase(config: Config, log?: Logger): Prom
     return openDatabase({ url: config.databaseUrl });
   }
   log?.info({ engine: "pglite", dataDir: config.dataDir }, "opening the database");
-  return openDatabase({ dataDir: config.dataDir }, log);
+  return openDatabase({ dataDir: config.dataDir, cacheMb: config.pgliteCacheMb }, log);
 }
 
 /** Applies the pending migrations, saying which one runs ("applying migration 2 of 7"). */

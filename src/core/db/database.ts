@@ -47,7 +47,22 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export type DatabaseTarget = { url: string } | { dataDir: string } | { memory: true };
+/** `cacheMb`: the embedded database's page cache (PostgreSQL's shared_buffers), PGLITE_CACHE_MB. */
+export type DatabaseTarget = { url: string } | { dataDir: string; cacheMb?: number } | { memory: true };
+
+/** The page cache of an embedded database unless its target says otherwise. */
+export const PGLITE_CACHE_MB = 16;
+
+/**
+ * PGlite's own start parameters, plus the cache size. PGlite runs the database inside this process's
+ * WebAssembly memory, which grows and never shrinks: PostgreSQL's default 128 MB of shared_buffers
+ * (and the WAL buffers sized from it) was most of an idle Vigil's memory, where the data a Vigil
+ * reads back is a small part of that. A page not cached is read from the operating system's file
+ * cache. Durability is unchanged: each COMMIT still writes its WAL to the files before it returns.
+ */
+function pgliteStartParams(cacheMb: number): string[] {
+  return [...PGlite.defaultStartParams, "-c", `shared_buffers=${cacheMb}MB`];
+}
 
 /** `log` hears how an embedded database under a DATA_DIR comes to be (found, copied or created). */
 export async function openDatabase(target: DatabaseTarget, log?: Logger): Promise<Database> {
@@ -68,7 +83,11 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     }
   }
   // pg_trgm: the trigram indexes of alert search (migration 0000_extensions).
-  const client = await PGlite.create(dataPath, { extensions: { pg_trgm } }).catch((err) => {
+  const cacheMb = ("cacheMb" in target && target.cacheMb) || PGLITE_CACHE_MB;
+  const client = await PGlite.create(dataPath, {
+    extensions: { pg_trgm },
+    startParams: pgliteStartParams(cacheMb),
+  }).catch((err) => {
     unlock();
     throw err;
   });
