@@ -229,10 +229,19 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState("");
   const reasonInput = useRef<HTMLInputElement>(null);
-  // The reason field takes the focus the moment the operator asks to ignore.
+  const button = useRef<HTMLButtonElement>(null);
+  // The reason field takes the focus the moment the operator asks to ignore; when the form closes
+  // (cancelled, or the alert changed state), the button that stands in its place takes it back.
+  const refocus = useRef(false);
   useEffect(() => {
     if (open) reasonInput.current?.focus();
-  }, [open]);
+    else if (refocus.current) button.current?.focus();
+    refocus.current = false;
+  }, [open, alert.status]);
+  const close = () => {
+    refocus.current = true;
+    setOpen(false);
+  };
   const update = useMutation({
     mutationFn: async (body: { status: "ignored" | "active"; ignore_reason?: string | null }) =>
       unwrap(await api.PATCH("/app/sre/api/v1/alerts/{id}", { params: { path: { id: alert.id } }, body })),
@@ -240,14 +249,19 @@ function IgnoreControl({ alert }: { alert: Alert }) {
       client.setQueryData(["alert", alert.id], updated);
       client.invalidateQueries({ queryKey: ["alert-history"] });
       client.invalidateQueries({ queryKey: ["alerts"] });
-      setOpen(false);
+      close();
       setReason("");
     },
   });
   if (alert.status === "ignored")
     return (
       <>
-        <button type="button" onClick={() => update.mutate({ status: "active" })} disabled={update.isPending}>
+        <button
+          type="button"
+          ref={button}
+          onClick={() => update.mutate({ status: "active" })}
+          disabled={update.isPending}
+        >
           Un-ignore
         </button>
         <ErrorBox error={update.error} />
@@ -256,13 +270,16 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   if (alert.status !== "active") return null;
   if (!open)
     return (
-      <button type="button" onClick={() => setOpen(true)}>
+      <button type="button" ref={button} onClick={() => setOpen(true)}>
         Ignore…
       </button>
     );
   return (
     <form
       class="ignore-form"
+      onKeyDown={(event) => {
+        if (event.key === "Escape") close();
+      }}
       onSubmit={(event) => {
         event.preventDefault();
         update.mutate({ status: "ignored", ignore_reason: reason.trim() || null });
@@ -281,7 +298,7 @@ function IgnoreControl({ alert }: { alert: Alert }) {
       <button type="submit" disabled={update.isPending}>
         Ignore
       </button>
-      <button type="button" class="ghost" onClick={() => setOpen(false)}>
+      <button type="button" class="ghost" onClick={close}>
         Cancel
       </button>
       <ErrorBox error={update.error} />

@@ -35,6 +35,15 @@ function listQueryOf(query: URLSearchParams): Query {
   };
 }
 
+/** The list request the URL names: the page's, and the shell's early start of it on a cold load. */
+export function alertListQuery(query: URLSearchParams) {
+  const input = listQueryOf(query);
+  return {
+    queryKey: ["alerts", input],
+    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts", { params: { query: input } })),
+  };
+}
+
 /** Storm members are gathered at the place of their first row: the cause first, then the symptoms. */
 type Row =
   | { kind: "alert"; alert: Alert; inStorm: boolean }
@@ -72,8 +81,7 @@ export function AlertsPage() {
   const input = listQueryOf(query);
   const [live, setLive] = useState(true);
   const list = useQuery({
-    queryKey: ["alerts", input],
-    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts", { params: { query: input } })),
+    ...alertListQuery(query),
     placeholderData: keepPreviousData,
     refetchInterval: live ? REFRESH_MS : false,
   });
@@ -90,12 +98,14 @@ export function AlertsPage() {
       const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
       if (event.key === "Escape" && typing) return target.blur();
       if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
+      // Enter on a focused link or button is that control's own; the list's Enter is for no focus.
+      const control = target.closest("a, button, summary");
       if (event.key === "/") {
         event.preventDefault();
         search.current?.focus();
       } else if (event.key === "j" || event.key === "k") {
         setCursor((at) => Math.max(0, Math.min(alertRows.length - 1, at + (event.key === "j" ? 1 : -1))));
-      } else if (event.key === "Enter" && alertRows[cursor]) {
+      } else if (event.key === "Enter" && !control && alertRows[cursor]) {
         navigate(alertHref(alertRows[cursor].alert));
       }
     };

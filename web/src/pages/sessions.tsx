@@ -161,22 +161,23 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
           Export
         </button>
         {canWrite ? (
-          <>
+          <form
+            class="terminate"
+            onSubmit={(event) => {
+              event.preventDefault();
+              terminate.mutate();
+            }}
+          >
             <input
               aria-label="Reason"
               placeholder="reason (optional)"
               value={reason}
               onInput={(event) => setReason(event.currentTarget.value)}
             />
-            <button
-              type="button"
-              class="danger"
-              onClick={() => terminate.mutate()}
-              disabled={terminate.isPending}
-            >
+            <button type="submit" class="danger" disabled={terminate.isPending}>
               Terminate
             </button>
-          </>
+          </form>
         ) : null}
       </div>
       <ErrorBox error={terminate.error ?? saving.error} />
