@@ -379,14 +379,14 @@ describeEachEngine("web console automation pages in chromium", (harness) => {
       await screen.open?.();
       const overflow = await sidewaysOverflow(small);
       if (overflow > 0) problems.push(`${screen.name}: the page scrolls ${overflow} px sideways`);
-      const { unreached, withoutRing } = await tabThrough(small);
-      for (const control of unreached) problems.push(`${screen.name}: Tab never reaches "${control}"`);
-      for (const control of withoutRing) problems.push(`${screen.name}: no focus ring on "${control}"`);
       for (const theme of ["light", "dark"]) {
         await small.evaluate(`document.documentElement.dataset.theme = "${theme}"`);
         for (const text of await lowContrastText(small)) problems.push(`${screen.name}, ${theme}: ${text}`);
         await shot(`${screen.name}-phone-${theme}`, small);
       }
+      const { unreached, withoutRing } = await tabThrough(small);
+      for (const control of unreached) problems.push(`${screen.name}: Tab never reaches "${control}"`);
+      for (const control of withoutRing) problems.push(`${screen.name}: no focus ring on "${control}"`);
     }
     await phone.close();
     expect(problems).toEqual([]);

@@ -96,42 +96,44 @@ function AskResult(props: {
       </h2>
       {answer.message ? <p>{answer.message}</p> : null}
       {answer.candidates.length > 0 ? (
-        <table class="list candidates">
-          <thead>
-            <tr>
-              <th>Candidate</th>
-              <th>Kind</th>
-              <th>Confidence</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {answer.candidates.map((c) => (
-              <tr key={`${c.candidate_type}-${c.name}`} class="candidate">
-                <td>{c.name}</td>
-                <td>{c.candidate_type}</td>
-                <td>{Math.round(c.confidence * 100)}%</td>
-                <td>
-                  {answer.decision === "ambiguous" || answer.decision === "no_match" ? (
-                    <button
-                      type="button"
-                      class="ghost"
-                      disabled={props.busy}
-                      onClick={() =>
-                        props.send({
-                          message: answer.message || c.name,
-                          entity_refs: [{ name: c.name, type: c.candidate_type as "agent" | "workflow" }],
-                        })
-                      }
-                    >
-                      Use this
-                    </button>
-                  ) : null}
-                </td>
+        <div class="table-scroll">
+          <table class="list candidates">
+            <thead>
+              <tr>
+                <th>Candidate</th>
+                <th>Kind</th>
+                <th>Confidence</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {answer.candidates.map((c) => (
+                <tr key={`${c.candidate_type}-${c.name}`} class="candidate">
+                  <td>{c.name}</td>
+                  <td>{c.candidate_type}</td>
+                  <td>{Math.round(c.confidence * 100)}%</td>
+                  <td>
+                    {answer.decision === "ambiguous" || answer.decision === "no_match" ? (
+                      <button
+                        type="button"
+                        class="ghost"
+                        disabled={props.busy}
+                        onClick={() =>
+                          props.send({
+                            message: answer.message || c.name,
+                            entity_refs: [{ name: c.name, type: c.candidate_type as "agent" | "workflow" }],
+                          })
+                        }
+                      >
+                        Use this
+                      </button>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
       {Object.keys(answer.extracted).length > 0 ? (
         <p class="muted small">
