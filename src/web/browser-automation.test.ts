@@ -216,7 +216,7 @@ describeEachEngine("web console automation pages in chromium", (harness) => {
     expect(await page.locator("h2.decision").getAttribute("data-decision")).toBe("inputs_required");
     expect(await page.locator("tr.candidate").first().textContent()).toContain("restart-deployment");
     const sessionHref = (await page.locator(".ask-result a[href^='/sessions/']").getAttribute("href")) ?? "";
-    expect(await focusedField()).toBe("cluster");
+    await expect.poll(() => focusedField(), { timeout: WAIT }).toBe("cluster");
     await shot("ask-inputs");
 
     await page.keyboard.type("staging-us");
@@ -312,17 +312,29 @@ describeEachEngine("web console automation pages in chromium", (harness) => {
       await expect
         .poll(() => page.evaluate<string>("navigator.clipboard.readText()"), { timeout: WAIT })
         .toContain(`url: "${registration.trigger_url}"`);
+      // Where the browser withholds the Clipboard API (plain http from a name other than localhost),
+      // Copy still copies, by selecting the text.
+      await page.evaluate("Object.defineProperty(navigator, 'clipboard', { value: undefined })");
+      await tabTo("Copy URL");
+      await page.keyboard.press("Enter");
+      await expect
+        .poll(() => page.evaluate("document.activeElement?.textContent"), { timeout: WAIT })
+        .toBe("Copied");
+      await page.reload();
+      await page.locator("article.registration").first().waitFor({ timeout: WAIT });
+      expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(registration.trigger_url);
 
       // Ignore… opens the reason field, Escape closes it and gives the focus back to the button.
       await page.goto(`${base}/alerts/${alertId}`);
       await page.locator("h1").waitFor({ timeout: WAIT });
       await tabTo("Ignore…");
       await page.keyboard.press("Enter");
-      expect(await focusedField()).toBe("ignore_reason");
+      await expect.poll(() => focusedField(), { timeout: WAIT }).toBe("ignore_reason");
       await page.keyboard.press("Escape");
       await expect.poll(() => page.locator("form.ignore-form").count(), { timeout: WAIT }).toBe(0);
       expect(await page.evaluate("document.activeElement?.textContent")).toBe("Ignore…");
       await page.keyboard.press("Enter");
+      await expect.poll(() => focusedField(), { timeout: WAIT }).toBe("ignore_reason");
       await page.keyboard.type("maintenance until 14:00");
       await page.keyboard.press("Enter");
       await expect.poll(() => page.locator(".status").textContent(), { timeout: WAIT }).toBe("ignored");

@@ -1,7 +1,7 @@
 // One alert, by uuid or external_uid: triage first, then fields, labels, links, storm, history and
 // the raw payload; ignore (with a reason) and un-ignore; Investigate when this Vigil investigates.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Alert, api, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, navigate } from "../router.tsx";
@@ -232,8 +232,9 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   const button = useRef<HTMLButtonElement>(null);
   // The reason field takes the focus the moment the operator asks to ignore; when the form closes
   // (cancelled, or the alert changed state), the button that stands in its place takes it back.
+  // Before the next paint, so that keys typed at once land in the field.
   const refocus = useRef(false);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (open) reasonInput.current?.focus();
     else if (refocus.current) button.current?.focus();
     refocus.current = false;

@@ -1,7 +1,7 @@
 // Ask: a task in plain words. The answer names the candidates it weighed; a missing input is asked for
 // in a form whose answer continues the same session; a started run shows its trace while it runs.
 import { useMutation } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client.ts";
 import { Link } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
@@ -82,8 +82,9 @@ function AskResult(props: {
   const form = useRef<HTMLFormElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   // A missing input takes the focus, so the answer can be typed at once; an answer that replaced
-  // the control that asked (Continue, Use this) takes it itself, so the focus is not lost.
-  useEffect(() => {
+  // the control that asked (Continue, Use this) takes it itself, so the focus is not lost. Before the
+  // next paint, so that keys typed at once land in the field.
+  useLayoutEffect(() => {
     const first = form.current?.querySelector("input");
     if (first) first.focus();
     else if (document.activeElement === document.body) heading.current?.focus();
