@@ -134,6 +134,14 @@ export async function runConsolePageBench(): Promise<void> {
       await page.reload();
       warm.push(await firstRow());
     }
+    // Where the last reload's time went: the console's script, the caller (/api/v1/me), the list.
+    const steps = await page.evaluate<{ name: string; start: number; end: number }[]>(
+      `performance.getEntriesByType("resource").map((r) => ({ name: new URL(r.name).pathname, start: r.startTime, end: r.responseEnd }))`,
+    );
+    const step = (match: RegExp) => {
+      const found = steps.find((entry) => match.test(entry.name));
+      return found ? `${found.start.toFixed(0)}-${found.end.toFixed(0)} ms` : "not seen";
+    };
     const bundle = await page.evaluate<number>(
       "performance.getEntriesByType('resource').reduce((sum, r) => sum + (r.transferSize || 0), 0)",
     );
@@ -149,6 +157,9 @@ export async function runConsolePageBench(): Promise<void> {
     console.log(`  first row drawn, cold load: ${cold.toFixed(0)} ms`);
     console.log(
       `  first row drawn, reload: median ${median(warm).toFixed(0)} ms over ${RUNS} (${warm.map((t) => t.toFixed(0)).join(", ")})`,
+    );
+    console.log(
+      `  last reload: script ${step(/\/assets\/.*\.js$/)}, caller ${step(/^\/api\/v1\/me$/)}, list ${step(/^\/app\/sre\/api\/v1\/alerts$/)}, first row ${warm.at(-1)?.toFixed(0)} ms`,
     );
     console.log(
       `  bytes transferred on the last reload (the console's files are cached): ${(bundle / 1024).toFixed(1)} KB`,

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { registerAlerts } from "../../test/alerts.ts";
 import { registerAgent } from "../../test/automation-runs.ts";
-import { ARTIFACTS, ensureConsoleBuilt, launchChromium } from "../../test/browser.ts";
+import { ARTIFACTS, ensureConsoleBuilt, launchChromium, lowContrastText } from "../../test/browser.ts";
 import { fixtureFiles, readFixture } from "../../test/fixtures.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 
@@ -455,6 +455,15 @@ describeEachEngine(
       expect(await page.evaluate("document.documentElement.dataset.theme")).toBe("dark");
       await rows().first().waitFor({ timeout: WAIT });
       await shot("alerts-dark");
+      // Every severity, attention, storm role and badge of the fixtures, readable in both themes.
+      for (const view of ["/alerts", `/alerts?q=${STORM_QUERY}`]) {
+        await page.goto(`${base}${view}`);
+        await rows().first().waitFor({ timeout: WAIT });
+        expect(await lowContrastText(page)).toEqual([]);
+        await page.getByRole("button", { name: "Light" }).click();
+        expect(await lowContrastText(page)).toEqual([]);
+        await page.getByRole("button", { name: "Dark" }).click();
+      }
       await page.getByRole("button", { name: "Light" }).click();
     });
 

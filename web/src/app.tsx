@@ -1,10 +1,10 @@
 // The shell: sign-in gate, navigation, org switcher, theme, and the screen the URL names.
 import { QueryClient, QueryClientProvider, useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { type Answer, api, unwrap, whenSignedOut } from "./api/client.ts";
 import { AgentsPage } from "./pages/agents.tsx";
 import { AlertPage } from "./pages/alert.tsx";
-import { AlertsPage } from "./pages/alerts.tsx";
+import { AlertsPage, alertListQuery } from "./pages/alerts.tsx";
 import { AskPage } from "./pages/ask.tsx";
 import { InvestigationsPage } from "./pages/investigations.tsx";
 import { RegistrationsPage } from "./pages/registrations.tsx";
@@ -89,6 +89,22 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
   useEffect(() => {
     if (path === "/" || path === "/signin") navigate("/alerts", { replace: true });
   }, [path]);
+  // A new screen takes the focus, so the next Tab starts at its content, not wherever the control
+  // that led there was (it is gone). A change of filters (the query alone) keeps the focus.
+  const main = useRef<HTMLElement>(null);
+  const shownPath = useRef(path);
+  useEffect(() => {
+    if (path === shownPath.current) return;
+    shownPath.current = path;
+    main.current?.focus({ preventScroll: true });
+  }, [path]);
+
+  // A link to the alert list is the page most often opened cold: ask for the list beside the caller
+  // instead of after it, one round trip less before the first row.
+  useEffect(() => {
+    if (location.pathname === "/alerts")
+      void queryClient.prefetchQuery(alertListQuery(new URLSearchParams(location.search)));
+  }, []);
 
   const switchOrg = (orgId: string) => {
     session.setOrg(orgId || null);
@@ -97,6 +113,9 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
   };
   return (
     <div class="shell">
+      <button type="button" class="skip" onClick={() => main.current?.focus()}>
+        Skip to content
+      </button>
       <header class="top">
         <Link href="/alerts" class="brand">
           <span class="dot" aria-hidden="true" /> Vigil
@@ -139,7 +158,7 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
           </button>
         </div>
       </header>
-      <main key={org ?? "personal"}>
+      <main key={org ?? "personal"} id="main" ref={main} tabIndex={-1}>
         {caller.isPending ? <Loading /> : caller.error ? <ErrorBox error={caller.error} /> : null}
         {caller.data ? <Screen path={path} caller={caller.data} /> : null}
       </main>

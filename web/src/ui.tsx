@@ -88,19 +88,43 @@ export function Attention({ value }: { value: string }) {
   return <span class={`att att-${value}`}>{ATTENTION_LABEL[value] ?? value}</span>;
 }
 
+/**
+ * Copies through the Clipboard API, or, where the browser withholds it (a console served over plain
+ * http from a name other than localhost), by selecting the text in a hidden field. The focus goes
+ * back where it was, so a keyboard user stays on the button.
+ */
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const focused = document.activeElement as HTMLElement | null;
+    const field = document.createElement("textarea");
+    field.value = text;
+    field.setAttribute("readonly", "");
+    field.style.position = "fixed";
+    field.style.opacity = "0";
+    document.body.append(field);
+    field.select();
+    const copied = document.execCommand("copy");
+    field.remove();
+    focused?.focus();
+    return copied;
+  }
+}
+
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
-  const [done, setDone] = useState(false);
+  const [outcome, setOutcome] = useState<"copied" | "failed" | null>(null);
   return (
     <button
       type="button"
       class="small"
       onClick={async () => {
-        await navigator.clipboard?.writeText(text).catch(() => {});
-        setDone(true);
-        setTimeout(() => setDone(false), 1500);
+        setOutcome((await copyText(text)) ? "copied" : "failed");
+        setTimeout(() => setOutcome(null), 2000);
       }}
     >
-      {done ? "Copied" : label}
+      {outcome === "copied" ? "Copied" : outcome === "failed" ? "Copy failed: select the text" : label}
     </button>
   );
 }

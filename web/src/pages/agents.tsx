@@ -25,31 +25,33 @@ function AgentList() {
           <a href="/docs">the API reference</a>).
         </Empty>
       ) : (
-        <table class="plain">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Kind</th>
-              <th>Ready</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.map((agent) => (
-              <tr key={agent.name}>
-                <td>
-                  <Link href={`/agents/${encodeURIComponent(agent.name)}`}>{agent.name}</Link>
-                  <div class="small muted">{agent.description}</div>
-                </td>
-                <td>{agent.kind}</td>
-                <td>{agent.ready ? "ready" : <span class="warn">not ready</span>}</td>
-                <td>
-                  <Time at={agent.updated_at} />
-                </td>
+        <div class="table-scroll">
+          <table class="plain">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Kind</th>
+                <th>Ready</th>
+                <th>Updated</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data?.map((agent) => (
+                <tr key={agent.name}>
+                  <td>
+                    <Link href={`/agents/${encodeURIComponent(agent.name)}`}>{agent.name}</Link>
+                    <div class="small muted">{agent.description}</div>
+                  </td>
+                  <td>{agent.kind}</td>
+                  <td>{agent.ready ? "ready" : <span class="warn">not ready</span>}</td>
+                  <td>
+                    <Time at={agent.updated_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

@@ -1,7 +1,7 @@
 // One alert, by uuid or external_uid: triage first, then fields, labels, links, storm, history and
 // the raw payload; ignore (with a reason) and un-ignore; Investigate when this Vigil investigates.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Alert, api, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, navigate } from "../router.tsx";
@@ -229,10 +229,20 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState("");
   const reasonInput = useRef<HTMLInputElement>(null);
-  // The reason field takes the focus the moment the operator asks to ignore.
-  useEffect(() => {
+  const button = useRef<HTMLButtonElement>(null);
+  // The reason field takes the focus the moment the operator asks to ignore; when the form closes
+  // (cancelled, or the alert changed state), the button that stands in its place takes it back.
+  // Before the next paint, so that keys typed at once land in the field.
+  const refocus = useRef(false);
+  useLayoutEffect(() => {
     if (open) reasonInput.current?.focus();
-  }, [open]);
+    else if (refocus.current) button.current?.focus();
+    refocus.current = false;
+  }, [open, alert.status]);
+  const close = () => {
+    refocus.current = true;
+    setOpen(false);
+  };
   const update = useMutation({
     mutationFn: async (body: { status: "ignored" | "active"; ignore_reason?: string | null }) =>
       unwrap(await api.PATCH("/app/sre/api/v1/alerts/{id}", { params: { path: { id: alert.id } }, body })),
@@ -240,14 +250,19 @@ function IgnoreControl({ alert }: { alert: Alert }) {
       client.setQueryData(["alert", alert.id], updated);
       client.invalidateQueries({ queryKey: ["alert-history"] });
       client.invalidateQueries({ queryKey: ["alerts"] });
-      setOpen(false);
+      close();
       setReason("");
     },
   });
   if (alert.status === "ignored")
     return (
       <>
-        <button type="button" onClick={() => update.mutate({ status: "active" })} disabled={update.isPending}>
+        <button
+          type="button"
+          ref={button}
+          onClick={() => update.mutate({ status: "active" })}
+          disabled={update.isPending}
+        >
           Un-ignore
         </button>
         <ErrorBox error={update.error} />
@@ -256,13 +271,16 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   if (alert.status !== "active") return null;
   if (!open)
     return (
-      <button type="button" onClick={() => setOpen(true)}>
+      <button type="button" ref={button} onClick={() => setOpen(true)}>
         Ignore…
       </button>
     );
   return (
     <form
       class="ignore-form"
+      onKeyDown={(event) => {
+        if (event.key === "Escape") close();
+      }}
       onSubmit={(event) => {
         event.preventDefault();
         update.mutate({ status: "ignored", ignore_reason: reason.trim() || null });
@@ -281,7 +299,7 @@ function IgnoreControl({ alert }: { alert: Alert }) {
       <button type="submit" disabled={update.isPending}>
         Ignore
       </button>
-      <button type="button" class="ghost" onClick={() => setOpen(false)}>
+      <button type="button" class="ghost" onClick={close}>
         Cancel
       </button>
       <ErrorBox error={update.error} />

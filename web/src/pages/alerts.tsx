@@ -35,6 +35,15 @@ function listQueryOf(query: URLSearchParams): Query {
   };
 }
 
+/** The list request the URL names: the page's, and the shell's early start of it on a cold load. */
+export function alertListQuery(query: URLSearchParams) {
+  const input = listQueryOf(query);
+  return {
+    queryKey: ["alerts", input],
+    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts", { params: { query: input } })),
+  };
+}
+
 /** Storm members are gathered at the place of their first row: the cause first, then the symptoms. */
 type Row =
   | { kind: "alert"; alert: Alert; inStorm: boolean }
@@ -72,16 +81,26 @@ export function AlertsPage() {
   const input = listQueryOf(query);
   const [live, setLive] = useState(true);
   const list = useQuery({
-    queryKey: ["alerts", input],
-    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts", { params: { query: input } })),
+    ...alertListQuery(query),
     placeholderData: keepPreviousData,
     refetchInterval: live ? REFRESH_MS : false,
   });
   const alerts = list.data?.alerts ?? [];
   const rows = useMemo(() => rowsOf(alerts), [alerts]);
   const alertRows = rows.filter((row): row is Extract<Row, { kind: "alert" }> => row.kind === "alert");
-  const [cursor, setCursor] = useState(0);
+  // The selection is an alert, not a row number: when a refresh re-ranks the list, the alert the
+  // engineer picked stays picked (the first row when it has left the page).
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const indexOf = (list: typeof alertRows, id: string | null) =>
+    Math.max(
+      0,
+      list.findIndex((row) => row.alert.id === id),
+    );
+  const cursor = indexOf(alertRows, selectedId);
   const search = useRef<HTMLInputElement>(null);
+  // The key handler reads the rows and selection of the latest render, not of the one that added it.
+  const latest = useRef({ alertRows, selectedId });
+  latest.current = { alertRows, selectedId };
 
   // j/k move, Enter opens, / searches: the list works without a mouse.
   useEffect(() => {
@@ -90,22 +109,27 @@ export function AlertsPage() {
       const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
       if (event.key === "Escape" && typing) return target.blur();
       if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
+      const { alertRows: shown, selectedId: picked } = latest.current;
+      const at = indexOf(shown, picked);
+      // Enter on a focused link or button is that control's own; the list's Enter is for no focus.
+      const control = target.closest("a, button, summary");
       if (event.key === "/") {
         event.preventDefault();
         search.current?.focus();
       } else if (event.key === "j" || event.key === "k") {
-        setCursor((at) => Math.max(0, Math.min(alertRows.length - 1, at + (event.key === "j" ? 1 : -1))));
-      } else if (event.key === "Enter" && alertRows[cursor]) {
-        navigate(alertHref(alertRows[cursor].alert));
+        const next = Math.max(0, Math.min(shown.length - 1, at + (event.key === "j" ? 1 : -1)));
+        setSelectedId(shown[next]?.alert.id ?? null);
+      } else if (event.key === "Enter" && !control && shown[at]) {
+        navigate(alertHref(shown[at].alert));
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [alertRows, cursor]);
+  }, []);
   useEffect(() => {
     document.querySelector(`[data-row="${cursor}"]`)?.scrollIntoView({ block: "nearest" });
   }, [cursor]);
-  useEffect(() => setCursor(0), [query.toString()]);
+  useEffect(() => setSelectedId(null), [query.toString()]);
 
   const summary = list.data?.summary;
   const filtered = [

@@ -1,7 +1,7 @@
 // Ask: a task in plain words. The answer names the candidates it weighed; a missing input is asked for
 // in a form whose answer continues the same session; a started run shows its trace while it runs.
 import { useMutation } from "@tanstack/react-query";
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client.ts";
 import { Link } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
@@ -44,9 +44,15 @@ export function AskPage() {
         <textarea
           name="message"
           aria-label="What should Vigil do?"
-          placeholder="e.g. restart the checkout deployment in prod-eu"
+          placeholder="e.g. restart the checkout deployment in prod-eu (Shift+Enter: new line)"
           rows={3}
           value={message}
+          // Enter asks, as in a chat; Shift+Enter starts a new line.
+          onKeyDown={(event) => {
+            if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+            event.preventDefault();
+            event.currentTarget.form?.requestSubmit();
+          }}
           onInput={(event) => setMessage(event.currentTarget.value)}
         />
         <button type="submit" disabled={ask.isPending || !message.trim()}>
@@ -73,50 +79,62 @@ function AskResult(props: {
 }) {
   const { answer } = props;
   const [values, setValues] = useState<Record<string, string>>({});
+  const form = useRef<HTMLFormElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A missing input takes the focus, so the answer can be typed at once; an answer that replaced
+  // the control that asked (Continue, Use this) takes it itself, so the focus is not lost. Before the
+  // next paint, so that keys typed at once land in the field.
+  useLayoutEffect(() => {
+    const first = form.current?.querySelector("input");
+    if (first) first.focus();
+    else if (document.activeElement === document.body) heading.current?.focus();
+  }, []);
   return (
     <div class="ask-result">
-      <h2 class="decision" data-decision={answer.decision}>
+      <h2 class="decision" data-decision={answer.decision} ref={heading} tabIndex={-1}>
         {DECISION[answer.decision]}
         {answer.plan ? <span class="muted small"> · {answer.plan}</span> : null}
       </h2>
       {answer.message ? <p>{answer.message}</p> : null}
       {answer.candidates.length > 0 ? (
-        <table class="list candidates">
-          <thead>
-            <tr>
-              <th>Candidate</th>
-              <th>Kind</th>
-              <th>Confidence</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {answer.candidates.map((c) => (
-              <tr key={`${c.candidate_type}-${c.name}`} class="candidate">
-                <td>{c.name}</td>
-                <td>{c.candidate_type}</td>
-                <td>{Math.round(c.confidence * 100)}%</td>
-                <td>
-                  {answer.decision === "ambiguous" || answer.decision === "no_match" ? (
-                    <button
-                      type="button"
-                      class="ghost"
-                      disabled={props.busy}
-                      onClick={() =>
-                        props.send({
-                          message: answer.message || c.name,
-                          entity_refs: [{ name: c.name, type: c.candidate_type as "agent" | "workflow" }],
-                        })
-                      }
-                    >
-                      Use this
-                    </button>
-                  ) : null}
-                </td>
+        <div class="table-scroll">
+          <table class="list candidates">
+            <thead>
+              <tr>
+                <th>Candidate</th>
+                <th>Kind</th>
+                <th>Confidence</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {answer.candidates.map((c) => (
+                <tr key={`${c.candidate_type}-${c.name}`} class="candidate">
+                  <td>{c.name}</td>
+                  <td>{c.candidate_type}</td>
+                  <td>{Math.round(c.confidence * 100)}%</td>
+                  <td>
+                    {answer.decision === "ambiguous" || answer.decision === "no_match" ? (
+                      <button
+                        type="button"
+                        class="ghost"
+                        disabled={props.busy}
+                        onClick={() =>
+                          props.send({
+                            message: answer.message || c.name,
+                            entity_refs: [{ name: c.name, type: c.candidate_type as "agent" | "workflow" }],
+                          })
+                        }
+                      >
+                        Use this
+                      </button>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
       {Object.keys(answer.extracted).length > 0 ? (
         <p class="muted small">
@@ -128,6 +146,7 @@ function AskResult(props: {
       ) : null}
       {answer.inputs_required.length > 0 ? (
         <form
+          ref={form}
           class="inputs-form"
           onSubmit={(event) => {
             event.preventDefault();

@@ -59,34 +59,36 @@ function InvestigationList() {
         </Empty>
       ) : null}
       {list.data && list.data.investigations.length > 0 ? (
-        <table class="list investigations">
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Verdict</th>
-              <th>Summary</th>
-              <th>Started</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.investigations.map((inv) => (
-              <tr key={inv.id} class="investigation-row">
-                <td>
-                  <span class={`badge inv-${inv.status}`}>{inv.status}</span>
-                </td>
-                <td>{verdictOf(inv) ? VERDICT[verdictOf(inv) ?? ""] : "—"}</td>
-                <td>
-                  <Link href={`/investigations/${inv.id}`}>
-                    {inv.result_summary ?? `Investigation ${inv.id.slice(0, 8)}`}
-                  </Link>
-                </td>
-                <td>
-                  <Time at={inv.started_at} />
-                </td>
+        <div class="table-scroll">
+          <table class="list investigations">
+            <thead>
+              <tr>
+                <th>Status</th>
+                <th>Verdict</th>
+                <th>Summary</th>
+                <th>Started</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.investigations.map((inv) => (
+                <tr key={inv.id} class="investigation-row">
+                  <td>
+                    <span class={`badge inv-${inv.status}`}>{inv.status}</span>
+                  </td>
+                  <td>{verdictOf(inv) ? VERDICT[verdictOf(inv) ?? ""] : "—"}</td>
+                  <td>
+                    <Link href={`/investigations/${inv.id}`}>
+                      {inv.result_summary ?? `Investigation ${inv.id.slice(0, 8)}`}
+                    </Link>
+                  </td>
+                  <td>
+                    <Time at={inv.started_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
       {list.data && list.data.total > page * 50 ? (
         <button type="button" class="ghost" onClick={() => setQuery({ page: String(page + 1) })}>

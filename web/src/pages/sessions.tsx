@@ -58,35 +58,37 @@ function SessionList() {
         </Empty>
       ) : null}
       {list.data && list.data.items.length > 0 ? (
-        <table class="list sessions">
-          <thead>
-            <tr>
-              <th>Session</th>
-              <th>Responder</th>
-              <th>Status</th>
-              <th>Runs</th>
-              <th>Cost</th>
-              <th>Last activity</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.items.map((s) => (
-              <tr key={s.id} class="session-row">
-                <td>
-                  <Link href={`/sessions/${s.id}`}>{s.title || s.first_prompt || s.id}</Link>
-                  <div class="muted small">{s.initiator}</div>
-                </td>
-                <td>{s.responder ? `${s.responder.type} ${s.responder.name}` : "—"}</td>
-                <td>{s.status.replaceAll("_", " ")}</td>
-                <td>{s.execution_count}</td>
-                <td>{usd(s.total_cost)}</td>
-                <td>
-                  <Time at={s.last_activity_at} />
-                </td>
+        <div class="table-scroll">
+          <table class="list sessions">
+            <thead>
+              <tr>
+                <th>Session</th>
+                <th>Responder</th>
+                <th>Status</th>
+                <th>Runs</th>
+                <th>Cost</th>
+                <th>Last activity</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.items.map((s) => (
+                <tr key={s.id} class="session-row">
+                  <td>
+                    <Link href={`/sessions/${s.id}`}>{s.title || s.first_prompt || s.id}</Link>
+                    <div class="muted small">{s.initiator}</div>
+                  </td>
+                  <td>{s.responder ? `${s.responder.type} ${s.responder.name}` : "—"}</td>
+                  <td>{s.status.replaceAll("_", " ")}</td>
+                  <td>{s.execution_count}</td>
+                  <td>{usd(s.total_cost)}</td>
+                  <td>
+                    <Time at={s.last_activity_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
       <div class="toolbar">
         {offset > 0 ? (
@@ -161,22 +163,23 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
           Export
         </button>
         {canWrite ? (
-          <>
+          <form
+            class="terminate"
+            onSubmit={(event) => {
+              event.preventDefault();
+              terminate.mutate();
+            }}
+          >
             <input
               aria-label="Reason"
               placeholder="reason (optional)"
               value={reason}
               onInput={(event) => setReason(event.currentTarget.value)}
             />
-            <button
-              type="button"
-              class="danger"
-              onClick={() => terminate.mutate()}
-              disabled={terminate.isPending}
-            >
+            <button type="submit" class="danger" disabled={terminate.isPending}>
               Terminate
             </button>
-          </>
+          </form>
         ) : null}
       </div>
       <ErrorBox error={terminate.error ?? saving.error} />
@@ -200,34 +203,36 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
         <h2>Runs</h2>
         {s.executions.length === 0 ? <p class="muted">No runs.</p> : null}
         {s.executions.length > 0 ? (
-          <table class="list runs">
-            <thead>
-              <tr>
-                <th>Target</th>
-                <th>Status</th>
-                <th>Started</th>
-                <th>Cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {s.executions.map((e) => (
-                <tr key={e.run_id}>
-                  <td>
-                    {e.target_type} {e.target_name}
-                    {e.workflow_version ? ` v${e.workflow_version}` : ""}
-                  </td>
-                  <td>
-                    {e.cancelled ? "cancelled" : e.status}
-                    {e.error ? <div class="muted small">{e.error}</div> : null}
-                  </td>
-                  <td>
-                    <Time at={e.started_at} />
-                  </td>
-                  <td>{usd(e.total_cost)}</td>
+          <div class="table-scroll">
+            <table class="list runs">
+              <thead>
+                <tr>
+                  <th>Target</th>
+                  <th>Status</th>
+                  <th>Started</th>
+                  <th>Cost</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {s.executions.map((e) => (
+                  <tr key={e.run_id}>
+                    <td>
+                      {e.target_type} {e.target_name}
+                      {e.workflow_version ? ` v${e.workflow_version}` : ""}
+                    </td>
+                    <td>
+                      {e.cancelled ? "cancelled" : e.status}
+                      {e.error ? <div class="muted small">{e.error}</div> : null}
+                    </td>
+                    <td>
+                      <Time at={e.started_at} />
+                    </td>
+                    <td>{usd(e.total_cost)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         ) : null}
       </section>
 

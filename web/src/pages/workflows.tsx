@@ -31,32 +31,34 @@ function WorkflowList() {
           <a href="/docs">the API reference</a>); it appears here with its versions.
         </Empty>
       ) : (
-        <table class="plain">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Approved</th>
-              <th>Draft</th>
-              <th>Ready</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.map((workflow) => (
-              <tr key={workflow.name}>
-                <td>
-                  <Link href={`/workflows/${encodeURIComponent(workflow.name)}`}>{workflow.name}</Link>
-                </td>
-                <td>{workflow.approved_version ? `v${workflow.approved_version}` : "—"}</td>
-                <td>{workflow.draft_version ? `v${workflow.draft_version}` : "—"}</td>
-                <td>{workflow.ready ? "ready" : <span class="warn">not ready</span>}</td>
-                <td>
-                  <Time at={workflow.updated_at} />
-                </td>
+        <div class="table-scroll">
+          <table class="plain">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Approved</th>
+                <th>Draft</th>
+                <th>Ready</th>
+                <th>Updated</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data?.map((workflow) => (
+                <tr key={workflow.name}>
+                  <td>
+                    <Link href={`/workflows/${encodeURIComponent(workflow.name)}`}>{workflow.name}</Link>
+                  </td>
+                  <td>{workflow.approved_version ? `v${workflow.approved_version}` : "—"}</td>
+                  <td>{workflow.draft_version ? `v${workflow.draft_version}` : "—"}</td>
+                  <td>{workflow.ready ? "ready" : <span class="warn">not ready</span>}</td>
+                  <td>
+                    <Time at={workflow.updated_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
@@ -123,45 +125,47 @@ function WorkflowDetail({ name, caller }: { name: string; caller: Caller }) {
         </p>
       ))}
       <ErrorBox error={approve.error} />
-      <table class="plain">
-        <thead>
-          <tr>
-            <th>Version</th>
-            <th>Status</th>
-            <th>Stages</th>
-            <th>Updated</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {versions.map((version) => (
-            <tr key={version.version}>
-              <td>v{version.version}</td>
-              <td>{version.status}</td>
-              <td>{version.stages.length}</td>
-              <td>
-                <Time at={version.updated_at} />
-              </td>
-              <td>
-                {version.status === "draft" && canWrite ? (
-                  <button
-                    type="button"
-                    class="small"
-                    onClick={() => approve.mutate(version.version)}
-                    disabled={approve.isPending}
-                  >
-                    Approve v{version.version}
-                  </button>
-                ) : version.approved_at ? (
-                  <span class="small muted">
-                    approved <Time at={version.approved_at} />
-                  </span>
-                ) : null}
-              </td>
+      <div class="table-scroll">
+        <table class="plain">
+          <thead>
+            <tr>
+              <th>Version</th>
+              <th>Status</th>
+              <th>Stages</th>
+              <th>Updated</th>
+              <th />
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {versions.map((version) => (
+              <tr key={version.version}>
+                <td>v{version.version}</td>
+                <td>{version.status}</td>
+                <td>{version.stages.length}</td>
+                <td>
+                  <Time at={version.updated_at} />
+                </td>
+                <td>
+                  {version.status === "draft" && canWrite ? (
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() => approve.mutate(version.version)}
+                      disabled={approve.isPending}
+                    >
+                      Approve v{version.version}
+                    </button>
+                  ) : version.approved_at ? (
+                    <span class="small muted">
+                      approved <Time at={version.approved_at} />
+                    </span>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {versions.length >= 2 ? (
         <div class="card">
           <h2>
