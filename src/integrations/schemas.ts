@@ -21,7 +21,7 @@ export const IntegrationWrite = Type.Object(
           pattern: "^(https?|ssh|file)://",
           maxLength: 2048,
           description:
-            "What Vigil reads from (an Alertmanager's base URL for pull sync): http(s), and for type git also ssh:// or file:// (a repository on Vigil's own disk). With INTEGRATION_ALLOWED_HOSTS set, its host must be on that list (a file:// URL has none): 400 otherwise",
+            "What Vigil reads from (an Alertmanager's base URL for pull sync): http(s), and for type git also ssh:// or file:// (a repository on Vigil's own machine, only with localhost on INTEGRATION_ALLOWED_HOSTS). With INTEGRATION_ALLOWED_HOSTS set, its host must be on that list: 400 otherwise",
         }),
       ),
     ),

@@ -56,7 +56,7 @@ export async function approveRemediation({
     name: proposal.integration,
   });
   try {
-    if (!connection || connection.type !== "git") {
+    if (connection?.type !== "git") {
       throw new GitError("push", `the git integration ${proposal.integration} no longer exists`);
     }
     const { commit } = await pushChange(connection, ctx.config, {

@@ -6,8 +6,8 @@ import type { RuleFix } from "../investigator/conclude.ts";
 export type RuleEdit = { text: string; summary: string } | { text: null; reason: string };
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const NUMBER = "-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?";
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const NUMERAL = "-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?";
 
 /** Seconds of a Prometheus duration such as 90s, 5m or 1h30m; null when it is not one. */
 export function durationSeconds(text: string): number | null {
@@ -27,7 +27,7 @@ interface RuleBlock {
 
 /** The block of the rule named `alertname`, or null when the text has none. */
 export function findRule(lines: string[], alertname: string): RuleBlock | null {
-  const name = new RegExp(`^(\\s*)(-\\s+)?alert:\\s*(["']?)${escape(alertname)}\\3\\s*(#.*)?$`);
+  const name = new RegExp(`^(\\s*)(-\\s+)?alert:\\s*(["']?)${escapeRegExp(alertname)}\\3\\s*(#.*)?$`);
   const at = lines.findIndex((line) => name.test(line));
   if (at < 0) return null;
   const match = name.exec(lines[at] as string) as RegExpExecArray;
@@ -85,7 +85,7 @@ export function editRule(text: string, alertname: string, fix: RuleFix): RuleEdi
 
   if (fix.kind === "raise_threshold") {
     // The comparison is the expression's last one: the last `<op> <number>` worth the threshold.
-    const comparison = new RegExp(`(${escape(fix.op)}\\s*)(${NUMBER})(?![\\w.])`, "g");
+    const comparison = new RegExp(`(${escapeRegExp(fix.op)}\\s*)(${NUMERAL})(?![\\w.])`, "g");
     for (let index = exprEnd - 1; index >= expr; index -= 1) {
       const line = lines[index] as string;
       const hits = [...line.matchAll(comparison)].filter((hit) => Number(hit[2]) === fix.threshold);
