@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
+import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import {
   type Exporter,
@@ -368,6 +369,40 @@ describeEachEngine(
         expect(response.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field } });
       }
     });
+
+    /** An investigation of the owner's (no proposal: the matrix stops before the decision). */
+    const ownedUrl =
+      (verb: "approve" | "reject") =>
+      async (h: Harness, owner: { auth: Auth }): Promise<string> => {
+        const n = ++sequence;
+        const trigger = await registerTrigger(h, owner.auth, {
+          source: "alertmanager",
+          integration: `am-${n}`,
+        });
+        const [alertId] = await deliverIds(
+          h,
+          trigger,
+          amBody([
+            {
+              status: "firing",
+              fingerprint: `fp-auth-${process.pid}-${n}`,
+              startsAt: new Date().toISOString(),
+              labels: { alertname: "Auth" },
+            },
+          ]),
+        );
+        const started = await call(h, owner.auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`);
+        return `/app/sre/api/v1/investigations/${started.json().investigation.id}/remediation/${verb}`;
+      };
+    for (const verb of ["approve", "reject"] as const) {
+      itEnforcesAuth(harness, {
+        method: "POST",
+        scope: "sre_investigations_write",
+        url: ownedUrl(verb),
+        body: {},
+        ownedResource: true,
+      });
+    }
   },
   // Prometheus listens on loopback; the bare repository is on this machine (file://, localhost).
   { integrationAllowedHosts: ["127.0.0.1", "localhost"] },
