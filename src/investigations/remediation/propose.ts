@@ -1,6 +1,6 @@
 // The proposed change: clone the git integration's base branch, find the rule file that defines the
 // alert (by its alert name), edit the rule and take `git diff`. Nothing is committed or pushed here.
-import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { lstat, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { IntegrationConnection } from "../../integrations/index.ts";
 import type { RuleFix } from "../investigator/conclude.ts";
@@ -15,11 +15,15 @@ export type Proposal =
   | { file: string; diff: string; summary: string; baseCommit: string }
   | { file: null; reason: string };
 
-/** Rule files of the checkout in path order, the .git directory left out. */
-async function ruleFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true });
-  return entries
-    .filter((path) => RULE_FILE.test(path) && !path.split(/[\\/]/).includes(".git"))
+/**
+ * Rule files of the checkout in path order: the files git tracks (so nothing under .git, and never a
+ * path through a symbolic link, which git tracks as a link of its own).
+ */
+async function ruleFiles(connection: IntegrationConnection, dir: string, signal?: AbortSignal) {
+  const listed = await git(connection, ["ls-files", "-z"], { cwd: dir, signal });
+  return listed
+    .split("\0")
+    .filter((path) => RULE_FILE.test(path))
     .sort()
     .slice(0, FILES_MAX);
 }
@@ -35,9 +39,10 @@ export async function proposeRuleChange(
     config,
     async (dir) => {
       const misses: string[] = [];
-      for (const file of await ruleFiles(dir)) {
+      for (const file of await ruleFiles(connection, dir, signal)) {
         const path = join(dir, file);
-        const info = await stat(path);
+        // lstat: a symbolic link in the repository could point anywhere on this machine; never followed.
+        const info = await lstat(path);
         if (!info.isFile() || info.size > FILE_MAX_BYTES) continue;
         const text = await readFile(path, "utf8");
         if (!text.includes(input.alertname)) continue;

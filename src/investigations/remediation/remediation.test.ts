@@ -3,7 +3,7 @@
 // remote: a bare repository the test creates in a temporary directory, holding the rule file. The
 // proposal is a diff in the investigation's session; only an approval pushes it, as a new branch.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -40,8 +40,11 @@ const gitIn = (cwd: string, ...args: string[]) =>
     env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
   }).trimEnd();
 
-/** A bare repository whose main branch holds rules/ledger.yml; returns its path. */
-function createRemote(): string {
+/**
+ * A bare repository whose main branch holds rules/ledger.yml; returns its path. `symlinked`: the
+ * file is a symbolic link to a rule file outside the repository, which must never be read or written.
+ */
+function createRemote(symlinked = false): string {
   const root = mkdtempSync(join(tmpdir(), "vigil-remote-"));
   temporary.push(root);
   const bare = join(root, "rules.git");
@@ -49,7 +52,12 @@ function createRemote(): string {
   gitIn(root, "init", "--quiet", "--bare", "--initial-branch=main", bare);
   gitIn(root, "init", "--quiet", "--initial-branch=main", work);
   execFileSync("mkdir", ["-p", join(work, "rules")]);
-  writeFileSync(join(work, "rules", "ledger.yml"), RULES);
+  if (symlinked) {
+    writeFileSync(join(root, "outside.yml"), RULES);
+    execFileSync("ln", ["-s", join(root, "outside.yml"), join(work, "rules", "ledger.yml")]);
+  } else {
+    writeFileSync(join(work, "rules", "ledger.yml"), RULES);
+  }
   writeFileSync(join(work, "README.md"), "alert rules\n");
   gitIn(work, "add", ".");
   gitIn(work, "-c", "user.name=Test", "-c", "user.email=test@localhost", "commit", "--quiet", "-m", "rules");
@@ -79,12 +87,13 @@ interface Setup {
   mode?: "off" | "on_request";
   git?: boolean;
   prometheus?: boolean;
+  symlinked?: boolean;
 }
 
 /** A workspace with the app configured, its integrations, and an investigated LedgerBacklog alert. */
 async function investigate(h: Harness, auth: Auth, setup: Setup, body: object) {
   const n = ++sequence;
-  const bare = createRemote();
+  const bare = createRemote(setup.symlinked);
   if (setup.prometheus ?? true) {
     const created = await call(h, auth, "POST", "/api/v1/integrations", {
       name: `prom-${n}`,
@@ -327,6 +336,17 @@ describeEachEngine(
         reason: expect.stringContaining("the verdict is not_enough_information"),
       });
       expect(heads(unknown.bare)).toHaveLength(1);
+      const linked = await investigate(
+        h,
+        (await h.createKey()).auth,
+        { mode: "on_request", symlinked: true },
+        { remediation_requested: true },
+      );
+      expect(linked.done.triage_metadata.remediation).toMatchObject({
+        status: "not_proposed",
+        reason: expect.stringMatching(/^no rule file of rules-\d+ defines the alert LedgerBacklog$/),
+      });
+      expect(readFileSync(join(linked.bare, "..", "outside.yml"), "utf8")).toBe(RULES);
       const { auth } = await h.createKey();
       const notAsked = await investigate(
         h,
