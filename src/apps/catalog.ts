@@ -1,7 +1,7 @@
 // The app catalog. Apps are code: a catalog entry declares what the app is, the purposes it serves
 // and the workflow Vigil provisions for each purpose when a tenant installs it (purposes.ts).
 import type { ProvidedWorkflow } from "../automation/index.ts";
-import { INVESTIGATION_WORKFLOW } from "../investigations/index.ts";
+import { INVESTIGATION_WORKFLOW, REMEDIATION_MODES } from "../investigations/index.ts";
 import { TRIAGE_WORKFLOW } from "./triage-default.ts";
 
 export interface PurposeDefinition {
@@ -20,6 +20,8 @@ export interface CatalogApp {
   purposes: PurposeDefinition[];
   /** Path of its MCP endpoint (Streamable HTTP), or null when it advertises none. */
   mcpPath: string | null;
+  /** Config keys the app reads, each with the values it takes (the first is the default when unset). */
+  settings: Record<string, readonly string[]>;
 }
 
 const SRE: CatalogApp = {
@@ -44,6 +46,8 @@ const SRE: CatalogApp = {
     },
   ],
   mcpPath: "/app/sre/mcp",
+  // remediation: whether investigations may propose a change to a git integration when asked.
+  settings: { remediation: REMEDIATION_MODES },
 };
 
 export const CATALOG: readonly CatalogApp[] = [SRE];

@@ -4,9 +4,9 @@
 import type { FastifyInstance } from "fastify";
 import type { RegistrationHook } from "../alerts/index.ts";
 import type { JobDefinition } from "../core/queue/catalog.ts";
-import { setInvestigationWorkflowChooser } from "../investigations/index.ts";
+import { setInvestigationWorkflowChooser, setRemediationModeReader } from "../investigations/index.ts";
 import { discoverJob } from "./discovery.ts";
-import { ensureAppInstalled } from "./installations.ts";
+import { ensureAppInstalled, readInstallation } from "./installations.ts";
 import { workflowForPurpose } from "./purposes.ts";
 import { appRoutes } from "./routes.ts";
 import { configureTriage } from "./triage.ts";
@@ -15,11 +15,18 @@ export { latestTopology } from "./discovery.ts";
 export { requireConfiguredApp } from "./ingest-guard.ts";
 export { workflowForPurpose } from "./purposes.ts";
 
-/** The app's routes; investigations run the workflow the tenant assigns to `alert_investigation`. */
+/**
+ * The app's routes; investigations run the workflow the tenant assigns to `alert_investigation` and
+ * follow the remediation mode of the tenant's SRE app config.
+ */
 export async function registerApps(app: FastifyInstance): Promise<void> {
   setInvestigationWorkflowChooser(
     async (db, tenant, purpose) => (await workflowForPurpose(db, { tenant, purpose }))?.workflowName ?? null,
   );
+  setRemediationModeReader(async (db, tenant) => {
+    const mode = (await readInstallation(db, tenant, "sre"))?.config.remediation;
+    return mode === "on_request" ? "on_request" : "off";
+  });
   await appRoutes(app);
 }
 

@@ -156,6 +156,12 @@ async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallat
       throw badRequest(`integrations.${index}`, `integration ${body.integrations[index]} does not exist`);
     }
   }
+  for (const [key, values] of Object.entries(app.settings)) {
+    const value = body.config?.[key];
+    if (value !== undefined && !values.includes(value)) {
+      throw badRequest(`config.${key}`, `${value} is not one of ${values.join(", ")}`);
+    }
+  }
   const assignments = body.workflow_assignments ?? [];
   const states = await workflowStates(ctx.db, {
     tenant,

@@ -38,7 +38,8 @@ export const AppInstallationWrite = Type.Object(
     config: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), {
         maxProperties: 100,
-        description: "Install metadata: replaces the previous config when present; omitted: unchanged",
+        description:
+          "Install metadata: replaces the previous config when present; omitted: unchanged. Keys the sre app reads: remediation, off (the default) or on_request (an investigation asked to remediate may propose a change to the workspace's git integration, pushed only when approved); another value is 400 naming config.remediation",
       }),
     ),
     enabled: Type.Optional(Type.Boolean({ description: "Soft enable or disable; omitted: unchanged" })),

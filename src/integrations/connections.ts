@@ -13,6 +13,8 @@ export interface IntegrationConnection {
   name: string;
   type: string;
   url: string | null;
+  /** Options of the type that are not secret (git: base_branch). */
+  settings: Record<string, string>;
   /** Null when the integration has none, or when they cannot be opened (see `credentialsError`). */
   credentials: Record<string, string> | null;
   /** Why sealed credentials could not be opened (for example SECRET_KEY changed). */
@@ -38,6 +40,7 @@ function open(row: Row, secrets: Secrets): IntegrationConnection {
     name: row.name,
     type: row.type,
     url: row.url,
+    settings: row.settings,
     credentials,
     credentialsError,
   };

@@ -37,6 +37,7 @@ describeEachEngine("integrations", (harness) => {
       type: "alertmanager",
       url: "http://alertmanager.example:9093",
       description: "production cluster",
+      settings: {},
       has_credentials: true,
       org_id: null,
       created_at: expect.any(String),

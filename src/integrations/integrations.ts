@@ -18,6 +18,7 @@ function present(row: Row): Integration {
     type: row.type,
     url: row.url,
     description: row.description,
+    settings: row.settings,
     has_credentials: row.credentialsSealed !== null,
     org_id: row.orgId,
     created_at: row.createdAt.toISOString(),
@@ -25,18 +26,39 @@ function present(row: Row): Integration {
   };
 }
 
-/** 400 when INTEGRATION_ALLOWED_HOSTS is set and the url's host is not on it. */
-function assertUrlAllowed(ctx: CallerCtx, url: string | null | undefined): void {
+/** A branch name git accepts (a conservative subset of git-check-ref-format). */
+const BRANCH = /^(?!.*\.\.)(?!.*\/\/)(?!.*\.lock$)[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}(?<![./])$/;
+
+/**
+ * 400 naming the field: a url of a scheme the type does not take (only a git remote may be ssh:// or
+ * file://), a host off INTEGRATION_ALLOWED_HOSTS when it is set, or settings the type does not know.
+ */
+function assertWritable(ctx: CallerCtx, input: IntegrationWrite): void {
+  const { url, type } = input;
+  const parsed = url && URL.canParse(url) ? new URL(url) : null;
+  if (url && !parsed) throw badRequest("url", "must be an absolute URL");
+  if (parsed && type !== "git" && parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw badRequest("url", `a ${type} integration needs an http(s) URL`);
+  }
   const allowed = ctx.config.integrationAllowedHosts;
-  if (!url || allowed.length === 0) return;
-  const parsed = URL.canParse(url) ? new URL(url) : null;
-  if (parsed && !hostAllowed(parsed, allowed)) {
-    throw badRequest("url", `host ${parsed.host} is not on INTEGRATION_ALLOWED_HOSTS`);
+  // A file:// remote is on Vigil's own machine: allowed only when the list names localhost.
+  if (parsed?.protocol === "file:" && !allowed.includes("localhost")) {
+    throw badRequest("url", "a file:// remote needs localhost on INTEGRATION_ALLOWED_HOSTS");
+  }
+  if (parsed && parsed.protocol !== "file:" && allowed.length > 0 && !hostAllowed(parsed, allowed)) {
+    throw badRequest("url", `host ${parsed.host || "(none)"} is not on INTEGRATION_ALLOWED_HOSTS`);
+  }
+  if (type === "git") {
+    for (const [key, value] of Object.entries(input.settings ?? {})) {
+      if (key !== "base_branch")
+        throw badRequest(`settings.${key}`, "a git integration takes base_branch only");
+      if (!BRANCH.test(value)) throw badRequest("settings.base_branch", `${value} is not a branch name`);
+    }
   }
 }
 
 export async function createIntegration({ ctx, input }: { ctx: CallerCtx; input: IntegrationWrite }) {
-  assertUrlAllowed(ctx, input.url);
+  assertWritable(ctx, input);
   const tenant = tenantOf(ctx.actor);
   try {
     const [row] = await ctx.db
@@ -48,6 +70,7 @@ export async function createIntegration({ ctx, input }: { ctx: CallerCtx; input:
         type: input.type,
         url: input.url ?? null,
         description: input.description ?? "",
+        settings: input.settings ?? {},
         credentialsSealed: input.credentials ? ctx.secrets.encrypt(JSON.stringify(input.credentials)) : null,
       })
       .returning();
@@ -85,7 +108,7 @@ export async function updateIntegration({
   input: { name: string; changes: IntegrationWrite };
 }) {
   const { changes } = input;
-  assertUrlAllowed(ctx, changes.url);
+  assertWritable(ctx, changes);
   try {
     const [row] = await ctx.db
       .update(integrations)
@@ -94,6 +117,7 @@ export async function updateIntegration({
         type: changes.type,
         url: changes.url ?? null,
         description: changes.description ?? "",
+        ...(changes.settings !== undefined && { settings: changes.settings }),
         // Omitted credentials are kept; null clears them.
         ...(changes.credentials !== undefined && {
           credentialsSealed: changes.credentials

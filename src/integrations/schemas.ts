@@ -12,24 +12,32 @@ export const IntegrationWrite = Type.Object(
     type: Type.String({
       pattern: "^[a-z][a-z0-9-]{0,39}$",
       description:
-        "Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), grafana, github",
+        "Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), git (a repository investigations may propose changes to: url is its remote), grafana, github",
     }),
     url: Type.Optional(
       Nullable(
         Type.String({
           format: "uri",
-          pattern: "^https?://",
+          pattern: "^(https?|ssh|file)://",
           maxLength: 2048,
           description:
-            "What Vigil reads from (an Alertmanager's base URL for pull sync). With INTEGRATION_ALLOWED_HOSTS set, its host must be on that list: 400 otherwise",
+            "What Vigil reads from (an Alertmanager's base URL for pull sync): http(s), and for type git also ssh:// or file:// (a repository on Vigil's own machine, only with localhost on INTEGRATION_ALLOWED_HOSTS). With INTEGRATION_ALLOWED_HOSTS set, its host must be on that list: 400 otherwise",
         }),
       ),
     ),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
+    settings: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 1024 }), {
+        maxProperties: 50,
+        description:
+          "Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main)",
+      }),
+    ),
     credentials: Type.Optional(
       Nullable(
         Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 8192 }), {
-          description: "Write-only; kept encrypted at rest and never returned",
+          description:
+            "Write-only; kept encrypted at rest and never returned. git: token (for an https remote)",
         }),
       ),
     ),
@@ -45,6 +53,7 @@ export const Integration = Type.Object(
     type: Type.String(),
     url: Nullable(Type.String()),
     description: Type.String(),
+    settings: Type.Record(Type.String(), Type.String()),
     has_credentials: Type.Boolean(),
     org_id: Nullable(Uuid()),
     created_at: DateTime(),

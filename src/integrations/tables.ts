@@ -1,4 +1,4 @@
-import { pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { uniquePerTenant } from "../core/db/owned.ts";
 
 export const integrations = pgTable(
@@ -11,6 +11,8 @@ export const integrations = pgTable(
     type: text("type").notNull(),
     url: text("url"),
     description: text("description").notNull().default(""),
+    /** Options of the type that are not secret (git: base_branch). */
+    settings: jsonb("settings").$type<Record<string, string>>().notNull().default({}),
     /** Credentials as JSON, sealed with the secret key; never returned by the API. */
     credentialsSealed: text("credentials_sealed"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -41,8 +41,9 @@ export async function verifiedHosts(
   const connections = await listTenantIntegrationConnections(db, ctx.secrets, tenant);
   const hosts = new Set<string>();
   for (const connection of connections) {
-    if (connection.url && URL.canParse(connection.url))
-      hosts.add(new URL(connection.url).hostname.toLowerCase());
+    const url = connection.url && URL.canParse(connection.url) ? new URL(connection.url) : null;
+    // Links are http(s): a git remote over ssh or on disk names no host a link could be on.
+    if (url && (url.protocol === "http:" || url.protocol === "https:")) hosts.add(url.hostname.toLowerCase());
   }
   return hosts;
 }

@@ -16,13 +16,17 @@ import {
   InvestigationHypothesis,
   InvestigationPlainSummary,
   InvestigationPriorIncident,
+  InvestigationRemediation,
   InvestigationStructuredRCA,
   InvestigationTriageMetadata,
+  RemediationApproval,
+  RemediationRejection,
   StatusUpdate,
 } from "./schemas.ts";
 
 export { investigateAlert } from "./investigate.ts";
 export { getInvestigation, listInvestigations } from "./read-investigations.ts";
+export { REMEDIATION_MODES, setRemediationModeReader } from "./remediation/mode.ts";
 export { InvestigateAlertRequest, ListInvestigationsQuery } from "./schemas.ts";
 export {
   DEFAULT_WORKFLOW as INVESTIGATION_WORKFLOW,
@@ -38,11 +42,14 @@ export async function registerInvestigations(app: FastifyInstance): Promise<void
     InvestigationPlainSummary,
     InvestigationStructuredRCA,
     InvestigationPriorIncident,
+    InvestigationRemediation,
     InvestigationTriageMetadata,
     Investigation,
     InvestigateAlertRequest,
     EvidenceSubmission,
     StatusUpdate,
+    RemediationApproval,
+    RemediationRejection,
   ]) {
     app.addSchema(schema);
   }

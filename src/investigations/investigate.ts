@@ -12,6 +12,7 @@ import type { CallerCtx, Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
 import { notFound } from "../core/errors.ts";
 import { type InvestigationRow, refOfInvestigation } from "./present.ts";
+import { remediationAsk, startRemediation } from "./remediation/remediation.ts";
 import type { InvestigateAlertRequest, InvestigationTriageMetadata } from "./schemas.ts";
 import { investigations } from "./tables.ts";
 import { chooseInvestigationWorkflow, DEFAULT_INVESTIGATION_WORKFLOW, DEFAULT_WORKFLOW } from "./workflow.ts";
@@ -51,6 +52,11 @@ export async function startInvestigation({
     const workflowName = chosen ?? DEFAULT_INVESTIGATION_WORKFLOW;
     if (!chosen) await provisionWorkflow(tx, tenant, DEFAULT_WORKFLOW, now);
     const id = randomUUID();
+    const ask = remediationAsk(input.request);
+    const remediation = await startRemediation(tx, tenant, {
+      ask,
+      customWorkflow: workflowName === DEFAULT_INVESTIGATION_WORKFLOW ? null : workflowName,
+    });
     const run = await startExecution({
       ctx: { ...ctx, db: tx },
       tenant,
@@ -84,12 +90,13 @@ export async function startInvestigation({
           alert_status: alert.status,
           alert_severity: alert.sourceSeverity,
           forked_from: newest?.id ?? null,
-          remediation_requested: input.request.remediation_requested ?? false,
+          remediation_requested: ask !== null,
           operator_message: input.request.operator_message ?? null,
           integrations_consulted: [],
           investigator: null,
         },
-        remediationRequested: input.request.remediation_requested ?? false,
+        remediationRequested: ask !== null,
+        remediation,
         operatorMessage: input.request.operator_message ?? null,
         startedAt: now,
         updatedAt: now,

@@ -44,6 +44,6 @@ export function presentInvestigation(row: InvestigationRow, evidence: EvidenceRo
     structured_rca: row.structuredRca,
     hypotheses: row.hypotheses,
     prior_incidents: row.priorIncidents,
-    triage_metadata: row.triageMetadata,
+    triage_metadata: row.triageMetadata && { ...row.triageMetadata, remediation: row.remediation },
   };
 }

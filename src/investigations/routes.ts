@@ -12,11 +12,14 @@ import {
 import { submitInvestigationEvidence, updateInvestigationStatus } from "./callbacks.ts";
 import { investigateAlert } from "./investigate.ts";
 import { getInvestigation, listInvestigations } from "./read-investigations.ts";
+import { approveRemediation, rejectRemediation } from "./remediation/decide.ts";
 import {
   EvidenceSubmission,
   InvestigateAlertRequest,
   Investigation,
   ListInvestigationsQuery,
+  RemediationApproval,
+  RemediationRejection,
   StatusUpdate,
 } from "./schemas.ts";
 
@@ -24,15 +27,16 @@ export async function investigationRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["investigations"];
   const IdParams = Type.Object({ id: Uuid() });
+  // Bodies that are optional: a request without one takes the defaults.
+  const emptyBody = async (request: { body: unknown }) => {
+    if (request.body === undefined || request.body === null) request.body = {};
+  };
 
   app.post(
     "/app/sre/api/v1/alerts/:id/investigate",
     {
       config: { scope: "sre_investigations_write" },
-      // The body is optional: a request without one investigates with the defaults.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      preValidation: emptyBody,
       schema: {
         operationId: "investigateAlert",
         tags,
@@ -135,5 +139,45 @@ export async function investigationRoutes(instance: FastifyInstance) {
         ctx: contextOf(request),
         input: { id: request.params.id, body: request.body },
       }),
+  );
+
+  app.post(
+    "/app/sre/api/v1/investigations/:id/remediation/approve",
+    {
+      config: { scope: "sre_investigations_write" },
+      preValidation: emptyBody,
+      schema: {
+        operationId: "approveInvestigationRemediation",
+        tags,
+        description:
+          "Approves the investigation's proposed change (triage_metadata.remediation, status proposed) and pushes it as a new branch of its git integration's remote; nothing is pushed without this call. Approving an approved change answers it unchanged; no proposal, or a rejected one, is 409; a push the remote refuses is 503 and the proposal stands",
+        params: IdParams,
+        querystring: Query,
+        body: refOf(RemediationApproval),
+        response: { 200: refOf(Investigation), 404: errorResponse, 409: errorResponse, 503: errorResponse },
+      },
+    },
+    async (request) =>
+      approveRemediation({ ctx: contextOf(request), input: { id: request.params.id, body: request.body } }),
+  );
+
+  app.post(
+    "/app/sre/api/v1/investigations/:id/remediation/reject",
+    {
+      config: { scope: "sre_investigations_write" },
+      preValidation: emptyBody,
+      schema: {
+        operationId: "rejectInvestigationRemediation",
+        tags,
+        description:
+          "Declines the investigation's proposed change: nothing is pushed. Rejecting a rejected change answers it unchanged; no proposal, or an approved one, is 409",
+        params: IdParams,
+        querystring: Query,
+        body: refOf(RemediationRejection),
+        response: { 200: refOf(Investigation), 404: errorResponse, 409: errorResponse },
+      },
+    },
+    async (request) =>
+      rejectRemediation({ ctx: contextOf(request), input: { id: request.params.id, body: request.body } }),
   );
 }

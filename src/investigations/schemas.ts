@@ -147,6 +147,59 @@ export const InvestigationPriorIncident = Type.Object(
 );
 export type InvestigationPriorIncident = Static<typeof InvestigationPriorIncident>;
 
+export const REMEDIATION_STATUSES = [
+  "ignored",
+  "pending",
+  "not_proposed",
+  "proposed",
+  "approving",
+  "approved",
+  "rejected",
+] as const;
+export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
+
+export const InvestigationRemediation = Type.Object(
+  {
+    status: literals(REMEDIATION_STATUSES, {
+      description:
+        "ignored: asked while the sre app's remediation mode is off; pending: awaiting the investigator; not_proposed: no change could be proposed (reason says why); proposed: a change awaits approval; approving: an approval is pushing it; approved: pushed as branch; rejected: a person declined it, nothing pushed",
+    }),
+    reason: Type.String({ description: "Why it is in this status" }),
+    requested_by: literals(["remediation_requested", "operator_message"] as const, {
+      description: "What asked for it: the flag, or an operator_message that explicitly asks for a fix",
+    }),
+    integration: Nullable(Type.String({ description: "The git integration the change is for" })),
+    base_branch: Nullable(Type.String()),
+    base_commit: Nullable(Type.String({ description: "The base branch's commit the diff was made against" })),
+    summary: Nullable(Type.String({ description: "The change in one line" })),
+    file: Nullable(
+      Type.String({ description: "The rule file the change edits, relative to the repository" }),
+    ),
+    diff: Nullable(
+      Type.String({
+        description: "The proposed change as a unified diff (also the session artifact remediation.diff)",
+      }),
+    ),
+    reasoning: Nullable(
+      Type.String({ description: "Why this change fixes the cause (also remediation.md)" }),
+    ),
+    branch: Nullable(Type.String({ description: "The branch pushed on approval" })),
+    commit: Nullable(Type.String({ description: "The pushed commit" })),
+    decided_by: Nullable(Type.String({ description: "user:<id> who approved or rejected" })),
+    decided_at: Nullable(DateTime()),
+    comment: Nullable(Type.String({ description: "The approver's or rejecter's comment" })),
+    error: Nullable(
+      Type.String({ description: "Why the last approval could not push (the proposal stands)" }),
+    ),
+  },
+  {
+    $id: "InvestigationRemediation",
+    description:
+      "A change proposed to fix the alert's cause, awaiting human approval: never pushed without it",
+  },
+);
+export type InvestigationRemediation = Static<typeof InvestigationRemediation>;
+
 export const InvestigationTriageMetadata = Type.Object(
   {
     trigger: literals(["manual", "auto_investigate"] as const),
@@ -171,10 +224,16 @@ export const InvestigationTriageMetadata = Type.Object(
     investigator: Nullable(
       Type.String({ description: "deterministic, or the external agent that reported" }),
     ),
+    remediation: Nullable(
+      Type.Ref("InvestigationRemediation", {
+        description: "null when no remediation was asked for",
+      }),
+    ),
   },
   { $id: "InvestigationTriageMetadata" },
 );
-export type InvestigationTriageMetadata = Static<typeof InvestigationTriageMetadata>;
+/** As stored; `remediation` is its own column, merged in when presented. */
+export type InvestigationTriageMetadata = Omit<Static<typeof InvestigationTriageMetadata>, "remediation">;
 
 export const Investigation = Type.Object(
   {
@@ -211,7 +270,7 @@ export type Investigation = {
   structured_rca: InvestigationStructuredRCA | null;
   hypotheses: InvestigationHypothesis[];
   prior_incidents: InvestigationPriorIncident[];
-  triage_metadata: InvestigationTriageMetadata | null;
+  triage_metadata: (InvestigationTriageMetadata & { remediation: InvestigationRemediation | null }) | null;
 };
 
 export const InvestigateAlertRequest = Type.Object(
@@ -222,11 +281,16 @@ export const InvestigateAlertRequest = Type.Object(
     remediation_requested: Type.Optional(
       Type.Boolean({
         default: false,
-        description: "Recorded on the investigation; ignored while remediation mode is off",
+        description:
+          "Asks the investigator to propose a change that fixes the cause (triage_metadata.remediation), pushed only when approved; recorded as ignored while the sre app's remediation mode is off",
       }),
     ),
     operator_message: Type.Optional(
-      Type.String({ maxLength: 4000, description: "Recorded on the investigation" }),
+      Type.String({
+        maxLength: 4000,
+        description:
+          "Recorded on the investigation; one that explicitly asks for a fix (fix it, open a pull request, remediate) counts as remediation_requested",
+      }),
     ),
   },
   { $id: "InvestigateAlertRequest", additionalProperties: false },
@@ -301,3 +365,28 @@ export type StatusUpdate = {
   hypotheses?: InvestigationHypothesis[];
   plain_summary?: InvestigationPlainSummary;
 };
+
+const Comment = Type.String({ maxLength: 2000, description: "Kept on the remediation" });
+
+export const RemediationApproval = Type.Object(
+  {
+    branch: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: "^(?!.*\\.\\.)(?!.*//)(?!.*\\.lock$)[A-Za-z0-9_][A-Za-z0-9._/-]*(?<![./])$",
+        description:
+          "The branch to push; default vigil/remediation-<first 8 characters of the investigation id>",
+      }),
+    ),
+    comment: Type.Optional(Comment),
+  },
+  { $id: "RemediationApproval", additionalProperties: false },
+);
+export type RemediationApproval = Static<typeof RemediationApproval>;
+
+export const RemediationRejection = Type.Object(
+  { comment: Type.Optional(Comment) },
+  { $id: "RemediationRejection", additionalProperties: false },
+);
+export type RemediationRejection = Static<typeof RemediationRejection>;

@@ -4,6 +4,7 @@ import { ownedColumns } from "../core/db/owned.ts";
 import type {
   InvestigationHypothesis,
   InvestigationPriorIncident,
+  InvestigationRemediation,
   InvestigationStructuredRCA,
   InvestigationTriageMetadata,
 } from "./schemas.ts";
@@ -27,6 +28,8 @@ export const investigations = pgTable(
     triageMetadata: jsonb("triage_metadata").$type<InvestigationTriageMetadata>(),
     remediationRequested: boolean("remediation_requested").notNull().default(false),
     operatorMessage: text("operator_message"),
+    /** A proposed change and its approval; null when none was asked for (schemas.ts). */
+    remediation: jsonb("remediation").$type<InvestigationRemediation>(),
     error: text("error"),
     startedAt: timestamp("started_at", { withTimezone: true }).notNull(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),

@@ -334,6 +334,26 @@ function describeNetworkError(err: unknown): string {
  * Sends one request under the rules above and reads the answer. Any status, a 3xx included, is a
  * response; what the caller makes of it is its own affair. Throws OutboundError only.
  */
+/**
+ * The same rules for a client that makes its own connection (the git CLI): the URL's host must be
+ * on the allow-list when there is one, and the addresses it resolves to now are judged. That client
+ * resolves again when it connects, so a DNS answer that changes in between is not caught: name
+ * such hosts on the allow-list.
+ */
+export async function vetOutboundHost(policy: OutboundPolicy, url: URL, defaultPort: number): Promise<void> {
+  const named = policy.allowedHosts !== null;
+  if (policy.allowedHosts !== null && !hostAllowed(url, policy.allowedHosts)) {
+    throw refused(`host ${url.host} is not on ${policy.allowedHostsSetting}`);
+  }
+  const hostname = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  const resolve = policy.resolve ?? systemResolver;
+  const texts = isIP(hostname)
+    ? [hostname]
+    : (await resolve(hostname).catch(() => [])).map((item) => item.address);
+  if (texts.length === 0) throw new OutboundError("network", `host ${url.host} does not resolve`);
+  await vet(policy, { display: url.host, hostname, port: Number(url.port || defaultPort), named }, texts);
+}
+
 export async function outboundRequest(
   policy: OutboundPolicy,
   request: OutboundRequest,

@@ -21,17 +21,42 @@ const FLAPPING_STATE_CHANGES = 4;
 /** A comparison that still holds after this long is an incident, however it flapped on its way in. */
 const SUSTAINED_SECONDS = 10 * 60;
 
+/**
+ * A concrete change to the alert's rule that would stop a misconfigured alert from paging: what a
+ * remediation proposes. Only the rule-level causes have one; a watchdog or an absent series does not.
+ */
+export type RuleFix =
+  | { kind: "raise_threshold"; op: string; threshold: number; to: number; why: string }
+  | { kind: "hold_for"; duration: string; why: string };
+
 export interface Conclusion {
   hypotheses: InvestigationHypothesis[];
   rca: InvestigationStructuredRCA;
   resultSummary: string;
+  /** The fix of the cause that decided an alert_is_misconfigured verdict, when there is one. */
+  fix: RuleFix | null;
 }
 
 type Candidate = InvestigationHypothesis & {
   category: InvestigationStructuredRCA["category"];
   verdict: NonNullable<InvestigationPlainSummary["verdict"]>;
   todo: string;
+  fix?: RuleFix;
 };
+
+/** A round number beyond every value the series took: 2 significant digits, 10% of headroom. */
+export function thresholdBeyond(extreme: number, op: string): number {
+  const above = op === ">" || op === ">=";
+  const headroom = extreme === 0 ? 1 : Math.abs(extreme) * 0.1;
+  const target = above ? extreme + headroom : extreme - headroom;
+  if (target === 0) return 0;
+  const step = 10 ** (Math.floor(Math.log10(Math.abs(target))) - 1);
+  // The epsilon and toPrecision keep floating-point noise out of the number a person will read.
+  const steps = above ? Math.ceil(target / step - 1e-9) : Math.floor(target / step + 1e-9);
+  return Number((steps * step).toPrecision(12));
+}
+
+const HOLD_FOR = "10m";
 
 export function conclude(
   gathered: Gathered,
@@ -78,6 +103,9 @@ export function conclude(
     });
     if (prom.crossed_share !== null) {
       const always = prom.crossed_share >= ALWAYS_CROSSED_SHARE && prom.points >= ALWAYS_CROSSED_MIN_POINTS;
+      const op = expression?.op ?? "";
+      const extreme = op === ">" || op === ">=" ? prom.max : op === "<" || op === "<=" ? prom.min : null;
+      const threshold = expression?.threshold ?? null;
       candidates.push({
         statement: `The threshold of "${name}" (${expression?.op} ${expression?.threshold}) is crossed nearly all the time`,
         confidence: always ? 0.8 : 0.05,
@@ -86,6 +114,16 @@ export function conclude(
         category: "alert_rule",
         verdict: "alert_is_misconfigured",
         todo: `Raise the threshold of "${name}" above its normal range (${prom.min} to ${prom.max} in the window).`,
+        ...(extreme !== null &&
+          threshold !== null && {
+            fix: {
+              kind: "raise_threshold" as const,
+              op,
+              threshold,
+              to: thresholdBeyond(extreme, op),
+              why: `the comparison ${op} ${threshold} held ${Math.round(prom.crossed_share * 100)}% of the hour before the alert, while the series ranged from ${prom.min} to ${prom.max}: a threshold beyond that range pages only when the series leaves its normal range`,
+            },
+          }),
       });
     }
     const sustained = (prom.held_seconds ?? 0) >= SUSTAINED_SECONDS;
@@ -99,6 +137,11 @@ export function conclude(
         category: "alert_rule",
         verdict: "alert_is_misconfigured",
         todo: `Add a for: duration or hysteresis to the rule of "${name}" so it stops flapping around ${expression?.threshold}.`,
+        fix: {
+          kind: "hold_for",
+          duration: HOLD_FOR,
+          why: `the comparison changed state ${prom.state_changes} times in the hour before the alert without holding for long: waiting ${HOLD_FOR} before firing pages only for a condition that lasts`,
+        },
       });
     }
     if (prom.series_found && prom.crossed_share !== null && prom.crossed_share > 0) {
@@ -132,6 +175,11 @@ export function conclude(
       category: "alert_rule",
       verdict: "alert_is_misconfigured",
       todo: `Add a for: duration or hysteresis to "${name}".`,
+      fix: {
+        kind: "hold_for",
+        duration: HOLD_FOR,
+        why: `it re-fired ${history.refires} times and resolved within 5 minutes ${history.quick_auto_resolves} times: waiting ${HOLD_FOR} before firing pages only for a condition that lasts`,
+      },
     });
     steps.push(
       `Its history shows ${history.refires} re-fires and ${history.quick_auto_resolves} quick auto-resolves.`,
@@ -231,7 +279,8 @@ export function conclude(
     confidence: best?.confidence ?? 0.2,
     plain_summary: plain,
   };
-  return { hypotheses, rca, resultSummary };
+  const fix = best?.verdict === "alert_is_misconfigured" ? (best.fix ?? null) : null;
+  return { hypotheses, rca, resultSummary, fix };
 }
 
 /** The report stored as the run's session artifact. */

@@ -208,6 +208,8 @@ export async function reviewWithLlm(input: {
         confidence: top?.confidence ?? 0.2,
         plain_summary: plain,
       },
+      // The model decides the verdict; the rule fix stays the deterministic one, when both agree.
+      fix: plain.verdict === "alert_is_misconfigured" ? deterministic.fix : null,
     },
   };
 }

@@ -9,6 +9,7 @@ import { inTenant } from "../../core/auth/tenancy.ts";
 import { listTenantIntegrationConnections } from "../../integrations/index.ts";
 import { recordEvidence } from "../evidence.ts";
 import { markRunning, moveInvestigation } from "../lifecycle.ts";
+import { settleRemediation } from "../remediation/remediation.ts";
 import type { InvestigationPriorIncident } from "../schemas.ts";
 import { investigations } from "../tables.ts";
 import { conclude, reportOf } from "./conclude.ts";
@@ -134,12 +135,24 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       updatedAt: ctx.now(),
     },
   );
+  // A requested change is proposed (never pushed) once the conclusion is stored.
+  const remediationArtifacts = await settleRemediation({
+    db: ctx.db,
+    tenant: input.run.tenant,
+    investigation,
+    alert: gathered.alert,
+    conclusion,
+    connections: await listTenantIntegrationConnections(ctx.db, ctx.secrets, input.run.tenant),
+    config: ctx.config,
+    signal: input.signal,
+  });
   const report = reportOf(alert.title, conclusion, prior);
   const plain = conclusion.rca.plain_summary;
   return {
     output: { verdict: plain?.verdict ?? null, result_summary: conclusion.resultSummary },
     artifacts: [
       { name: "report.md", mimeType: "text/markdown; charset=utf-8", content: Buffer.from(report, "utf8") },
+      ...remediationArtifacts,
     ],
     structuredOutput: {
       summary: conclusion.resultSummary,

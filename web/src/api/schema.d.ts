@@ -479,6 +479,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/sre/api/v1/investigations/{id}/remediation/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Approves the investigation's proposed change (triage_metadata.remediation, status proposed) and pushes it as a new branch of its git integration's remote; nothing is pushed without this call. Approving an approved change answers it unchanged; no proposal, or a rejected one, is 409; a push the remote refuses is 503 and the proposal stands */
+        post: operations["approveInvestigationRemediation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/sre/api/v1/investigations/{id}/remediation/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Declines the investigation's proposed change: nothing is pushed. Rejecting a rejected change answers it unchanged; no proposal, or an approved one, is 409 */
+        post: operations["rejectInvestigationRemediation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/sre/api/v1/investigations/{id}/status": {
         parameters: {
             query?: never;
@@ -1223,7 +1257,7 @@ export interface components {
         AppInstallationWrite: {
             /** @description Omitted: unchanged; [] clears */
             attached_workflows?: string[];
-            /** @description Install metadata: replaces the previous config when present; omitted: unchanged */
+            /** @description Install metadata: replaces the previous config when present; omitted: unchanged. Keys the sre app reads: remediation, off (the default) or on_request (an investigation asked to remediate may propose a change to the workspace's git integration, pushed only when approved); another value is 400 naming config.remediation */
             config?: {
                 [key: string]: string;
             };
@@ -1463,6 +1497,9 @@ export interface components {
             id: string;
             name: string;
             org_id: string | null;
+            settings: {
+                [key: string]: string;
+            };
             type: string;
             /** Format: date-time */
             updated_at: string;
@@ -1475,7 +1512,11 @@ export interface components {
             description?: string;
             /** @description Unique per tenant; lower-case letters, digits, '.', '_' and '-' */
             name: string;
-            /** @description Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), grafana, github */
+            /** @description Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
+            settings?: {
+                [key: string]: string;
+            };
+            /** @description Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), git (a repository investigations may propose changes to: url is its remote), grafana, github */
             type: string;
             url?: string | null;
         };
@@ -1485,10 +1526,10 @@ export interface components {
              * @default false
              */
             force_new: boolean;
-            /** @description Recorded on the investigation */
+            /** @description Recorded on the investigation; one that explicitly asks for a fix (fix it, open a pull request, remediate) counts as remediation_requested */
             operator_message?: string;
             /**
-             * @description Recorded on the investigation; ignored while remediation mode is off
+             * @description Asks the investigator to propose a change that fixes the cause (triage_metadata.remediation), pushed only when approved; recorded as ignored while the sre app's remediation mode is off
              * @default false
              */
             remediation_requested: boolean;
@@ -1586,6 +1627,28 @@ export interface components {
             status: "queued" | "running" | "completed" | "failed" | "cancelled";
             verdict: ("real_problem" | "alert_is_misconfigured" | "not_enough_information") | null;
         };
+        /** @description A change proposed to fix the alert's cause, awaiting human approval: never pushed without it */
+        InvestigationRemediation: {
+            base_branch: string | null;
+            base_commit: string | null;
+            branch: string | null;
+            comment: string | null;
+            commit: string | null;
+            decided_at: string | null;
+            decided_by: string | null;
+            diff: string | null;
+            error: string | null;
+            file: string | null;
+            integration: string | null;
+            /** @description Why it is in this status */
+            reason: string;
+            reasoning: string | null;
+            /** @description What asked for it: the flag, or an operator_message that explicitly asks for a fix */
+            requested_by: "remediation_requested" | "operator_message";
+            /** @description ignored: asked while the sre app's remediation mode is off; pending: awaiting the investigator; not_proposed: no change could be proposed (reason says why); proposed: a change awaits approval; approving: an approval is pushing it; approved: pushed as branch; rejected: a person declined it, nothing pushed */
+            status: "ignored" | "pending" | "not_proposed" | "proposed" | "approving" | "approved" | "rejected";
+            summary: string | null;
+        };
         /** @description sre_update_investigation_status: an external agent's progress and conclusion */
         InvestigationStatusUpdate: {
             hypotheses?: components["schemas"]["InvestigationHypothesis"][];
@@ -1626,6 +1689,7 @@ export interface components {
             }[];
             investigator: string | null;
             operator_message: string | null;
+            remediation: components["schemas"]["InvestigationRemediation"] | null;
             remediation_requested: boolean;
             /** @description user:<id>, or registration:<webhook id> for auto_investigate */
             requested_by: string;
@@ -1686,6 +1750,16 @@ export interface components {
             name: string;
             /** @description Tool names the agent may call: the built-in actions (http_request, json_transform, write_report) */
             tools?: string[];
+        };
+        RemediationApproval: {
+            /** @description The branch to push; default vigil/remediation-<first 8 characters of the investigation id> */
+            branch?: string;
+            /** @description Kept on the remediation */
+            comment?: string;
+        };
+        RemediationRejection: {
+            /** @description Kept on the remediation */
+            comment?: string;
         };
         Session: {
             artifacts: components["schemas"]["ArtifactInfo"][];
@@ -2692,6 +2766,9 @@ export interface operations {
                         id: string;
                         name: string;
                         org_id: string | null;
+                        settings: {
+                            [key: string]: string;
+                        };
                         type: string;
                         /** Format: date-time */
                         updated_at: string;
@@ -2774,7 +2851,11 @@ export interface operations {
                     description?: string;
                     /** @description Unique per tenant; lower-case letters, digits, '.', '_' and '-' */
                     name: string;
-                    /** @description Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), grafana, github */
+                    /** @description Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
+                    settings?: {
+                        [key: string]: string;
+                    };
+                    /** @description Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), git (a repository investigations may propose changes to: url is its remote), grafana, github */
                     type: string;
                     url?: string | null;
                 };
@@ -2796,6 +2877,9 @@ export interface operations {
                         id: string;
                         name: string;
                         org_id: string | null;
+                        settings: {
+                            [key: string]: string;
+                        };
                         type: string;
                         /** Format: date-time */
                         updated_at: string;
@@ -2898,6 +2982,9 @@ export interface operations {
                         id: string;
                         name: string;
                         org_id: string | null;
+                        settings: {
+                            [key: string]: string;
+                        };
                         type: string;
                         /** Format: date-time */
                         updated_at: string;
@@ -2983,7 +3070,11 @@ export interface operations {
                     description?: string;
                     /** @description Unique per tenant; lower-case letters, digits, '.', '_' and '-' */
                     name: string;
-                    /** @description Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), grafana, github */
+                    /** @description Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
+                    settings?: {
+                        [key: string]: string;
+                    };
+                    /** @description Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), git (a repository investigations may propose changes to: url is its remote), grafana, github */
                     type: string;
                     url?: string | null;
                 };
@@ -3005,6 +3096,9 @@ export interface operations {
                         id: string;
                         name: string;
                         org_id: string | null;
+                        settings: {
+                            [key: string]: string;
+                        };
                         type: string;
                         /** Format: date-time */
                         updated_at: string;
@@ -5521,6 +5615,199 @@ export interface operations {
             };
             /** @description Error body of SRE and other non-platform routes */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    approveInvestigationRemediation: {
+        parameters: {
+            query?: {
+                /** @description Organization that scopes the request; the caller's personal namespace when omitted */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemediationApproval"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Investigation"];
+                };
+            };
+            /** @description Invalid input: the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the route's scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error body of SRE and other non-platform routes */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error body of SRE and other non-platform routes */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error body of SRE and other non-platform routes */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rejectInvestigationRemediation: {
+        parameters: {
+            query?: {
+                /** @description Organization that scopes the request; the caller's personal namespace when omitted */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemediationRejection"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Investigation"];
+                };
+            };
+            /** @description Invalid input: the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the route's scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error body of SRE and other non-platform routes */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error body of SRE and other non-platform routes */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
