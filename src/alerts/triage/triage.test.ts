@@ -2,11 +2,19 @@
 // classification job (real workers) stores attention, reasons, summary and first investigation.
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
-import { amBody, deliver, readAlert, readHistory, registerTrigger } from "../../../test/alerts.ts";
+import {
+  amBody,
+  deliver,
+  readAlert,
+  readHistory,
+  registerAlerts,
+  registerTrigger,
+} from "../../../test/alerts.ts";
 import { parseSharedFixture, readFixture } from "../../../test/fixtures.ts";
 import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { startOpenAiStub } from "../../../test/openai-stub.ts";
 import type { Db } from "../../core/db/database.ts";
+import { applyAlertBatches } from "../ingest/ingest.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
 import { PARSERS } from "../sources/index.ts";
 import type { AlertEvent, ParseResult } from "../sources/types.ts";
@@ -209,6 +217,105 @@ describeEachEngine("automatic triage", (harness) => {
     }
     expect(batched[0].initial_investigation).toContain("ApiErrorRateHigh (Medium)");
   }, 60_000);
+
+  it("queues one job per tenant and due time for deliveries written together, and never drops a later group's other buckets", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const registration = await registerAlerts(h, auth, {
+      source: "alertmanager",
+      integration: "grouped",
+      classify_mode: "batch",
+      classify_batch_window_seconds: 60,
+      classify_bucket_by: "storm_scope",
+      classify_critical_bypass: true,
+    });
+    const { database, queue } = h.vigil.services;
+    const [owner] = (
+      await database.db.execute(
+        sql`select owner_id, org_id from alert_webhooks where id = ${registration.id}`,
+      )
+    ).rows;
+    const scope = {
+      orgId: (owner?.org_id as string | null) ?? null,
+      ownerId: String(owner?.owner_id),
+      sourceType: "alertmanager",
+      integrationName: "grouped",
+      webhookId: registration.id,
+    };
+    const settings: TriageSettings = {
+      mode: "batch",
+      windowSeconds: 60,
+      bucketBy: "storm_scope",
+      criticalBypass: true,
+    };
+    const batchOf = (alerts: { name: string; severity: string; cluster: string }[]) => {
+      const body = firingBody(alerts.map((alert) => ({ ...alert, labels: { cluster: alert.cluster } })));
+      const parsed = PARSERS.alertmanager({ body, headers: {}, options: {} });
+      if (!parsed.ok) throw new Error(parsed.error);
+      return {
+        scope,
+        events: parsed.events,
+        receivedAt: new Date(),
+        via: "push" as const,
+        rawPayload: body,
+        invocationId: null,
+        triage: settings,
+      };
+    };
+    const applyTogether = (batches: ReturnType<typeof batchOf>[]) =>
+      database.transaction((tx) => applyAlertBatches(tx, batches, { enqueueMany: queue.enqueueMany }));
+    const bucketsOf = async (ids: string[]) =>
+      (
+        await database.db.execute(
+          sql`select triage_bucket from alerts where id in (select json_array_elements_text(${JSON.stringify(ids)}::json)::uuid)`,
+        )
+      ).rows.map((row) => String(row.triage_bucket));
+    const jobs = async () =>
+      (
+        await database.db.execute(sql`
+          select data->'buckets' as buckets, singleton_key, start_after > now() as waits from pgboss.job
+          where name = 'alerts.classify' and data->>'ownerId' = ${scope.ownerId}
+          order by singleton_key is not null, created_on, singleton_key`)
+      ).rows.map((row) => ({ buckets: row.buckets, singletonKey: row.singleton_key, waits: row.waits }));
+
+    // Two deliveries in one transaction: two waiting buckets and a critical alert that goes through.
+    const [first, second] = await applyTogether([
+      batchOf([{ name: "LatencyA", severity: "warning", cluster: "grouped-a" }]),
+      batchOf([
+        { name: "LatencyB", severity: "warning", cluster: "grouped-b" },
+        { name: "DiskB", severity: "critical", cluster: "grouped-b" },
+      ]),
+    ]);
+    const [bucketA] = await bucketsOf([first?.[0]?.id ?? ""]);
+    const [bucketB, alone] = await Promise.all([
+      bucketsOf([second?.[0]?.id ?? ""]).then(([key]) => key),
+      bucketsOf([second?.[1]?.id ?? ""]).then(([key]) => key),
+    ]);
+    expect(new Set([bucketA, bucketB, alone]).size).toBe(3);
+    const waiting = [bucketA, bucketB].sort();
+    const tenantKey = scope.orgId ?? scope.ownerId;
+    expect(await jobs()).toEqual([
+      { buckets: [alone], singletonKey: null, waits: false },
+      { buckets: waiting, singletonKey: `${tenantKey}|${waiting.join("|")}`, waits: true },
+    ]);
+
+    // A later group in the same window fills bucket A again and a new bucket C: its job names both,
+    // so the waiting job of A and B cannot stand in for it and it is queued.
+    const [third] = await applyTogether([
+      batchOf([
+        { name: "LatencyA2", severity: "warning", cluster: "grouped-a" },
+        { name: "LatencyC", severity: "warning", cluster: "grouped-c" },
+      ]),
+    ]);
+    const later = (await bucketsOf((third ?? []).map((alert) => alert.id))).sort();
+    expect(later).toContain(bucketA);
+    expect(later).toHaveLength(2);
+    expect(await jobs()).toEqual([
+      { buckets: [alone], singletonKey: null, waits: false },
+      { buckets: waiting, singletonKey: `${tenantKey}|${waiting.join("|")}`, waits: true },
+      { buckets: later, singletonKey: `${tenantKey}|${later.join("|")}`, waits: true },
+    ]);
+  });
 
   it("classifies again on request", async () => {
     const h = harness();

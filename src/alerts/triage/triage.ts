@@ -68,20 +68,29 @@ export interface ClassifyJobData {
 }
 
 /**
- * At most two jobs per delivery, however many buckets it fills: one for the buckets due now, one
- * for those that wait for the window. A waiting job runs when the window ends and claims every queued
- * alert of its buckets, so the singleton key may drop the same buckets' job of a later delivery in
- * the same window.
+ * At most two jobs per tenant for a group of deliveries, however many buckets they fill: one for the
+ * buckets due now, one for those that wait for the window. A waiting job runs when the window ends
+ * and claims every queued alert of its buckets, so the singleton key may drop a later job for exactly
+ * the same buckets in the same window. The key names every bucket of its job, so a job that covers
+ * other buckets too (from another delivery of the group) is never dropped for it.
  */
 export function triageJobs(
-  scope: Pick<AlertScope, "orgId" | "ownerId">,
-  buckets: Map<string, number>,
+  queued: { scope: Pick<AlertScope, "orgId" | "ownerId">; buckets: Map<string, number> }[],
 ): { data: ClassifyJobData; options: SendOptions }[] {
-  const byDelay = new Map<number, string[]>();
-  for (const [bucket, delaySeconds] of buckets)
-    byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), bucket]);
-  return [...byDelay].map(([delaySeconds, keys]) => {
-    const data = { orgId: scope.orgId, ownerId: scope.ownerId, buckets: keys.sort() };
+  const byDue = new Map<
+    string,
+    { scope: Pick<AlertScope, "orgId" | "ownerId">; delaySeconds: number; keys: Set<string> }
+  >();
+  for (const { scope, buckets } of queued) {
+    for (const [bucket, delaySeconds] of buckets) {
+      const due = JSON.stringify([scope.orgId, scope.ownerId, delaySeconds]);
+      const entry = byDue.get(due) ?? { scope, delaySeconds, keys: new Set<string>() };
+      entry.keys.add(bucket);
+      byDue.set(due, entry);
+    }
+  }
+  return [...byDue.values()].map(({ scope, delaySeconds, keys }) => {
+    const data = { orgId: scope.orgId, ownerId: scope.ownerId, buckets: [...keys].sort() };
     if (delaySeconds === 0) return { data, options: {} };
     return {
       data,
