@@ -218,7 +218,7 @@ describeEachEngine("automatic triage", (harness) => {
     expect(batched[0].initial_investigation).toContain("ApiErrorRateHigh (Medium)");
   }, 60_000);
 
-  it("queues one job per tenant and due time for deliveries written together, and never drops a later group's other buckets", async () => {
+  it("queues one job for a group's buckets due now and one per waiting bucket and window, never one per delivery", async () => {
     const h = harness();
     const { auth } = await h.createKey();
     const registration = await registerAlerts(h, auth, {
@@ -273,48 +273,56 @@ describeEachEngine("automatic triage", (harness) => {
     const jobs = async () =>
       (
         await database.db.execute(sql`
-          select data->'buckets' as buckets, singleton_key, start_after > now() as waits from pgboss.job
-          where name = 'alerts.classify' and data->>'ownerId' = ${scope.ownerId}
-          order by singleton_key is not null, created_on, singleton_key`)
+          select data->'buckets' as buckets, singleton_key, singleton_on, start_after > now() as waits
+          from pgboss.job where name = 'alerts.classify' and data->>'ownerId' = ${scope.ownerId}
+          order by singleton_key nulls first, singleton_on`)
       ).rows.map((row) => ({ buckets: row.buckets, singletonKey: row.singleton_key, waits: row.waits }));
+    const tenantKey = scope.orgId ?? scope.ownerId;
 
-    // Two deliveries in one transaction: two waiting buckets and a critical alert that goes through.
-    const [first, second] = await applyTogether([
-      batchOf([{ name: "LatencyA", severity: "warning", cluster: "grouped-a" }]),
+    // Three deliveries in one transaction: the critical alerts go through at once, in one job; the
+    // others wait in two buckets, one job each.
+    const [first, second, third] = await applyTogether([
+      batchOf([
+        { name: "LatencyA", severity: "warning", cluster: "grouped-a" },
+        { name: "DiskA", severity: "critical", cluster: "grouped-a" },
+      ]),
       batchOf([
         { name: "LatencyB", severity: "warning", cluster: "grouped-b" },
         { name: "DiskB", severity: "critical", cluster: "grouped-b" },
       ]),
+      batchOf([{ name: "ErrorsA", severity: "warning", cluster: "grouped-a" }]),
     ]);
-    const [bucketA] = await bucketsOf([first?.[0]?.id ?? ""]);
-    const [bucketB, alone] = await Promise.all([
-      bucketsOf([second?.[0]?.id ?? ""]).then(([key]) => key),
-      bucketsOf([second?.[1]?.id ?? ""]).then(([key]) => key),
-    ]);
-    expect(new Set([bucketA, bucketB, alone]).size).toBe(3);
-    const waiting = [bucketA, bucketB].sort();
-    const tenantKey = scope.orgId ?? scope.ownerId;
+    const [bucketA, aloneA, bucketB, aloneB, bucketA2] = await Promise.all(
+      [first?.[0], first?.[1], second?.[0], second?.[1], third?.[0]].map(async (alert) =>
+        (await bucketsOf([alert?.id ?? ""])).at(0),
+      ),
+    );
+    expect(bucketA2).toBe(bucketA);
+    expect(new Set([bucketA, aloneA, bucketB, aloneB]).size).toBe(4);
     expect(await jobs()).toEqual([
-      { buckets: [alone], singletonKey: null, waits: false },
-      { buckets: waiting, singletonKey: `${tenantKey}|${waiting.join("|")}`, waits: true },
+      { buckets: [aloneA, aloneB].sort(), singletonKey: null, waits: false },
+      { buckets: [bucketA], singletonKey: `${tenantKey}|${bucketA}`, waits: true },
+      { buckets: [bucketB], singletonKey: `${tenantKey}|${bucketB}`, waits: true },
     ]);
 
-    // A later group in the same window fills bucket A again and a new bucket C: its job names both,
-    // so the waiting job of A and B cannot stand in for it and it is queued.
-    const [third] = await applyTogether([
+    // A later group fills bucket A again and a new bucket C: C gets its job; A's waiting job covers
+    // the new alert (a second job of A only when the window turned meanwhile, in a new window).
+    const [laterDelivery] = await applyTogether([
       batchOf([
-        { name: "LatencyA2", severity: "warning", cluster: "grouped-a" },
+        { name: "SaturationA", severity: "warning", cluster: "grouped-a" },
         { name: "LatencyC", severity: "warning", cluster: "grouped-c" },
       ]),
     ]);
-    const later = (await bucketsOf((third ?? []).map((alert) => alert.id))).sort();
-    expect(later).toContain(bucketA);
-    expect(later).toHaveLength(2);
-    expect(await jobs()).toEqual([
-      { buckets: [alone], singletonKey: null, waits: false },
-      { buckets: waiting, singletonKey: `${tenantKey}|${waiting.join("|")}`, waits: true },
-      { buckets: later, singletonKey: `${tenantKey}|${later.join("|")}`, waits: true },
-    ]);
+    expect((await bucketsOf([laterDelivery?.[0]?.id ?? ""])).at(0)).toBe(bucketA);
+    const { rows: windows } = await database.db.execute(sql`
+      select singleton_key, count(*)::int as jobs, count(distinct singleton_on)::int as windows from pgboss.job
+      where name = 'alerts.classify' and data->>'ownerId' = ${scope.ownerId} and singleton_key is not null
+      group by singleton_key order by singleton_key`);
+    const bucketC = "batch:storm_scope:cluster:grouped-c";
+    expect(windows.map((row) => row.singleton_key)).toEqual(
+      [bucketA, bucketB, bucketC].map((bucket) => `${tenantKey}|${bucket}`).sort(),
+    );
+    for (const row of windows) expect(row.jobs).toBe(row.windows);
   });
 
   it("classifies again on request", async () => {
