@@ -50,44 +50,64 @@ function controlledRun() {
 }
 
 describe("createBatcher", () => {
-  it("holds items submitted while maxInFlight batches run and sends them together in the next batch", async () => {
+  it("holds items submitted while a batch runs and sends them together when it returns", async () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 2, maxItems: 10, run: control.run });
     const first = batcher.submit(1);
-    const second = batcher.submit(2);
-    // Both slots are taken: these wait.
-    const third = batcher.submit(3);
-    const fourth = batcher.submit(4);
-    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2]]);
-
-    control.fulfil(1);
-    await control.started(3);
-    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2], [3, 4]]);
-    await expect(second).resolves.toBe("item:2");
+    // A batch runs: these wait for it, though a second batch would be allowed.
+    const waiting = [2, 3, 4].map((item) => batcher.submit(item));
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
 
     control.fulfil(0);
-    control.fulfil(2);
-    await expect(Promise.all([first, third, fourth])).resolves.toEqual(["item:1", "item:3", "item:4"]);
-    expect(control.batches).toHaveLength(3);
+    await control.started(2);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3, 4]]);
+    await expect(first).resolves.toBe("item:1");
+
+    control.fulfil(1);
+    await expect(Promise.all(waiting)).resolves.toEqual(["item:2", "item:3", "item:4"]);
+    expect(control.batches).toHaveLength(2);
   });
 
-  it("runs an item at once and alone when a slot is free", async () => {
+  it("runs an item at once and alone when nothing runs", async () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 2, maxItems: 10, run: control.run });
     const first = batcher.submit(1);
     // Nothing awaited between submit and the check: the batch started without waiting for company.
     expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
+    control.fulfil(0);
+    await expect(first).resolves.toBe("item:1");
+
     const second = batcher.submit(2);
     expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2]]);
+    control.fulfil(1);
+    await expect(second).resolves.toBe("item:2");
+  });
+
+  it("starts a full group beside a running batch, up to maxInFlight, and keeps that many running while items wait", async () => {
+    const control = controlledRun();
+    const batcher = createBatcher({ maxInFlight: 2, maxItems: 2, run: control.run });
+    const submitted = [1, 2, 3].map((item) => batcher.submit(item));
+    // 2 and 3 fill a group: it does not wait for batch 0.
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3]]);
+    // Two batches run: a full group waits now.
+    submitted.push(...[4, 5, 6].map((item) => batcher.submit(item)));
+    expect(control.batches).toHaveLength(2);
 
     control.fulfil(0);
-    control.fulfil(1);
-    await expect(Promise.all([first, second])).resolves.toEqual(["item:1", "item:2"]);
-    const third = batcher.submit(3);
     await control.started(3);
-    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2], [3]]);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4, 5]]);
+    control.fulfil(1);
+    await control.started(4);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4, 5], [6]]);
     control.fulfil(2);
-    await expect(third).resolves.toBe("item:3");
+    control.fulfil(3);
+    await expect(Promise.all(submitted)).resolves.toEqual([1, 2, 3, 4, 5, 6].map((item) => `item:${item}`));
+
+    // The queue ran dry: the next item runs at once and alone again.
+    const alone = batcher.submit(7);
+    expect(control.batches.at(-1)?.items).toEqual([7]);
+    control.fulfil(4);
+    await expect(alone).resolves.toBe("item:7");
   });
 
   it("puts at most maxItems items in a batch", async () => {

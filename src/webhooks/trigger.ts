@@ -153,8 +153,12 @@ interface Delivery {
   log: Logger;
 }
 
-/** Batches running at once per target: PGlite runs one transaction at a time anyway. */
-const IN_FLIGHT = { pglite: 1, postgres: 2 } as const;
+/**
+ * Groups in flight per target at most: half the connections, the other half left for reads and job
+ * workers (PGlite runs one transaction at a time anyway). The batcher only goes past one group when
+ * a group fills up while another commits (batcher.ts).
+ */
+const groupsInFlight = (services: Services) => Math.max(1, Math.floor(services.database.connections / 2));
 const MAX_DELIVERIES_PER_BATCH = 64;
 
 const batchers = new WeakMap<Services, Map<BatchedTarget<unknown>, Batcher<Delivery, TargetResult>>>();
@@ -168,7 +172,7 @@ function batcherFor(services: Services, target: BatchedTarget<unknown>) {
   let batcher = byTarget.get(target);
   if (!batcher) {
     batcher = createBatcher({
-      maxInFlight: IN_FLIGHT[services.database.engine],
+      maxInFlight: groupsInFlight(services),
       maxItems: MAX_DELIVERIES_PER_BATCH,
       run: (deliveries) => applyTogether(services, target, deliveries),
     });

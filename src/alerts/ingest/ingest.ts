@@ -13,7 +13,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../core/context.ts";
 import { deferWrite, type Executor, executeNamed, executeNow, type Tx } from "../../core/db/database.ts";
 import { uuidv7 } from "../../core/ids.ts";
-import type { EnqueueMany, SendOptions } from "../../core/queue/catalog.ts";
+import type { EnqueueMany } from "../../core/queue/catalog.ts";
 import {
   type BatchedTarget,
   storableText,
@@ -28,7 +28,7 @@ import { PARSERS, readSnsHandshake } from "../sources/index.ts";
 import type { AlertEvent, SourceType } from "../sources/types.ts";
 import { alerts, tenantKey } from "../tables.ts";
 import { classifyAlertsJob } from "../triage/classify-job.ts";
-import { type ClassifyJobData, queueForTriage, type TriageSettings, triageJobs } from "../triage/triage.ts";
+import { queueForTriage, type TriageSettings, triageJobs } from "../triage/triage.ts";
 import { ALERT_SELECT_LIST, ALERT_UPDATE_LIST, recordFromRow, rowFromRecord } from "./alert-rows.ts";
 import { AUTO_INVESTIGATE_JOB } from "./auto-investigate.ts";
 import { confirmSnsSubscriptionJob } from "./confirm-sns.ts";
@@ -186,7 +186,7 @@ export async function applyAlertBatches(
   const changed = new Map<string, AlertRow>();
   const history: HistoryRecord[] = [];
   const payloads: PayloadRecord[] = [];
-  const jobs: { data: ClassifyJobData; options: SendOptions }[] = [];
+  const triage: { scope: AlertScope; buckets: Map<string, number> }[] = [];
   const investigations: { data: { alertId: string; orgId: string | null; ownerId: string } }[] = [];
   const results: IngestResult[][] = [];
   for (const batch of batches) {
@@ -235,7 +235,7 @@ export async function applyAlertBatches(
     }
     // The body is stored only when an alert points at it: a stale-only delivery keeps the old one.
     if (payload && planned.some(({ row }) => row.rawPayloadId === payload.id)) payloads.push(payload);
-    if (batch.triage) jobs.push(...triageJobs(batch.scope, queueForTriage(planned, batch.triage)));
+    if (batch.triage) triage.push({ scope: batch.scope, buckets: queueForTriage(planned, batch.triage) });
     if (batch.autoInvestigate) {
       for (const { row, outcome } of planned) {
         if (outcome !== "created") continue;
@@ -256,6 +256,8 @@ export async function applyAlertBatches(
     await writeAlerts(tx, payloads, rows, history);
     await trimHistory(tx, rows);
   }
+  // The group's buckets are queued together: one or two job rows per tenant, not per delivery.
+  const jobs = triageJobs(triage);
   if (jobs.length > 0) await options.enqueueMany(tx, classifyAlertsJob, jobs);
   if (investigations.length > 0) await options.enqueueMany(tx, AUTO_INVESTIGATE_JOB, investigations);
   return results;

@@ -2,11 +2,19 @@
 // classification job (real workers) stores attention, reasons, summary and first investigation.
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
-import { amBody, deliver, readAlert, readHistory, registerTrigger } from "../../../test/alerts.ts";
+import {
+  amBody,
+  deliver,
+  readAlert,
+  readHistory,
+  registerAlerts,
+  registerTrigger,
+} from "../../../test/alerts.ts";
 import { parseSharedFixture, readFixture } from "../../../test/fixtures.ts";
 import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { startOpenAiStub } from "../../../test/openai-stub.ts";
 import type { Db } from "../../core/db/database.ts";
+import { applyAlertBatches } from "../ingest/ingest.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
 import { PARSERS } from "../sources/index.ts";
 import type { AlertEvent, ParseResult } from "../sources/types.ts";
@@ -209,6 +217,113 @@ describeEachEngine("automatic triage", (harness) => {
     }
     expect(batched[0].initial_investigation).toContain("ApiErrorRateHigh (Medium)");
   }, 60_000);
+
+  it("queues one job for a group's buckets due now and one per waiting bucket and window, never one per delivery", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const registration = await registerAlerts(h, auth, {
+      source: "alertmanager",
+      integration: "grouped",
+      classify_mode: "batch",
+      classify_batch_window_seconds: 60,
+      classify_bucket_by: "storm_scope",
+      classify_critical_bypass: true,
+    });
+    const { database, queue } = h.vigil.services;
+    const [owner] = (
+      await database.db.execute(
+        sql`select owner_id, org_id from alert_webhooks where id = ${registration.id}`,
+      )
+    ).rows;
+    const scope = {
+      orgId: (owner?.org_id as string | null) ?? null,
+      ownerId: String(owner?.owner_id),
+      sourceType: "alertmanager",
+      integrationName: "grouped",
+      webhookId: registration.id,
+    };
+    const settings: TriageSettings = {
+      mode: "batch",
+      windowSeconds: 60,
+      bucketBy: "storm_scope",
+      criticalBypass: true,
+    };
+    const batchOf = (alerts: { name: string; severity: string; cluster: string }[]) => {
+      const body = firingBody(alerts.map((alert) => ({ ...alert, labels: { cluster: alert.cluster } })));
+      const parsed = PARSERS.alertmanager({ body, headers: {}, options: {} });
+      if (!parsed.ok) throw new Error(parsed.error);
+      return {
+        scope,
+        events: parsed.events,
+        receivedAt: new Date(),
+        via: "push" as const,
+        rawPayload: body,
+        invocationId: null,
+        triage: settings,
+      };
+    };
+    const applyTogether = (batches: ReturnType<typeof batchOf>[]) =>
+      database.transaction((tx) => applyAlertBatches(tx, batches, { enqueueMany: queue.enqueueMany }));
+    const bucketsOf = async (ids: string[]) =>
+      (
+        await database.db.execute(
+          sql`select triage_bucket from alerts where id in (select json_array_elements_text(${JSON.stringify(ids)}::json)::uuid)`,
+        )
+      ).rows.map((row) => String(row.triage_bucket));
+    const jobs = async () =>
+      (
+        await database.db.execute(sql`
+          select data->'buckets' as buckets, singleton_key, singleton_on, start_after > now() as waits
+          from pgboss.job where name = 'alerts.classify' and data->>'ownerId' = ${scope.ownerId}
+          order by singleton_key nulls first, singleton_on`)
+      ).rows.map((row) => ({ buckets: row.buckets, singletonKey: row.singleton_key, waits: row.waits }));
+    const tenantKey = scope.orgId ?? scope.ownerId;
+
+    // Three deliveries in one transaction: the critical alerts go through at once, in one job; the
+    // others wait in two buckets, one job each.
+    const [first, second, third] = await applyTogether([
+      batchOf([
+        { name: "LatencyA", severity: "warning", cluster: "grouped-a" },
+        { name: "DiskA", severity: "critical", cluster: "grouped-a" },
+      ]),
+      batchOf([
+        { name: "LatencyB", severity: "warning", cluster: "grouped-b" },
+        { name: "DiskB", severity: "critical", cluster: "grouped-b" },
+      ]),
+      batchOf([{ name: "ErrorsA", severity: "warning", cluster: "grouped-a" }]),
+    ]);
+    const [bucketA, aloneA, bucketB, aloneB, bucketA2] = await Promise.all(
+      [first?.[0], first?.[1], second?.[0], second?.[1], third?.[0]].map(async (alert) =>
+        (await bucketsOf([alert?.id ?? ""])).at(0),
+      ),
+    );
+    expect(bucketA2).toBe(bucketA);
+    expect(new Set([bucketA, aloneA, bucketB, aloneB]).size).toBe(4);
+    expect(await jobs()).toEqual([
+      { buckets: [aloneA, aloneB].sort(), singletonKey: null, waits: false },
+      { buckets: [bucketA], singletonKey: `${tenantKey}|${bucketA}`, waits: true },
+      { buckets: [bucketB], singletonKey: `${tenantKey}|${bucketB}`, waits: true },
+    ]);
+
+    // A later group fills bucket A again and a new bucket C: C gets its job; A's waiting job covers
+    // the new alert (a second job of A only when the window turned meanwhile, in a new window).
+    const [laterDelivery] = await applyTogether([
+      batchOf([
+        { name: "SaturationA", severity: "warning", cluster: "grouped-a" },
+        { name: "LatencyC", severity: "warning", cluster: "grouped-c" },
+      ]),
+    ]);
+    expect((await bucketsOf([laterDelivery?.[0]?.id ?? ""])).at(0)).toBe(bucketA);
+    const { rows: windows } = await database.db.execute(sql`
+      select singleton_key, count(*)::int as jobs, count(distinct singleton_on)::int as windows from pgboss.job
+      where name = 'alerts.classify' and data->>'ownerId' = ${scope.ownerId} and singleton_key is not null
+      group by singleton_key order by singleton_key`);
+    const bucketC = "batch:storm_scope:cluster:grouped-c";
+    expect(windows.map((row) => row.singleton_key)).toEqual(
+      [bucketA, bucketB, bucketC].map((bucket) => `${tenantKey}|${bucket}`).sort(),
+    );
+    for (const row of windows) expect(row.jobs).toBe(row.windows);
+  });
 
   it("classifies again on request", async () => {
     const h = harness();

@@ -3,6 +3,7 @@
 // decides the buckets: `immediate` gives each alert its own; `batch` groups alerts of one storm scope
 // or one service over the debounce window; `classify_critical_bypass` sends Critical and P1 alerts
 // straight through. Test notifications are never classified.
+import { createHash } from "node:crypto";
 import type { SendOptions } from "../../core/queue/catalog.ts";
 import { stormScopeOf } from "../correlation/correlate.ts";
 import { firstLabelOf, type LabelKind } from "../correlation/label-vocabulary.ts";
@@ -67,29 +68,46 @@ export interface ClassifyJobData {
   buckets: string[];
 }
 
+/** One key per bucket: a bucket named past pg-boss's key length is named by its digest instead. */
+function singletonKeyOf(tenant: string, bucket: string): string {
+  const key = `${tenant}|${bucket}`;
+  return key.length <= 500 ? key : `${tenant}|sha256:${createHash("sha256").update(bucket).digest("hex")}`;
+}
+
 /**
- * At most two jobs per delivery, however many buckets it fills: one for the buckets due now, one
- * for those that wait for the window. A waiting job runs when the window ends and claims every queued
- * alert of its buckets, so the singleton key may drop the same buckets' job of a later delivery in
- * the same window.
+ * The jobs for a group of deliveries. Buckets due now: one job per tenant, however many deliveries
+ * and buckets. Buckets that wait for the window: one job per bucket, whose singleton key drops the
+ * same bucket's job from any later delivery in the same window: the waiting job runs when the window
+ * ends and claims every alert queued in its bucket by then. A storm of deliveries into a few buckets
+ * thus writes one job row per bucket and window, not one per delivery or per group.
  */
 export function triageJobs(
-  scope: Pick<AlertScope, "orgId" | "ownerId">,
-  buckets: Map<string, number>,
+  queued: { scope: Pick<AlertScope, "orgId" | "ownerId">; buckets: Map<string, number> }[],
 ): { data: ClassifyJobData; options: SendOptions }[] {
-  const byDelay = new Map<number, string[]>();
-  for (const [bucket, delaySeconds] of buckets)
-    byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), bucket]);
-  return [...byDelay].map(([delaySeconds, keys]) => {
-    const data = { orgId: scope.orgId, ownerId: scope.ownerId, buckets: keys.sort() };
-    if (delaySeconds === 0) return { data, options: {} };
-    return {
-      data,
-      options: {
-        startAfterSeconds: delaySeconds,
-        singletonKey: `${scope.orgId ?? scope.ownerId}|${data.buckets.join("|")}`.slice(0, 500),
-        singletonSeconds: delaySeconds,
-      },
-    };
-  });
+  const now = new Map<string, { scope: Pick<AlertScope, "orgId" | "ownerId">; buckets: Set<string> }>();
+  const waiting = new Map<string, { data: ClassifyJobData; options: SendOptions }>();
+  for (const { scope, buckets } of queued) {
+    const tenant = scope.orgId ?? scope.ownerId;
+    for (const [bucket, delaySeconds] of buckets) {
+      if (delaySeconds === 0) {
+        const owner = `${scope.orgId}|${scope.ownerId}`;
+        const due = now.get(owner) ?? { scope, buckets: new Set<string>() };
+        due.buckets.add(bucket);
+        now.set(owner, due);
+        continue;
+      }
+      const singletonKey = singletonKeyOf(tenant, bucket);
+      waiting.set(`${singletonKey}|${delaySeconds}`, {
+        data: { orgId: scope.orgId, ownerId: scope.ownerId, buckets: [bucket] },
+        options: { startAfterSeconds: delaySeconds, singletonKey, singletonSeconds: delaySeconds },
+      });
+    }
+  }
+  return [
+    ...[...now.values()].map(({ scope, buckets }) => ({
+      data: { orgId: scope.orgId, ownerId: scope.ownerId, buckets: [...buckets].sort() },
+      options: {},
+    })),
+    ...waiting.values(),
+  ];
 }

@@ -39,6 +39,8 @@ export interface Database {
    * costs two round trips however many statements it writes with.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Transactions that can run at once: the pool's connections on PostgreSQL, one on PGlite. */
+  connections: number;
   /** What pg-boss runs its own statements on, outside any transaction of ours. */
   jobStore: JobStore;
   /** pg-boss connection settings for PostgreSQL (it keeps its own pool there); null on PGlite. */
@@ -97,6 +99,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     db,
     readDb: db,
     transaction: (fn) => db.transaction((tx) => fn(tx as Tx)),
+    connections: 1,
     jobStore: fromPglite(client),
     jobConnectionString: null,
     ping: async () => {
@@ -111,12 +114,18 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
 
 /** Connections of the read pool: a few, since its queries are short and one request runs two or three. */
 const READ_POOL_SIZE = 4;
+const POOL_CONNECTIONS = 20;
 
 async function openPostgres(url: string): Promise<Database> {
   // Sized for the ingest path: a delivery holds its connection for a few round trips. Pipeline mode
   // sends a query without waiting for the one before it to be answered (see pipelinedTransaction);
   // queries that are awaited one by one behave exactly as without it.
-  const pool = new pg.Pool({ connectionString: url, max: 20, application_name: "vigil", pipeline: true });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_CONNECTIONS,
+    application_name: "vigil",
+    pipeline: true,
+  });
   // An idle client that loses its server emits here; without a listener it would crash the process.
   pool.on("error", () => {});
   const db = drizzleNodePostgres({ client: pool }) as unknown as Db;
@@ -132,6 +141,7 @@ async function openPostgres(url: string): Promise<Database> {
     db,
     readDb: drizzleNodePostgres({ client: readPool }) as unknown as Db,
     transaction: (fn) => pipelinedTransaction(pool, fn),
+    connections: POOL_CONNECTIONS,
     jobStore: {
       executeSql: (text: string, values?: unknown[]) => pool.query(text, values),
     },

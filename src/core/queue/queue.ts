@@ -1,12 +1,13 @@
 // pg-boss on the same database as everything else. Enqueue takes the caller's executor, so a job
 // sent inside a transaction exists if and only if that transaction commits.
+import { createHash } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type ConstructorOptions, fromDrizzle, type JobResult, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
-import { type Database, defersWrites, deferWrite, type Executor } from "../db/database.ts";
+import { type Database, defersWrites, deferWrite, type Executor, executeNamed } from "../db/database.ts";
 import type { Secrets } from "../secrets.ts";
 import type { Enqueue, EnqueueMany, JobDefinition, JobSchedule } from "./catalog.ts";
 
@@ -195,17 +196,32 @@ export async function installJobSchema(database: Database, jobs: JobDefinition[]
 
 /**
  * pg-boss's statements on the caller's executor, for insert(): it reads no rows back (no returnId),
- * so inside a pipelined transaction the insert is sent and its answer awaited at COMMIT.
+ * so inside a pipelined transaction the insert is sent and its answer awaited at COMMIT. There it
+ * also runs under a name made from its text (one text per queue), so PostgreSQL plans the insert
+ * once per connection instead of for every group of deliveries.
  */
 function insertOnly(executor: Executor) {
   const db = fromDrizzle(executor, sql);
   return {
     async executeSql(text: string, values?: unknown[]) {
       if (!defersWrites(executor)) return db.executeSql(text, values);
-      await deferWrite(executor, () => db.executeSql(text, values));
+      const name = statementName(text);
+      const named = fromDrizzle({ execute: (query: SQL) => executeNamed(executor, name, query) }, sql);
+      await deferWrite(executor, () => named.executeSql(text, values));
       return { rows: [] };
     },
   };
+}
+
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `pgboss.insert.${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 // pg-boss keeps schedules in its own table, and every instance's cron monitor sends their jobs (one
