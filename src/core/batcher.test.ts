@@ -127,6 +127,33 @@ describe("createBatcher", () => {
     await expect(Promise.all(submitted)).resolves.toEqual([1, 2, 3, 4, 5, 6].map((item) => `item:${item}`));
   });
 
+  it("closes a group at maxWeight of work as at maxItems: heavy items start beside a running batch", async () => {
+    const control = controlledRun();
+    // Items weigh their own value: 1 is light, 50 is heavy.
+    const batcher = createBatcher({
+      maxInFlight: 3,
+      maxItems: 10,
+      maxWeight: 100,
+      weigh: (item: number) => item,
+      run: control.run,
+    });
+    const submitted = [1, 2, 3].map((item) => batcher.submit(item));
+    // Light items wait for the running batch: their group is far from full.
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
+    submitted.push(...[50, 60, 40].map((item) => batcher.submit(item)));
+    // 2 + 3 + 50 + 60 passes 100: that group starts at once; 40 waits, alone under the limit.
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3, 50, 60]]);
+
+    control.fulfil(0);
+    await control.started(3);
+    expect(control.batches.at(-1)?.items).toEqual([40]);
+    control.fulfil(1);
+    control.fulfil(2);
+    await expect(Promise.all(submitted)).resolves.toEqual(
+      [1, 2, 3, 50, 60, 40].map((item) => `item:${item}`),
+    );
+  });
+
   it("rejects only the item whose result is rejected", async () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 1, maxItems: 10, run: control.run });

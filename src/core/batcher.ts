@@ -5,15 +5,20 @@
 // The group adapts to load. Items that arrive while a batch runs wait, and the waiting group closes
 // when a running batch returns, so a group holds what arrived during one commit: more load, bigger
 // groups, and the number of commits per second stays near what one connection's round trips allow.
-// Only a full group (maxItems) starts before that, on another connection, up to maxInFlight: a batch
-// returning then starts the next group in its place, so as many batches stay in flight as the load
-// filled, and the count falls back when the queue runs dry.
+// Only a full group (maxItems, or maxWeight of work: a few large deliveries are worth a commit of
+// their own) starts before that, on another connection, up to maxInFlight: a batch returning then
+// starts the next group in its place, so as many batches stay in flight as the load filled, and the
+// count falls back when the queue runs dry.
 
 export interface BatcherOptions<I, R> {
   /** Batches running at once at most. */
   maxInFlight: number;
   /** Items per batch at most. */
   maxItems: number;
+  /** Work per batch at most, in the unit of `weigh` (default: no limit but maxItems). */
+  maxWeight?: number;
+  /** An item's share of a batch's work (default 1). */
+  weigh?(item: I): number;
   /** Runs one batch: one settled result per item, in order. */
   run(items: I[]): Promise<PromiseSettledResult<R>[]>;
 }
@@ -24,15 +29,29 @@ export interface Batcher<I, R> {
 
 interface Waiting<I, R> {
   item: I;
+  weight: number;
   resolve(value: R): void;
   reject(reason: unknown): void;
 }
 
 export function createBatcher<I, R>(options: BatcherOptions<I, R>): Batcher<I, R> {
   const queue: Waiting<I, R>[] = [];
+  const maxWeight = options.maxWeight ?? Number.POSITIVE_INFINITY;
+  let queuedWeight = 0;
   let inFlight = 0;
+  /** How many waiting items make the next group: up to maxItems, and past maxWeight by one at most. */
+  const nextGroupSize = () => {
+    let weight = 0;
+    let count = 0;
+    while (count < queue.length && count < options.maxItems && weight < maxWeight) {
+      weight += queue[count]?.weight ?? 0;
+      count += 1;
+    }
+    return count;
+  };
   const start = () => {
-    const batch = queue.splice(0, options.maxItems);
+    const batch = queue.splice(0, nextGroupSize());
+    for (const waiting of batch) queuedWeight -= waiting.weight;
     inFlight += 1;
     // A run that throws before returning its promise fails its batch like one that rejects.
     new Promise<PromiseSettledResult<R>[]>((resolve) =>
@@ -57,12 +76,15 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): Batcher<I, R
       });
   };
   const startFull = () => {
-    while (queue.length >= options.maxItems && inFlight < options.maxInFlight) start();
+    while (inFlight < options.maxInFlight && (queue.length >= options.maxItems || queuedWeight >= maxWeight))
+      start();
   };
   return {
     submit: (item) =>
       new Promise<R>((resolve, reject) => {
-        queue.push({ item, resolve, reject });
+        const weight = options.weigh?.(item) ?? 1;
+        queue.push({ item, weight, resolve, reject });
+        queuedWeight += weight;
         if (inFlight === 0) start();
         else startFull();
       }),

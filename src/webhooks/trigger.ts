@@ -156,10 +156,16 @@ interface Delivery {
 /**
  * Groups in flight per target at most: half the connections, the other half left for reads and job
  * workers (PGlite runs one transaction at a time anyway). The batcher only goes past one group when
- * a group fills up while another commits (batcher.ts).
+ * a group fills up (by deliveries or by bytes) while another commits (batcher.ts).
  */
 const groupsInFlight = (services: Services) => Math.max(1, Math.floor(services.database.connections / 2));
 const MAX_DELIVERIES_PER_BATCH = 64;
+/**
+ * Body bytes that make a group full, as its number of deliveries does: a handful of 50-alert bodies
+ * is as much write work as 64 single-alert ones, and worth a commit of its own on another connection
+ * instead of waiting behind the running one.
+ */
+const MAX_BYTES_PER_BATCH = 128 * 1024;
 
 const batchers = new WeakMap<Services, Map<BatchedTarget<unknown>, Batcher<Delivery, TargetResult>>>();
 
@@ -174,6 +180,8 @@ function batcherFor(services: Services, target: BatchedTarget<unknown>) {
     batcher = createBatcher({
       maxInFlight: groupsInFlight(services),
       maxItems: MAX_DELIVERIES_PER_BATCH,
+      maxWeight: MAX_BYTES_PER_BATCH,
+      weigh: (delivery) => delivery.invocation.body.length,
       run: (deliveries) => applyTogether(services, target, deliveries),
     });
     byTarget.set(target, batcher);
