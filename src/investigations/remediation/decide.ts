@@ -1,7 +1,9 @@
 // A person's decision on a proposed change. Approval claims the proposal (proposed -> approving, a
 // conditional update, so two approvals never push twice), pushes it as a new branch of the git
 // integration's remote, then records approved; a push that fails returns it to proposed with the
-// error. Approving an approved change, or rejecting a rejected one, answers it unchanged.
+// error. Approving an approved change, or rejecting a rejected one, answers it unchanged. A claim
+// left by a server that stopped mid-push is taken over by the next approval once it is older than any
+// push can take (each git command has its own time limit), so the change is never stuck.
 import { tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { AppError, conflict } from "../../core/errors.ts";
@@ -25,6 +27,14 @@ function notDecidable(id: string, remediation: InvestigationRemediation | null):
   });
 }
 
+/** Longer than clone, apply, commit and push can take together under git.ts's per-command limit. */
+const STALE_CLAIM_MS = 5 * 60_000;
+
+const staleClaim = (remediation: InvestigationRemediation | null, now: Date) =>
+  remediation?.status === "approving" &&
+  typeof remediation.decided_at === "string" &&
+  now.getTime() - Date.parse(remediation.decided_at) > STALE_CLAIM_MS;
+
 async function answer(ctx: CallerCtx, id: string): Promise<Investigation> {
   return (await readInvestigation(ctx.db, id)) as Investigation;
 }
@@ -39,12 +49,22 @@ export async function approveRemediation({
   const row = await findInvestigation(ctx, input.id);
   const proposal = row.remediation;
   if (proposal?.status === "approved") return answer(ctx, row.id);
-  if (proposal?.status !== "proposed" || !proposal.diff || !proposal.integration) {
+  const stale = staleClaim(proposal, ctx.now());
+  if ((proposal?.status !== "proposed" && !stale) || !proposal?.diff || !proposal.integration) {
     throw notDecidable(row.id, proposal);
   }
   const decidedBy = `user:${ctx.actor.userId}`;
-  const claimed = { ...proposal, status: "approving" as const, reason: "pushing the approved change" };
-  if (!(await moveRemediation(ctx.db, row.id, "proposed", claimed))) {
+  const claimed = {
+    ...proposal,
+    status: "approving" as const,
+    reason: "pushing the approved change",
+    decided_by: decidedBy,
+    decided_at: ctx.now().toISOString(),
+  };
+  const took = stale
+    ? await moveRemediation(ctx.db, row.id, "approving", claimed, proposal.decided_at ?? undefined)
+    : await moveRemediation(ctx.db, row.id, "proposed", claimed);
+  if (!took) {
     const now = (await findInvestigation(ctx, row.id)).remediation;
     if (now?.status === "approved") return answer(ctx, row.id);
     throw notDecidable(row.id, now);
@@ -78,6 +98,7 @@ export async function approveRemediation({
   } catch (err) {
     await moveRemediation(ctx.db, row.id, "approving", {
       ...proposal,
+      status: "proposed",
       error: err instanceof Error ? err.message : String(err),
     });
     if (!(err instanceof GitError)) throw err;

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
@@ -281,6 +282,36 @@ describeEachEngine(
       const late = await decide(h, auth, id, "reject");
       expect(late.statusCode).toBe(409);
       expect(late.json()).toMatchObject({ code: "CONFLICT", details: { id, remediation: "approved" } });
+    });
+
+    it("an approval left mid-push by a stopped server is 409 while fresh and taken over once stale", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const { id, bare } = await investigate(
+        h,
+        auth,
+        { mode: "on_request" },
+        { remediation_requested: true },
+      );
+      // What a server that died between its claim and its push leaves behind.
+      const leftBehind = async (decidedAt: Date) =>
+        h.vigil.services.database.db.execute(sql`
+          update investigations set remediation = remediation || ${JSON.stringify({
+            status: "approving",
+            decided_at: decidedAt.toISOString(),
+          })}::jsonb where id = ${id}`);
+
+      await leftBehind(new Date());
+      const busy = await decide(h, auth, id, "approve");
+      expect(busy.statusCode).toBe(409);
+      expect(busy.json()).toMatchObject({ code: "CONFLICT", details: { remediation: "approving" } });
+      expect(heads(bare).map(([, ref]) => ref)).toEqual(["refs/heads/main"]);
+
+      await leftBehind(new Date(Date.now() - 60 * 60_000));
+      const taken = await decide(h, auth, id, "approve");
+      expect(taken.statusCode, taken.body).toBe(200);
+      expect(taken.json().triage_metadata.remediation).toMatchObject({ status: "approved" });
+      expect(heads(bare).map(([, ref]) => ref)).toContain(`refs/heads/vigil/remediation-${id.slice(0, 8)}`);
     });
 
     it("an operator_message that asks for a fix counts; reject pushes nothing and approve after it is 409", async () => {

@@ -78,12 +78,20 @@ export async function moveRemediation(
   investigationId: string,
   from: RemediationStatus,
   next: InvestigationRemediation,
+  /** Only if the record still carries this decision time (a retry takes over one stale claim once). */
+  fromDecidedAt?: string,
 ): Promise<boolean> {
   const rows = await db
     .update(investigations)
     .set({ remediation: next })
     .where(
-      and(eq(investigations.id, investigationId), sql`${investigations.remediation}->>'status' = ${from}`),
+      and(
+        eq(investigations.id, investigationId),
+        sql`${investigations.remediation}->>'status' = ${from}`,
+        fromDecidedAt === undefined
+          ? undefined
+          : sql`${investigations.remediation}->>'decided_at' = ${fromDecidedAt}`,
+      ),
     )
     .returning({ id: investigations.id });
   return rows.length > 0;
