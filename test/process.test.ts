@@ -1,7 +1,7 @@
 // The real `vigil` command as an operator runs it: start, serve, refuse a second process on the same
 // data directory, finish an in-flight request on SIGTERM, restart on the same files with the data
 // intact, create keys from the CLI, and (on PostgreSQL) run two instances against one database.
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   copyFileSync,
   mkdirSync,
@@ -13,51 +13,15 @@ import {
   writeFileSync,
 } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { freePort } from "./alertmanager-process.ts";
 import { createTestDatabase } from "./harness.ts";
+import { killVigils, type Running, runVigil } from "./vigil-process.ts";
 
 const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
 const KEY = "process-test-bootstrap-key";
-const children = new Set<ChildProcess>();
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  exited.then(() => children.delete(child));
-  return { child, output: () => output, exited };
-}
 
 // Generous: on a loaded machine a start can take many times its quiet duration.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
@@ -72,7 +36,7 @@ async function until(check: () => boolean, what: string, running?: Running, time
 
 async function serve(env: Record<string, string>): Promise<Running & { base: string }> {
   const port = await freePort();
-  const running = run(["serve"], { ...env, PORT: String(port), BOOTSTRAP_API_KEY: KEY });
+  const running = runVigil(["serve"], { ...env, PORT: String(port), BOOTSTRAP_API_KEY: KEY });
   await until(() => running.output().includes("vigil listening"), "vigil to listen", running);
   return { ...running, base: `http://127.0.0.1:${port}` };
 }
@@ -83,9 +47,7 @@ function requestsLogged(running: Running): number {
 
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
-afterAll(() => {
-  for (const child of children) child.kill("SIGKILL");
-});
+afterAll(killVigils);
 
 describe("the vigil process on its embedded default", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "vigil-process-"));
@@ -101,7 +63,7 @@ describe("the vigil process on its embedded default", () => {
     expect(created.status).toBe(201);
 
     // A second process on the same files would corrupt them: it must refuse to start.
-    const second = run(["serve"], { DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const second = runVigil(["serve"], { DATA_DIR: dataDir, PORT: String(await freePort()) });
     expect(await second.exited).toBe(1);
     expect(second.output()).toContain("is in use by process");
 
@@ -156,14 +118,14 @@ describe("the vigil process on its embedded default", () => {
   });
 
   it("creates a key from the CLI that works with exactly the scopes it was given", async () => {
-    const created = run(["keys", "create", "--name", "ci", "--scope", "integrations_read"], {
+    const created = runVigil(["keys", "create", "--name", "ci", "--scope", "integrations_read"], {
       DATA_DIR: dataDir,
     });
     expect(await created.exited).toBe(0);
     const key = /key: (\S+)/.exec(created.output())?.[1];
     expect(key).toMatch(/^vgl_/);
 
-    const rejected = run(["keys", "create", "--scope", "everything"], { DATA_DIR: dataDir });
+    const rejected = runVigil(["keys", "create", "--scope", "everything"], { DATA_DIR: dataDir });
     expect(await rejected.exited).toBe(1);
     expect(rejected.output()).toContain("unknown scope everything");
 
@@ -330,11 +292,14 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))("the vigil process on Pos
       const fromB = await fetch(`${b.base}/api/v1/integrations/seen-by-both`, { headers: auth });
       expect(await fromB.json()).toMatchObject({ name: "seen-by-both", has_credentials: true });
 
-      const migrate = run(["migrate"], env);
+      const migrate = runVigil(["migrate"], env);
       expect(await migrate.exited).toBe(0);
       expect(migrate.output()).toContain("schema is current");
 
-      const noSecret = run(["serve"], { DATABASE_URL: database.url ?? "", PORT: String(await freePort()) });
+      const noSecret = runVigil(["serve"], {
+        DATABASE_URL: database.url ?? "",
+        PORT: String(await freePort()),
+      });
       expect(await noSecret.exited).toBe(1);
       expect(noSecret.output()).toContain("SECRET_KEY is required with DATABASE_URL");
 

@@ -4,40 +4,24 @@
 // instances at once, each body through both, so the same alert arrives concurrently on two
 // processes. Every alert acknowledged with a 202 must be stored exactly once, under the one id every
 // acknowledgement named, and be classified by the workers.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { freePort } from "./alertmanager-process.ts";
 import { createTestDatabase, ENGINES } from "./harness.ts";
+import { killVigils, runVigil } from "./vigil-process.ts";
 
-const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
 const KEY = "scale-out-test-bootstrap-key";
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 const GROUPS = 12;
 const GROUP_SIZE = 10;
 const IN_FLIGHT = 12;
-const children = new Set<ChildProcess>();
 
 // Generous: four processes start and work on a machine that may be loaded.
 vi.setConfig({ testTimeout: 600_000, hookTimeout: 300_000 });
 
-afterAll(() => {
-  for (const child of children) child.kill("SIGKILL");
-});
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
+afterAll(killVigils);
 
 interface Instance {
   output: () => string;
@@ -47,35 +31,21 @@ interface Instance {
 
 /** `vigil serve` in a child process; resolves once it says it listens (api, all) or works (worker). */
 async function serve(role: "all" | "api" | "worker", env: Record<string, string>, port: number) {
-  const child = spawn(process.execPath, [BIN, "serve", "--role", role], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      LOG_LEVEL: "info",
-      BOOTSTRAP_API_KEY: KEY,
-      PORT: String(port),
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const { child, output, exited } = runVigil(["serve", "--role", role], {
+    BOOTSTRAP_API_KEY: KEY,
+    PORT: String(port),
+    ...env,
   });
-  children.add(child);
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const started = role === "worker" ? '"msg":"worker started"' : '"msg":"vigil listening on';
   await until(
     () => {
-      if (child.exitCode !== null) throw new Error(`vigil --role ${role} exited\n${output}`);
-      return output.includes(started);
+      if (child.exitCode !== null) throw new Error(`vigil --role ${role} exited\n${output()}`);
+      return output().includes(started);
     },
     `vigil --role ${role} to start`,
-    () => output,
+    output,
   );
-  return { output: () => output, exited, stop: () => child.kill("SIGTERM") } satisfies Instance;
+  return { output, exited, stop: () => child.kill("SIGTERM") } satisfies Instance;
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string, output?: () => string) {
