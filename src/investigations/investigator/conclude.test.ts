@@ -118,7 +118,11 @@ const crossedAfter = findings({
 });
 
 it("an upstream that fired earlier in the same namespace, before the series crossed: the top hypothesis", () => {
-  const result = conclude(symptom({ triggered_at: "2026-01-01T11:56:00.000Z", ...ordersDb }, api), crossedAfter, []);
+  const result = conclude(
+    symptom({ triggered_at: "2026-01-01T11:56:00.000Z", ...ordersDb }, api),
+    crossedAfter,
+    [],
+  );
   expect(result.hypotheses[0]).toMatchObject({
     statement: "A symptom of an upstream problem: PostgresDown: orders-db is unreachable",
     confidence: 0.85,
@@ -131,7 +135,11 @@ it("an upstream that fired earlier in the same namespace, before the series cros
 });
 
 it("an upstream that fired after this alert is rejected, with why", () => {
-  const result = conclude(symptom({ triggered_at: "2026-01-01T12:03:00.000Z", ...ordersDb }, api), crossedAfter, []);
+  const result = conclude(
+    symptom({ triggered_at: "2026-01-01T12:03:00.000Z", ...ordersDb }, api),
+    crossedAfter,
+    [],
+  );
   const upstream = result.hypotheses.find((h) => h.statement.startsWith("A symptom of an upstream problem"));
   expect(upstream).toMatchObject({ status: "rejected", confidence: 0.05 });
   expect(upstream?.rationale).toContain("fired 3 min after this alert");

@@ -213,7 +213,9 @@ function linkEvidence(alert: InvestigatedAlert, tool: "alert_source" | "alert_st
       return [
         {
           kind: "alert_rule",
-          title: of ? `The storm's upstream alert "${alert.title}" in ${alert.sourceType}` : `The alert in ${alert.sourceType}`,
+          title: of
+            ? `The storm's upstream alert "${alert.title}" in ${alert.sourceType}`
+            : `The alert in ${alert.sourceType}`,
           url: link.url,
           source: "tool_trace",
           tool_name: tool,

@@ -21,7 +21,10 @@ export interface UpstreamWeight {
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 
 /** Where the two alerts meet, strongest first: what the confidence adds for it, and how it reads. */
-function placementOf(alert: Gathered["alert"], peer: NonNullable<NonNullable<Gathered["storm"]>["upstream"]>) {
+function placementOf(
+  alert: Gathered["alert"],
+  peer: NonNullable<NonNullable<Gathered["storm"]>["upstream"]>,
+) {
   const { scope } = alert;
   if (scope.host !== undefined && scope.host === peer.scope.host)
     return { bonus: 0.2, why: `both run on host ${scope.host}` };
