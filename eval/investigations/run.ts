@@ -17,16 +17,34 @@ import { startVigil, type Vigil } from "../../src/start.ts";
 
 type Cause = "threshold_held" | "absent" | "always_crossed" | "flapping" | "watchdog" | "upstream";
 
+/** Another alert of the case's storm: its own name, labels (the case's when absent) and rule. */
+interface Peer {
+  alertname: string;
+  summary?: string;
+  labels?: Record<string, string>;
+  expr?: string;
+  /** Seconds from the case's trigger (default -60: a minute before). */
+  at?: number;
+}
+
 interface Case {
   name: string;
-  alert: { alertname: string; service: string; expr: string | null; cycles?: number };
+  alert: {
+    alertname: string;
+    service: string;
+    expr: string | null;
+    cycles?: number;
+    /** Labels besides alertname, service and severity (cluster, namespace, node...). */
+    labels?: Record<string, string>;
+  };
   /** Recorded Prometheus replies: the series as [seconds from the trigger, value] steps (held until the
    * next step; none: no series), and the answers of the changes and share instant queries. */
   prometheus?: { range: [number, number][]; changes: number | null; share: number | null } | "down";
   alertmanager?: { silences: unknown[]; alerts: unknown[] };
-  /** Other alerts that fire on the same service just before the case's alert. */
-  distractors?: string[];
-  expect: { verdict: string; cause: Cause | null };
+  /** Other alerts that fire just before the case's alert: a name (on the same service) or a peer. */
+  distractors?: (string | Peer)[];
+  /** `upstream`: the name of the alert the top upstream hypothesis must blame. */
+  expect: { verdict: string; cause: Cause | null; upstream?: string };
 }
 
 interface Hypothesis {
@@ -99,15 +117,22 @@ function amBody(
   startsAt: Date,
   generatorURL: string,
   resolvedAt?: Date,
+  peer?: Peer,
 ): string {
-  const labels = { alertname: item.alert.alertname, service: item.alert.service, severity: "critical" };
+  const alertname = peer?.alertname ?? item.alert.alertname;
+  const labels: Record<string, string> = {
+    alertname,
+    ...(peer?.labels ?? { service: item.alert.service, ...item.alert.labels }),
+    severity: "critical",
+  };
+  const summary = peer?.summary ?? `${alertname} on ${labels.service ?? item.alert.service}`;
   return JSON.stringify({
     version: "4",
-    groupKey: `{}:{alertname="${item.alert.alertname}"}`,
+    groupKey: `{}:{alertname="${alertname}"}`,
     truncatedAlerts: 0,
     status: resolvedAt ? "resolved" : "firing",
     receiver: "vigil",
-    groupLabels: { alertname: item.alert.alertname },
+    groupLabels: { alertname },
     commonLabels: labels,
     commonAnnotations: {},
     externalURL: "http://alertmanager.internal:9093",
@@ -115,7 +140,7 @@ function amBody(
       {
         status: resolvedAt ? "resolved" : "firing",
         labels,
-        annotations: { summary: `${item.alert.alertname} on ${item.alert.service}` },
+        annotations: { summary },
         startsAt: startsAt.toISOString(),
         endsAt: (resolvedAt ?? new Date(0)).toISOString(),
         generatorURL,
@@ -195,14 +220,16 @@ export default async function runInvestigationsEval(): Promise<void> {
         return response.json().alerts[0].id as string;
       };
       const promHost = item.prometheus ? `${base}/c${index}/prom` : "http://prometheus.internal:9090";
-      const generatorURL = item.alert.expr
-        ? `${promHost}/graph?g0.expr=${encodeURIComponent(item.alert.expr)}&g0.tab=1`
-        : `${promHost}/alerts`;
+      const ruleURL = (expr: string | null) =>
+        expr ? `${promHost}/graph?g0.expr=${encodeURIComponent(expr)}&g0.tab=1` : `${promHost}/alerts`;
+      const generatorURL = ruleURL(item.alert.expr);
       const startsAt = new Date(Date.now() - 120_000);
       triggeredAt[index] = startsAt.getTime();
-      for (const [n, name] of (item.distractors ?? []).entries()) {
-        const other: Case = { ...item, alert: { ...item.alert, alertname: name } };
-        await deliver(amBody(other, `d-${index}-${n}`, new Date(startsAt.getTime() - 60_000), generatorURL));
+      for (const [n, distractor] of (item.distractors ?? []).entries()) {
+        const peer = typeof distractor === "string" ? { alertname: distractor } : distractor;
+        const firedAt = new Date(startsAt.getTime() + (peer.at ?? -60) * 1000);
+        const url = peer.expr ? ruleURL(peer.expr) : generatorURL;
+        await deliver(amBody(item, `d-${index}-${n}`, firedAt, url, undefined, peer));
       }
       const fingerprint = `case-${index}`;
       for (let cycle = 1; cycle < (item.alert.cycles ?? 1); cycle += 1) {
@@ -236,7 +263,12 @@ export default async function runInvestigationsEval(): Promise<void> {
       if (verdict === item.expect.verdict) verdictHits += 1;
       else misses.push(`${item.name}: verdict ${verdict ?? done.status}, expected ${item.expect.verdict}`);
       const hypotheses = (done.hypotheses ?? []) as Hypothesis[];
-      const causes = hypotheses.map((h) => causeOf(h.statement));
+      // An upstream hypothesis counts only when it blames the case's true upstream alert.
+      const causes = hypotheses.map((h) => {
+        const cause = causeOf(h.statement);
+        const upstream = item.expect.upstream;
+        return cause === "upstream" && upstream && !h.statement.includes(upstream) ? null : cause;
+      });
       if (item.expect.cause) {
         withCause += 1;
         if (causes[0] === item.expect.cause) top1 += 1;
@@ -248,7 +280,8 @@ export default async function runInvestigationsEval(): Promise<void> {
       }
       for (const h of hypotheses) {
         if (h.confidence === null) continue;
-        const outcome = item.expect.cause !== null && causeOf(h.statement) === item.expect.cause ? 1 : 0;
+        const cause = causes[hypotheses.indexOf(h)];
+        const outcome = item.expect.cause !== null && cause === item.expect.cause ? 1 : 0;
         brierSum += (h.confidence - outcome) ** 2;
         brierCount += 1;
       }

@@ -35,8 +35,11 @@ export interface InvestigatedAlert {
   likelyUpstream: string | null;
   impactScore: number;
   investigation: InvestigationRef | null;
-  /** The label values that place it: service, host, cluster (label-vocabulary.ts), when it has them. */
-  scope: Partial<Record<"service" | "host" | "cluster", string>>;
+  /**
+   * The label values that place it: service, host, cluster, and the namespace and region (zone)
+   * between them (label-vocabulary.ts), when it has them.
+   */
+  scope: Partial<Record<"service" | "host" | "cluster" | "namespace" | "region", string>>;
 }
 
 const columns = {
@@ -69,10 +72,12 @@ const columns = {
 
 type Row = Omit<InvestigatedAlert, "scope">;
 
-const SCOPE_KINDS: ["service" | "host" | "cluster", LabelKind][] = [
+const SCOPE_KINDS: [keyof InvestigatedAlert["scope"], LabelKind][] = [
   ["service", "service"],
   ["host", "host"],
   ["cluster", "cluster"],
+  ["namespace", "namespace"],
+  ["region", "region"],
 ];
 
 function withScope(row: Row): InvestigatedAlert {

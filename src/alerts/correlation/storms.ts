@@ -477,3 +477,21 @@ export async function pendingScopes(
     scope: row.storm_scope === null ? null : String(row.storm_scope),
   }));
 }
+
+/**
+ * Correlates what is pending in one alert's storm scope now, so whoever reads the alert next sees
+ * its storm as it stands (the correlator loop may not have reached a fresh storm yet). Waits at
+ * most `waitMs` for a correlator holding the scope, then leaves it to that one.
+ */
+export async function correlateStormOf(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  alertId: string,
+  options: { now: Date; impact?: ImpactOptions; waitMs: number },
+): Promise<void> {
+  const { rows } = await db.execute(sql`
+    select a.storm_scope from alerts a where ${inTenant(tenant)} and a.id = ${alertId}`);
+  const scope = rows[0]?.storm_scope;
+  if (scope === undefined || scope === null) return;
+  await correlateScopes(db, tenant, [String(scope)], { ...options, wait: true });
+}

@@ -73,3 +73,133 @@ it("flapping and holding only 2 minutes: alert_is_misconfigured", () => {
   expect(brief.rca.plain_summary?.verdict).toBe("alert_is_misconfigured");
   expect(brief.hypotheses[0]?.statement).toContain("flaps on its threshold");
 });
+
+const symptom = (
+  upstream: { triggered_at: string; labels: Record<string, string>; scope: Gathered["alert"]["scope"] },
+  alert: Partial<Gathered["alert"]>,
+): Gathered => ({
+  ...gathered,
+  alert: {
+    ...gathered.alert,
+    role: "symptom",
+    likely_upstream: "PostgresDown: orders-db is unreachable",
+    storm_id: "s",
+    ...alert,
+  },
+  storm: {
+    size: 3,
+    causes: [{ id: "u", title: "PostgresDown: orders-db is unreachable" }],
+    symptoms: 2,
+    upstream: {
+      id: "u",
+      title: "PostgresDown: orders-db is unreachable",
+      alertname: "PostgresDown",
+      role: "cause",
+      status: "firing",
+      ...upstream,
+    },
+  },
+});
+
+const ordersDb = {
+  labels: { alertname: "PostgresDown", namespace: "shop", service: "orders-db" },
+  scope: { namespace: "shop", service: "orders-db" },
+};
+const api = {
+  labels: { alertname: "ConnectionPoolSaturated", namespace: "shop", service: "orders-api" },
+  scope: { namespace: "shop", service: "orders-api" },
+};
+const crossedAfter = findings({
+  state_changes: 1,
+  crossed_share: 0.1,
+  first_crossed_at: "2026-01-01T11:57:00.000Z",
+  held_since: "2026-01-01T11:57:00.000Z",
+  held_seconds: 600,
+});
+
+it("an upstream that fired earlier in the same namespace, before the series crossed: the top hypothesis", () => {
+  const result = conclude(
+    symptom({ triggered_at: "2026-01-01T11:56:00.000Z", ...ordersDb }, api),
+    crossedAfter,
+    [],
+  );
+  expect(result.hypotheses[0]).toMatchObject({
+    statement: "A symptom of an upstream problem: PostgresDown: orders-db is unreachable",
+    confidence: 0.85,
+    status: "confirmed",
+  });
+  expect(result.hypotheses[0]?.rationale).toContain("both are in namespace shop");
+  expect(result.hypotheses[1]?.statement).toContain("and stayed there");
+  expect(result.rca.category).toBe("upstream_dependency");
+  expect(result.rca.plain_summary?.verdict).toBe("real_problem");
+});
+
+it("an upstream that fired after this alert is rejected, with why", () => {
+  const result = conclude(
+    symptom({ triggered_at: "2026-01-01T12:03:00.000Z", ...ordersDb }, api),
+    crossedAfter,
+    [],
+  );
+  const upstream = result.hypotheses.find((h) => h.statement.startsWith("A symptom of an upstream problem"));
+  expect(upstream).toMatchObject({ status: "rejected", confidence: 0.05 });
+  expect(upstream?.rationale).toContain("fired 3 min after this alert");
+  expect(result.hypotheses[0]?.statement).toContain("and stayed there");
+});
+
+it("an upstream that fired long after the series began to cross is rejected", () => {
+  const early = findings({
+    state_changes: 1,
+    crossed_share: 0.3,
+    first_crossed_at: "2026-01-01T11:40:00.000Z",
+    held_since: "2026-01-01T11:40:00.000Z",
+    held_seconds: 1800,
+  });
+  const result = conclude(symptom({ triggered_at: "2026-01-01T11:56:00.000Z", ...ordersDb }, api), early, []);
+  const upstream = result.hypotheses.find((h) => h.statement.startsWith("A symptom of an upstream problem"));
+  expect(upstream?.status).toBe("rejected");
+  expect(upstream?.rationale).toContain("16 min before it fired");
+});
+
+it("an upstream that shares only the cluster stays open and low: a coincidence is not blamed", () => {
+  const result = conclude(
+    symptom(
+      {
+        triggered_at: "2026-01-01T11:56:00.000Z",
+        labels: { alertname: "NodeDiskPressure", cluster: "prod", node: "worker-12" },
+        scope: { cluster: "prod", host: "worker-12" },
+      },
+      {
+        labels: { alertname: "ConnectionPoolSaturated", cluster: "prod", node: "worker-3" },
+        scope: { cluster: "prod", host: "worker-3" },
+      },
+    ),
+    crossedAfter,
+    [],
+  );
+  const upstream = result.hypotheses.find((h) => h.statement.startsWith("A symptom of an upstream problem"));
+  expect(upstream).toMatchObject({ status: "open", confidence: 0.3 });
+  expect(upstream?.rationale).toContain("shares nothing narrower than the cluster prod");
+  expect(result.hypotheses[0]?.statement).toContain("and stayed there");
+});
+
+it("a node upstream on the same host without any series: real_problem from the storm alone", () => {
+  const result = conclude(
+    symptom(
+      {
+        triggered_at: "2026-01-01T11:57:00.000Z",
+        labels: { alertname: "KubeNodeNotReady", cluster: "prod", node: "worker-7" },
+        scope: { cluster: "prod", host: "worker-7" },
+      },
+      {
+        likely_upstream: "PostgresDown: orders-db is unreachable",
+        labels: { alertname: "KubePodNotReady", cluster: "prod", node: "worker-7" },
+        scope: { cluster: "prod", host: "worker-7" },
+      },
+    ),
+    { prometheus: [], alertmanager: [], consulted: [] },
+    [],
+  );
+  expect(result.hypotheses[0]).toMatchObject({ confidence: 0.8, status: "confirmed" });
+  expect(result.hypotheses[0]?.rationale).toContain("both run on host worker-7");
+  expect(result.rca.plain_summary?.verdict).toBe("real_problem");
+});

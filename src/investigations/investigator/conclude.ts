@@ -1,7 +1,8 @@
 // Step 4: the deterministic conclusion. Each candidate explanation becomes a hypothesis with a
 // confidence and a status (rejected ones kept, with why); the strongest decides the verdict:
 // alert_is_misconfigured (a test or watchdog alert, an absent series, a threshold always crossed,
-// flapping on its threshold), real_problem (the series crossed its threshold, or an upstream cause),
+// flapping on its threshold), real_problem (the series crossed its threshold, or an upstream cause
+// in its storm, weighed in upstream.ts),
 // or not_enough_information, naming the integration that would have answered.
 import { rank } from "../callbacks.ts";
 import type {
@@ -12,6 +13,7 @@ import type {
 } from "../schemas.ts";
 import type { Gathered } from "./gather.ts";
 import type { IntegrationFindings } from "./query-integrations.ts";
+import { weighUpstream } from "./upstream.ts";
 
 const WATCHDOG =
   /\b(watchdog|deadmansswitch|dead\s*man'?s\s*switch|heartbeat|test\s*alert|always\s*firing)\b/i;
@@ -186,18 +188,20 @@ export function conclude(
     );
   }
 
-  if (alert.likely_upstream || gathered.storm?.causes.length) {
-    const upstream = alert.likely_upstream ?? gathered.storm?.causes[0]?.title ?? "";
+  const upstream = weighUpstream(gathered, prom);
+  if (upstream) {
     candidates.push({
-      statement: `A symptom of an upstream problem: ${upstream}`,
-      confidence: alert.role === "symptom" ? 0.7 : 0.45,
-      status: "open",
-      rationale: `part of a storm of ${gathered.storm?.size ?? 1} alerts${gathered.storm?.causes.length ? `; cause: ${gathered.storm.causes.map((c) => c.title).join(", ")}` : ""}`,
+      statement: `A symptom of an upstream problem: ${upstream.title}`,
+      confidence: upstream.confidence,
+      status: upstream.status,
+      rationale: upstream.rationale,
       category: "upstream_dependency",
       verdict: "real_problem",
-      todo: `Work on the upstream cause first: ${upstream}.`,
+      todo: `Work on the upstream cause first: ${upstream.title}.`,
     });
-    steps.push(`It fires in a storm of ${gathered.storm?.size ?? 1} alerts.`);
+    steps.push(
+      `It fires in a storm of ${gathered.storm?.size ?? 1} alerts whose likely upstream is "${upstream.title}" (${upstream.status}).`,
+    );
   }
   if (gathered.neighbours.length > 0) {
     steps.push(

@@ -23,6 +23,18 @@ export interface AlertExpression {
   threshold: number | null;
 }
 
+/** Another alert of the storm, with what tells whether it can be this alert's cause. */
+export interface StormPeer {
+  id: string;
+  title: string;
+  alertname: string | null;
+  role: string;
+  status: string;
+  triggered_at: string;
+  labels: Record<string, string>;
+  scope: InvestigatedAlert["scope"];
+}
+
 export interface Gathered {
   alert: {
     id: string;
@@ -42,7 +54,13 @@ export interface Gathered {
     impact_score: number;
   };
   history: { refires: number; resolves: number; quick_auto_resolves: number; flapping: boolean };
-  storm: { size: number; causes: { title: string; id: string }[]; symptoms: number } | null;
+  storm: {
+    size: number;
+    causes: { title: string; id: string }[];
+    symptoms: number;
+    /** The member the correlator names as this alert's likely upstream, else the storm's cause. */
+    upstream: StormPeer | null;
+  } | null;
   neighbours: { id: string; title: string; status: string; triggered_at: string; shared: string }[];
   expression: AlertExpression | null;
   links: { kind: string; url: string }[];
@@ -82,18 +100,35 @@ export async function gather(db: Executor, tenant: Tenant, alert: InvestigatedAl
   const flapping = refires >= 3 || quick >= 3;
 
   let storm: Gathered["storm"] = null;
+  let upstream: InvestigatedAlert | null = null;
   if (alert.stormId) {
     const members = await readStormMembers(db, tenant, {
       stormId: alert.stormId,
       exceptId: alert.id,
       limit: 50,
     });
+    const causes = members.filter((member) => member.alertRole === "cause");
+    // likely_upstream holds the upstream's title; the cause of that title first, as the correlator chose it.
+    upstream =
+      (alert.likelyUpstream === null
+        ? causes[0]
+        : [...causes, ...members].find((member) => member.title === alert.likelyUpstream)) ?? null;
     storm = {
       size: members.length + 1,
       causes: members
         .filter((member) => member.alertRole === "cause")
         .map((m) => ({ id: m.id, title: m.title })),
       symptoms: members.filter((member) => member.alertRole === "symptom").length,
+      upstream: upstream && {
+        id: upstream.id,
+        title: upstream.title,
+        alertname: upstream.labels.alertname ?? null,
+        role: upstream.alertRole,
+        status: upstream.status,
+        triggered_at: upstream.triggeredAt.toISOString(),
+        labels: upstream.labels,
+        scope: upstream.scope,
+      },
     };
   }
 
@@ -143,32 +178,47 @@ export async function gather(db: Executor, tenant: Tenant, alert: InvestigatedAl
     expression: expressionOf(alert.links),
     links: alert.links,
   };
-  return { gathered, evidence: linkEvidence(alert) };
+  // The storm's upstream is cited by its own links, so the page shows where the cause can be seen.
+  return {
+    gathered,
+    evidence: [
+      ...linkEvidence(alert),
+      ...(upstream ? linkEvidence(upstream, "alert_storm") : []).filter(
+        (item) => !alert.links.some((link) => link.url === item.url),
+      ),
+    ],
+  };
 }
 
-/** The links the source sent: runbooks as runbook citations, the others as the source's own trace. */
-function linkEvidence(alert: InvestigatedAlert): EvidenceDraft[] {
+/**
+ * The links an alert's source sent: runbooks as runbook citations, the others as the trace of the
+ * tool that found them (the alert's source, or the storm for its upstream alert).
+ */
+function linkEvidence(alert: InvestigatedAlert, tool: "alert_source" | "alert_storm" = "alert_source") {
+  const of = tool === "alert_storm" ? ` of the storm's upstream alert "${alert.title}"` : "";
   return alert.links.flatMap((link): EvidenceDraft[] => {
     if (link.kind === "runbook")
-      return [{ kind: "runbook", title: "Runbook", url: link.url, source: "runbook" }];
+      return [{ kind: "runbook", title: `Runbook${of}`, url: link.url, source: "runbook" }];
     if (link.kind === "dashboard")
       return [
         {
           kind: "dashboard",
-          title: "Dashboard",
+          title: `Dashboard${of}`,
           url: link.url,
           source: "tool_trace",
-          tool_name: "alert_source",
+          tool_name: tool,
         },
       ];
     if (link.kind === "source")
       return [
         {
           kind: "alert_rule",
-          title: `The alert in ${alert.sourceType}`,
+          title: of
+            ? `The storm's upstream alert "${alert.title}" in ${alert.sourceType}`
+            : `The alert in ${alert.sourceType}`,
           url: link.url,
           source: "tool_trace",
-          tool_name: "alert_source",
+          tool_name: tool,
         },
       ];
     return [];

@@ -3,7 +3,7 @@
 // outputs, so each is one node of the run's trace. Evidence is stored as it is found; the last step
 // writes the conclusion and the report (a session artifact), and the run's end sets the status.
 import { and, eq } from "drizzle-orm";
-import { readInvestigatedAlert } from "../../alerts/index.ts";
+import { correlateStormOf, readInvestigatedAlert } from "../../alerts/index.ts";
 import { type ActionOutcome, type RegisteredActionInput, StepError } from "../../automation/index.ts";
 import { inTenant } from "../../core/auth/tenancy.ts";
 import { listTenantIntegrationConnections } from "../../integrations/index.ts";
@@ -18,6 +18,9 @@ import { reviewWithLlm } from "./llm-review.ts";
 import { findPriorIncidents } from "./prior-incidents.ts";
 import { type IntegrationFindings, queryIntegrations } from "./query-integrations.ts";
 import { STEP_ACTIONS } from "./step-names.ts";
+
+/** How long the gather step waits for a correlator that holds the alert's storm scope. */
+const STORM_WAIT_MS = 250;
 
 const outcome = (output: unknown): ActionOutcome => ({ output, artifacts: [], structuredOutput: null });
 
@@ -46,8 +49,20 @@ function stageOutput<T>(context: Record<string, unknown>, stage: string): T {
 
 async function gatherStep(input: RegisteredActionInput): Promise<ActionOutcome> {
   const { ctx, run } = input;
-  const { investigation, alert } = await subject(input);
+  const { investigation } = await subject(input);
   await markRunning(ctx.db, investigation.id, ctx.now());
+  // The storm is half the story for a symptom: place what is pending in the alert's scope first,
+  // then read the alert again. A failure leaves the storm as the correlator loop last wrote it.
+  try {
+    await correlateStormOf(ctx.db, run.tenant, investigation.alertId, {
+      now: ctx.now(),
+      impact: { environmentCriticality: ctx.config.environmentCriticality },
+      waitMs: STORM_WAIT_MS,
+    });
+  } catch (err) {
+    ctx.log.warn({ err, alert_id: investigation.alertId }, "storm correlation before investigation failed");
+  }
+  const { alert } = await subject(input);
   const { gathered, evidence } = await gather(ctx.db, run.tenant, alert);
   await recordEvidence(ctx, ctx.db, {
     tenant: run.tenant,
