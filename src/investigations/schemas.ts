@@ -374,9 +374,11 @@ export const RemediationApproval = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
-        pattern: "^(?!.*\\.\\.)(?!.*//)(?!.*\\.lock$)[A-Za-z0-9_][A-Za-z0-9._/-]*(?<![./])$",
+        // Names git accepts: parts joined by single slashes, dots only inside a part (no "..", no
+        // part that starts or ends with one); a part ending in ".lock" is refused by the route.
+        pattern: "^[A-Za-z0-9_][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*(/[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*)*$",
         description:
-          "The branch to push; default vigil/remediation-<first 8 characters of the investigation id>",
+          "The branch to push (a git branch name; no part may end in .lock); default vigil/remediation-<first 8 characters of the investigation id>",
       }),
     ),
     comment: Type.Optional(Comment),

@@ -6,7 +6,7 @@
 // push can take (each git command has its own time limit), so the change is never stuck.
 import { tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
-import { AppError, conflict } from "../../core/errors.ts";
+import { AppError, badRequest, conflict } from "../../core/errors.ts";
 import { readIntegrationConnection } from "../../integrations/index.ts";
 import { findInvestigation, readInvestigation } from "../read-investigations.ts";
 import type {
@@ -46,6 +46,9 @@ export async function approveRemediation({
   ctx: CallerCtx;
   input: { id: string; body: RemediationApproval };
 }): Promise<Investigation> {
+  if (input.body.branch !== undefined && /\.lock(\/|$)/.test(input.body.branch)) {
+    throw badRequest("branch", "a part of a git branch name cannot end in .lock");
+  }
   const row = await findInvestigation(ctx, input.id);
   const proposal = row.remediation;
   if (proposal?.status === "approved") return answer(ctx, row.id);

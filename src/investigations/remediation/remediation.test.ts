@@ -231,6 +231,11 @@ describeEachEngine(
       for (const [body, field] of [
         [{ branch: "bad..name" }, "branch"],
         [{ branch: "-x" }, "branch"],
+        [{ branch: "fix/.hidden" }, "branch"],
+        [{ branch: "fix//double" }, "branch"],
+        [{ branch: "fix/" }, "branch"],
+        [{ branch: "fix/rule.lock" }, "branch"],
+        [{ branch: "fix.lock/rule" }, "branch"],
         [{ comment: 5 }, "comment"],
         [{ surprise: true }, "surprise"],
       ] as const) {

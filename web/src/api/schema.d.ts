@@ -1752,7 +1752,7 @@ export interface components {
             tools?: string[];
         };
         RemediationApproval: {
-            /** @description The branch to push; default vigil/remediation-<first 8 characters of the investigation id> */
+            /** @description The branch to push (a git branch name; no part may end in .lock); default vigil/remediation-<first 8 characters of the investigation id> */
             branch?: string;
             /** @description Kept on the remediation */
             comment?: string;
