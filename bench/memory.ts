@@ -6,10 +6,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { freePort } from "../test/alertmanager-process.ts";
 
 const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
 const KEY = "bench-bootstrap-key-0123456789";
@@ -20,18 +20,6 @@ const READY_DEADLINE_MS = 120_000;
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
 /** `pglite,postgres` by default; BENCH_ENGINES=pglite measures the embedded default alone. */
 const ENGINES = (process.env.BENCH_ENGINES ?? "pglite,postgres").split(",").map((name) => name.trim());
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 /** Resident set now and at its peak, in MB, from the kernel's view of the process. */
 function memoryOf(child: ChildProcess): { rssMb: number; peakMb: number } {

@@ -7,9 +7,9 @@
 // changes less than the wall clock.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../test/alertmanager-process.ts";
 import { cpuSeconds } from "./process-cpu.ts";
 
 const BIN = new URL("../bin/vigil.js", import.meta.url).pathname;
@@ -20,18 +20,6 @@ interface Start {
   seconds: number;
   cpuSeconds: number | null;
   log: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 async function readyStatus(url: string): Promise<number> {
