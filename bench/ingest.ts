@@ -127,7 +127,13 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 async function startVigilProcess(env: Record<string, string>): Promise<VigilProcess> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", SERVER_ENTRY], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      LOG_LEVEL: "warn",
+      // The profiler runs in the server's process (profiler.ts).
+      ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let log = "";
