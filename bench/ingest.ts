@@ -136,6 +136,8 @@ async function startVigilProcess(env: Record<string, string>): Promise<VigilProc
       LOG_LEVEL: "warn",
       // The profiler runs in the server's process (profiler.ts).
       ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}),
+      // The embedded database's cache, to measure its effect (configuration.md).
+      ...(process.env.PGLITE_CACHE_MB ? { PGLITE_CACHE_MB: process.env.PGLITE_CACHE_MB } : {}),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe", "ipc"],

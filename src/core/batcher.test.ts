@@ -54,6 +54,7 @@ describe("createBatcher", () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 2, maxItems: 10, run: control.run });
     const first = batcher.submit(1);
+    await control.started(1);
     // A batch runs: these wait for it, though a second batch would be allowed.
     const waiting = [2, 3, 4].map((item) => batcher.submit(item));
     expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
@@ -68,25 +69,53 @@ describe("createBatcher", () => {
     expect(control.batches).toHaveLength(2);
   });
 
-  it("runs an item at once and alone when nothing runs", async () => {
+  it("runs an item alone when nothing runs, with only what was submitted in the same turn", async () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 2, maxItems: 10, run: control.run });
     const first = batcher.submit(1);
-    // Nothing awaited between submit and the check: the batch started without waiting for company.
+    await control.started(1);
     expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
     control.fulfil(0);
     await expect(first).resolves.toBe("item:1");
 
-    const second = batcher.submit(2);
-    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2]]);
+    const together = [2, 3].map((item) => batcher.submit(item));
+    await control.started(2);
+    expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3]]);
     control.fulfil(1);
-    await expect(second).resolves.toBe("item:2");
+    await expect(Promise.all(together)).resolves.toEqual(["item:2", "item:3"]);
+  });
+
+  it("groups items submitted in one turn of the event loop even when each batch completes without yielding to it", async () => {
+    // The embedded database runs a transaction to its end in one turn: requests read in separate
+    // callbacks of one turn must still share a batch, not commit one by one.
+    const batches: number[][] = [];
+    const batcher = createBatcher<number, string>({
+      maxInFlight: 1,
+      maxItems: 10,
+      run: async (items) => {
+        batches.push(items);
+        return items.map((item) => ({ status: "fulfilled" as const, value: `item:${item}` }));
+      },
+    });
+    const submitted = await new Promise<Promise<string>[]>((resolve) => {
+      const all: Promise<string>[] = [];
+      for (const item of [1, 2, 3]) {
+        setImmediate(() => {
+          all.push(batcher.submit(item));
+          if (all.length === 3) resolve(all);
+        });
+      }
+    });
+    await expect(Promise.all(submitted)).resolves.toEqual(["item:1", "item:2", "item:3"]);
+    expect(batches).toEqual([[1, 2, 3]]);
   });
 
   it("starts a full group beside a running batch, up to maxInFlight, and keeps that many running while items wait", async () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 2, maxItems: 2, run: control.run });
-    const submitted = [1, 2, 3].map((item) => batcher.submit(item));
+    const submitted = [batcher.submit(1)];
+    await control.started(1);
+    submitted.push(...[2, 3].map((item) => batcher.submit(item)));
     // 2 and 3 fill a group: it does not wait for batch 0.
     expect(control.batches.map((batch) => batch.items)).toEqual([[1], [2, 3]]);
     // Two batches run: a full group waits now.
@@ -105,6 +134,7 @@ describe("createBatcher", () => {
 
     // The queue ran dry: the next item runs at once and alone again.
     const alone = batcher.submit(7);
+    await control.started(5);
     expect(control.batches.at(-1)?.items).toEqual([7]);
     control.fulfil(4);
     await expect(alone).resolves.toBe("item:7");
@@ -113,7 +143,9 @@ describe("createBatcher", () => {
   it("puts at most maxItems items in a batch", async () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 1, maxItems: 2, run: control.run });
-    const submitted = [1, 2, 3, 4, 5, 6].map((item) => batcher.submit(item));
+    const submitted = [batcher.submit(1)];
+    await control.started(1);
+    submitted.push(...[2, 3, 4, 5, 6].map((item) => batcher.submit(item)));
     expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
 
     control.fulfil(0);
@@ -137,7 +169,9 @@ describe("createBatcher", () => {
       weigh: (item: number) => item,
       run: control.run,
     });
-    const submitted = [1, 2, 3].map((item) => batcher.submit(item));
+    const submitted = [batcher.submit(1)];
+    await control.started(1);
+    submitted.push(...[2, 3].map((item) => batcher.submit(item)));
     // Light items wait for the running batch: their group is far from full.
     expect(control.batches.map((batch) => batch.items)).toEqual([[1]]);
     submitted.push(...[50, 60, 40].map((item) => batcher.submit(item)));
@@ -158,6 +192,7 @@ describe("createBatcher", () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 1, maxItems: 10, run: control.run });
     const first = batcher.submit(1);
+    await control.started(1);
     const [a, b, c] = [2, 3, 4].map((item) => batcher.submit(item));
     control.fulfil(0);
     await control.started(2);
@@ -179,6 +214,7 @@ describe("createBatcher", () => {
     const control = controlledRun();
     const batcher = createBatcher({ maxInFlight: 1, maxItems: 10, run: control.run });
     const first = batcher.submit(1);
+    await control.started(1);
     const [a, b] = [2, 3].map((item) => batcher.submit(item));
     control.fulfil(0);
     await control.started(2);

@@ -1,6 +1,10 @@
 // Group commit: work items that arrive while earlier ones are being written wait and go together,
 // so a burst of small requests shares transactions instead of queueing for one each. Nothing waits
-// on a timer: with nothing running, an item starts at once and alone.
+// on a timer: with nothing running, an item starts at the end of the event loop's current turn
+// (setImmediate), together with the items submitted in that same turn, and otherwise alone. That
+// turn matters on the embedded database: PGlite runs a whole transaction without giving the event
+// loop a turn, so an item started at once would commit before the next request was even read, and
+// every delivery would pay a commit of its own.
 //
 // The group adapts to load. Items that arrive while a batch runs wait, and the waiting group closes
 // when a running batch returns, so a group holds what arrived during one commit: more load, bigger
@@ -75,6 +79,17 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): Batcher<I, R
         startFull();
       });
   };
+  let startScheduled = false;
+  /** With nothing running: start once this turn's items are in (see the top of the file). */
+  const startAfterThisTurn = () => {
+    if (startScheduled) return;
+    startScheduled = true;
+    setImmediate(() => {
+      startScheduled = false;
+      if (inFlight === 0 && queue.length > 0) start();
+      startFull();
+    });
+  };
   const startFull = () => {
     while (inFlight < options.maxInFlight && (queue.length >= options.maxItems || queuedWeight >= maxWeight))
       start();
@@ -85,8 +100,8 @@ export function createBatcher<I, R>(options: BatcherOptions<I, R>): Batcher<I, R
         const weight = options.weigh?.(item) ?? 1;
         queue.push({ item, weight, resolve, reject });
         queuedWeight += weight;
-        if (inFlight === 0) start();
-        else startFull();
+        if (inFlight === 0) startAfterThisTurn();
+        startFull();
       }),
   };
 }
