@@ -44,11 +44,11 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    * waiting or running is dropped). Default: any number.
    */
   policy?: "exclusive";
-  /** Jobs of this kind one instance runs at once (default 1). */
+  /** Jobs of this kind one instance runs at once (default 1): as many workers, each fetching on its own. */
   concurrency?: number;
   /**
-   * Jobs fetched at once (default 1), run one after another; while fetches come back full the worker
-   * fetches again without waiting for its polling interval.
+   * Jobs fetched at once (default 1), run one after another; while fetches come back full (one job
+   * is a full fetch at the default) the worker fetches again without waiting for its polling interval.
    */
   batchSize?: number;
   /** Wake the workers when a job is sent (LISTEN/NOTIFY, PostgreSQL only) instead of at their next poll. */

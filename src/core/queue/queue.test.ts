@@ -1,5 +1,5 @@
 // The job queue on both engines: a job exists if and only if the transaction that sent it commits,
-// and a failing job is retried.
+// a failing job is retried, and a backlog runs as many at a time as its job's concurrency.
 import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
@@ -48,6 +48,29 @@ const batchJob = defineJob({
     const markers = items.map((item) => item.data.marker).sort();
     if (markers.some((marker) => marker.startsWith("fail"))) throw new Error("merged run fails on purpose");
     merged.push(markers);
+  },
+});
+
+// Jobs held until the test releases them, three at a time, woken by NOTIFY on PostgreSQL (where a
+// worker with nothing to do then polls only as a slow backstop).
+const held = new Map<string, () => void>();
+const finished: string[] = [];
+let mostAtOnce = 0;
+const heldJob = defineJob({
+  name: "probe.held",
+  schema: Type.Object({ marker: Type.String() }),
+  retryLimit: 0,
+  concurrency: 3,
+  notify: true,
+  handler: async ({ data }) => {
+    await new Promise<void>((resolve) => {
+      held.set(data.marker, () => {
+        held.delete(data.marker);
+        resolve();
+      });
+      mostAtOnce = Math.max(mostAtOnce, held.size);
+    });
+    finished.push(data.marker);
   },
 });
 
@@ -146,6 +169,35 @@ describeEachEngine(
       ).toEqual(failing.map((marker) => ({ marker, attempt: 2 })));
     });
 
+    it("runs a backlog `concurrency` jobs at a time, each worker taking the next job when it finishes one", async () => {
+      const { database, queue } = harness().vigil.services;
+      const engine = harness().engine;
+      const markers = [1, 2, 3, 4, 5, 6].map((n) => `held-${engine}-${n}`);
+      mostAtOnce = 0;
+      const heldNow = () => markers.filter((marker) => held.has(marker));
+      try {
+        await queue.enqueueMany(
+          database.db,
+          heldJob,
+          markers.map((marker) => ({ data: { marker } })),
+        );
+        const first = await waitFor(async () => (heldNow().length === 3 ? heldNow() : undefined));
+        for (const marker of first) held.get(marker)?.();
+        // No job is sent from here on (a job sent wakes the workers): the three that finished fetch
+        // the three still waiting themselves.
+        const second = await waitFor(async () => {
+          const now = heldNow();
+          return now.length === 3 && now.every((marker) => !first.includes(marker)) ? now : undefined;
+        });
+        for (const marker of second) held.get(marker)?.();
+        await waitFor(async () => (markers.every((marker) => finished.includes(marker)) ? true : undefined));
+      } finally {
+        for (const marker of heldNow()) held.get(marker)?.();
+      }
+      expect(mostAtOnce).toBe(3);
+      expect(finished.filter((marker) => markers.includes(marker)).sort()).toEqual(markers);
+    });
+
     it("refuses a payload that does not match the job's schema", async () => {
       const { database, queue } = harness().vigil.services;
       await expect(queue.enqueue(database.db, recordJob, { marker: 5 } as never)).rejects.toThrow(
@@ -154,5 +206,5 @@ describeEachEngine(
     });
   },
   {},
-  { jobs: [recordJob, flakyJob, batchJob] },
+  { jobs: [recordJob, flakyJob, batchJob, heldJob] },
 );

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
 import { type SQL, sql } from "drizzle-orm";
-import { type ConstructorOptions, fromDrizzle, type JobResult, PgBoss } from "pg-boss";
+import { type ConstructorOptions, fromDrizzle, type JobResult, type JobWithMetadata, PgBoss } from "pg-boss";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
@@ -87,61 +87,80 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     async work() {
       for (const job of jobs) {
         const batchSize = job.batchSize ?? 1;
-        await boss.work(
-          job.name,
-          {
-            pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-            batchSize,
-            // A full batch means more are waiting: fetch again at once instead of after the interval
-            // (one job per interval cannot keep up with a job per delivery).
-            burstWhenBatchFull: batchSize > 1,
-            localConcurrency: job.concurrency ?? 1,
-            includeMetadata: true,
-            perJobResults: true,
-          },
-          async (items) => {
-            const results: JobResult[] = [];
-            const failed = (id: string, err: unknown): JobResult => {
-              const error = err instanceof Error ? err : new Error(String(err));
-              return {
-                id,
-                status: "failed",
-                output: { name: error.name, message: error.message, stack: error.stack },
-              };
-            };
-            const valid = items.filter((item) => {
-              if (Value.Check(job.schema, item.data)) return true;
-              log.error({ job: job.name, id: item.id }, "job payload does not match its schema");
-              results.push({ id: item.id, status: "completed" });
-              return false;
-            });
-            const first = job.handleMany ? valid.filter((item) => item.retryCount === 0) : [];
-            if (first.length > 1 && job.handleMany) {
+        const handle = batchHandler(job, ctx, log);
+        // One registration per worker, so each knows its own id. A fetch that came back full means
+        // more may be waiting: that worker fetches again at once instead of after its interval (one
+        // job per interval cannot keep up with a job per delivery, and on a queue with `notify` the
+        // interval is the 30 s backstop, so a worker would otherwise sit idle behind a backlog until
+        // the next job is sent).
+        for (let i = 0; i < (job.concurrency ?? 1); i++) {
+          let workerId = "";
+          workerId = await boss.work(
+            job.name,
+            {
+              pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+              batchSize,
+              includeMetadata: true,
+              perJobResults: true,
+            },
+            async (items) => {
               try {
-                await job.handleMany({ ctx, items: first.map((item) => ({ data: item.data })) });
-                for (const item of first) results.push({ id: item.id, status: "completed" });
-              } catch (err) {
-                for (const item of first) results.push(failed(item.id, err));
+                return await handle(items);
+              } finally {
+                if (items.length >= batchSize && workerId) boss.notifyWorker(workerId);
               }
-            }
-            const alone = first.length > 1 ? valid.filter((item) => item.retryCount > 0) : valid;
-            // One after another: each job settles on its own (a failure retries that job alone).
-            for (const item of alone) {
-              try {
-                await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
-                results.push({ id: item.id, status: "completed" });
-              } catch (err) {
-                results.push(failed(item.id, err));
-              }
-            }
-            return results;
-          },
-        );
+            },
+          );
+        }
       }
     },
     async stop() {
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
     },
+  };
+}
+
+/**
+ * Runs the jobs of one fetch: the first attempts together through `handleMany` when the job has it
+ * and there are several, the others one after another through `handler`, each settling on its own.
+ */
+function batchHandler(job: JobDefinition, ctx: Ctx, log: Logger) {
+  const failed = (id: string, err: unknown): JobResult => {
+    const error = err instanceof Error ? err : new Error(String(err));
+    return {
+      id,
+      status: "failed",
+      output: { name: error.name, message: error.message, stack: error.stack },
+    };
+  };
+  return async (items: JobWithMetadata<unknown>[]): Promise<JobResult[]> => {
+    const results: JobResult[] = [];
+    const valid = items.filter((item) => {
+      if (Value.Check(job.schema, item.data)) return true;
+      log.error({ job: job.name, id: item.id }, "job payload does not match its schema");
+      results.push({ id: item.id, status: "completed" });
+      return false;
+    });
+    const first = job.handleMany ? valid.filter((item) => item.retryCount === 0) : [];
+    if (first.length > 1 && job.handleMany) {
+      try {
+        await job.handleMany({ ctx, items: first.map((item) => ({ data: item.data })) });
+        for (const item of first) results.push({ id: item.id, status: "completed" });
+      } catch (err) {
+        for (const item of first) results.push(failed(item.id, err));
+      }
+    }
+    const alone = first.length > 1 ? valid.filter((item) => item.retryCount > 0) : valid;
+    // One after another: each job settles on its own (a failure retries that job alone).
+    for (const item of alone) {
+      try {
+        await job.handler({ ctx, data: item.data, attempt: item.retryCount + 1 });
+        results.push({ id: item.id, status: "completed" });
+      } catch (err) {
+        results.push(failed(item.id, err));
+      }
+    }
+    return results;
   };
 }
 
