@@ -58,7 +58,8 @@ describeEachEngine(
           log,
         });
       const blockers = ["block-1", "block-2", "block-3", "block-4"].map(send);
-      // The first blocker runs alone and holds its commit; the rest wait for it, and so do these three.
+      // The blockers, sent in one turn of the event loop, go together and hold their commit; these
+      // three wait for it.
       await waitFor(async () => groups.flat().length >= 1 || undefined);
       const queued = ["poison", "good-1", "good-2"].map(send);
       open();
