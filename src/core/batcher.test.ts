@@ -132,7 +132,7 @@ describe("createBatcher", () => {
     control.fulfil(3);
     await expect(Promise.all(submitted)).resolves.toEqual([1, 2, 3, 4, 5, 6].map((item) => `item:${item}`));
 
-    // The queue ran dry: the next item runs at once and alone again.
+    // The queue ran dry: the next item runs alone again.
     const alone = batcher.submit(7);
     await control.started(5);
     expect(control.batches.at(-1)?.items).toEqual([7]);
