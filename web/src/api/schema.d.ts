@@ -4300,8 +4300,8 @@ export interface operations {
     };
     listDiscoveryRuns: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                limit?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -4556,23 +4556,23 @@ export interface operations {
     };
     listAlerts: {
         parameters: {
-            query: {
+            query?: {
                 alert_role?: "symptom" | "cause" | "unknown";
                 attention?: "needs_attention" | "needs_review" | "false_positive" | "others";
                 /** @description Comma-separated integration names; scopes both the list and the summary; empty items are 400 */
                 integration_names?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
-                page: number;
-                page_size: number;
+                page?: number;
+                page_size?: number;
                 /** @description Case-insensitive search over title and description */
                 q?: string;
                 signal_severity?: "Critical" | "High" | "Medium" | "Low" | "info";
                 /** @description severity: display_priority; impact: impact_score, then severity; ties by trigger time and id */
-                sort_by: "severity" | "impact";
+                sort_by?: "severity" | "impact";
                 source_type?: string;
                 /** @description Which list: active (default), ignored or resolved */
-                status: "active" | "resolved" | "ignored";
+                status?: "active" | "resolved" | "ignored";
                 /** @description All active alerts of this storm */
                 storm_id?: string;
             };
@@ -5281,9 +5281,9 @@ export interface operations {
     };
     listAlertSyncRuns: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -5394,12 +5394,12 @@ export interface operations {
     };
     listInvestigations: {
         parameters: {
-            query: {
+            query?: {
                 alert_id?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
-                page: number;
-                page_size: number;
+                page?: number;
+                page_size?: number;
                 /** @description queued -> running -> completed | failed | cancelled. queued: created and its run launched, no step started; running: the investigator is at work; completed: concluded (hypotheses, RCA, verdict); failed: the run failed; cancelled: its session was terminated. The last three are final */
                 status?: "queued" | "running" | "completed" | "failed" | "cancelled";
             };
@@ -6024,6 +6024,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     registerAgent: {
@@ -6114,6 +6123,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     getAgent: {
@@ -6187,6 +6205,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6278,6 +6305,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     deleteAgent: {
@@ -6356,15 +6392,24 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listExecutions: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The agent, or the workflow for workflow runs */
                 agent_name?: string;
-                limit: number;
-                offset: number;
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 session_id?: string;
@@ -6431,6 +6476,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6511,6 +6565,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6599,13 +6662,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listSessions: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 /** @description Words that must all occur (case-insensitive, substrings) in the title, first prompt, initiator, responder and agent or workflow names, session id, source app or source metadata */
@@ -6674,6 +6746,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6760,6 +6841,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listSessionArtifacts: {
@@ -6832,6 +6922,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6920,13 +7019,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     exportSession: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Only json */
-                format: "json";
+                format?: "json";
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 /** @description Comma-separated kinds: notes, report, evidence; omitted means all three; unknown kinds are ignored */
@@ -6996,6 +7104,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7092,13 +7209,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listWebhooks: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 target_name?: string;
@@ -7166,6 +7292,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7263,6 +7398,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     getWebhook: {
@@ -7343,6 +7487,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     deleteWebhook: {
@@ -7414,6 +7567,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7514,6 +7676,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     rotateWebhookToken: {
@@ -7594,13 +7765,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listWebhookRuns: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -7668,6 +7848,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7756,6 +7945,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     triggerWebhook: {
@@ -7824,13 +8022,31 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error; the invocation is recorded with status error and its payload */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listWorkflows: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Include draft versions */
-                includeDrafts: boolean;
+                includeDrafts?: boolean;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -7896,6 +8112,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7993,13 +8218,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     getWorkflow: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Include draft versions */
-                includeDrafts: boolean;
+                includeDrafts?: boolean;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -8068,6 +8302,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8159,6 +8402,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     deleteWorkflow: {
@@ -8230,6 +8482,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8326,6 +8587,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     updateWorkflowVersion: {
@@ -8411,6 +8681,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     approveWorkflowVersion: {
@@ -8485,6 +8764,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
