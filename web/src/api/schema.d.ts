@@ -1329,7 +1329,8 @@ export interface components {
         AskStartResponse: {
             /** @description Best first, at most 5 */
             candidates: {
-                candidate_type: string;
+                /** @description any, agent, workflow, integration, knowledge; only agents and workflows run */
+                candidate_type: "any" | "agent" | "workflow" | "integration" | "knowledge";
                 confidence: number;
                 name: string;
             }[];
@@ -1345,7 +1346,7 @@ export interface components {
             inputs_required: string[];
             /** @description What Ask did, in words (also stored in the session) */
             message: string;
-            /** @description What was matched: workflow <name>, agent <name>, or empty */
+            /** @description Name of the matched plan: the workflow or agent that answers (see decision); empty when none */
             plan: string;
             prior_session_id: string | null;
             /** @description Empty when nothing started */
