@@ -101,7 +101,7 @@ export const AskStartResponse = Type.Object(
     candidates: Type.Array(
       Type.Object({
         name: Type.String(),
-        confidence: Type.Number({ minimum: 0, maximum: 1 }),
+        confidence: Type.Number({ format: "double", minimum: 0, maximum: 1 }),
         candidate_type: CandidateType,
       }),
       { description: "Best first, at most 5" },

@@ -97,3 +97,17 @@ describeEachEngine("API description", (harness) => {
     }
   });
 });
+
+describeEachEngine("API description formats", (harness) => {
+  it("gives the spec's int64 and double formats to durations, sizes, costs and confidences", async () => {
+    const response = await harness().vigil.app.inject({ method: "GET", url: "/openapi.json" });
+    const schemas = response.json().components.schemas;
+    expect(schemas.ExecutionMeta.properties.duration_ms).toMatchObject({ type: "integer", format: "int64" });
+    expect(schemas.ExecutionMeta.properties.total_cost).toMatchObject({ type: "number", format: "double" });
+    expect(schemas.ArtifactInfo.properties.size_bytes).toMatchObject({ type: "integer", format: "int64" });
+    expect(schemas.AskStartResponse.properties.candidates.items.properties.confidence).toMatchObject({
+      type: "number",
+      format: "double",
+    });
+  });
+});

@@ -1283,6 +1283,7 @@ export interface components {
             mime_type: string;
             name: string;
             session_id: string;
+            /** Format: int64 */
             size_bytes: number;
         };
         AskPlatformRequest: {
@@ -1331,6 +1332,7 @@ export interface components {
             candidates: {
                 /** @description any, agent, workflow, integration, knowledge; only agents and workflows run */
                 candidate_type: "any" | "agent" | "workflow" | "integration" | "knowledge";
+                /** Format: double */
                 confidence: number;
                 name: string;
             }[];
@@ -1473,7 +1475,10 @@ export interface components {
             /** @description The agent, or the workflow for a workflow run */
             agent_name: string;
             cancelled: boolean;
-            /** @description Until finished, or until now while running */
+            /**
+             * Format: int64
+             * @description Until finished, or until now while running
+             */
             duration_ms: number;
             error: string | null;
             run_id: string;
@@ -1482,7 +1487,10 @@ export interface components {
             started_at: string;
             status: "running" | "completed" | "error";
             target_type: "agent" | "workflow";
-            /** @description USD from token usage and the price table (per 1K tokens by model); built-in work costs 0 */
+            /**
+             * Format: double
+             * @description USD from token usage and the price table (per 1K tokens by model); built-in work costs 0
+             */
             total_cost: number;
             trace_id: string;
             /** @description True when every node is final and costs are final */
