@@ -120,6 +120,10 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
                 "WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE, extras as on createWebhook's 400; " +
                 "the invocation is recorded as failed with the error",
             },
+            500: {
+              ...jsonError,
+              description: "Unexpected error; the invocation is recorded with status error and its payload",
+            },
           },
         },
       },

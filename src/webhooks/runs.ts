@@ -72,15 +72,17 @@ export async function getWebhookRun({
   input: { webhookId: string; runId: string };
 }): Promise<WebhookRunDetail> {
   const webhook = await ownWebhook(ctx, input.webhookId);
-  // run_id is the invocation id, or the id of the execution the invocation started.
-  const byRun = eq(webhookInvocations.runId, input.runId);
+  // run_id is the invocation id, or the id of the execution the invocation started. Both are uuids,
+  // read in any case like every other id; the execution's is kept as text, in lower case.
+  const isUuid = UUID.test(input.runId);
+  const byRun = eq(webhookInvocations.runId, isUuid ? input.runId.toLowerCase() : input.runId);
   const [row] = await ctx.db
     .select()
     .from(webhookInvocations)
     .where(
       and(
         eq(webhookInvocations.webhookId, webhook.id),
-        UUID.test(input.runId) ? or(eq(webhookInvocations.id, input.runId), byRun) : byRun,
+        isUuid ? or(eq(webhookInvocations.id, input.runId), byRun) : byRun,
       ),
     )
     .limit(1);

@@ -118,7 +118,7 @@ describeEachEngine(
       });
       expect(started).toMatchObject({
         decision: "routed",
-        plan: "workflow restart-deployment",
+        plan: "restart-deployment",
         extracted: { service: "checkout", cluster: "prod-eu" },
         inputs_required: [],
         fallback_agent: "",
@@ -175,7 +175,7 @@ describeEachEngine(
         run_id: "",
         inputs_required: ["cluster"],
         extracted: { service: "payments" },
-        plan: "workflow restart-deployment",
+        plan: "restart-deployment",
       });
       const waiting = (await call(h, me.auth, "GET", `/platform/api/v1/sessions/${first.session_id}`)).json();
       expect(waiting).toMatchObject({
@@ -203,7 +203,7 @@ describeEachEngine(
       });
       expect(changed).toMatchObject({
         decision: "routed",
-        plan: "workflow rollback-release",
+        plan: "rollback-release",
         extracted: { service: "search" },
       });
       const after = (
@@ -239,7 +239,7 @@ describeEachEngine(
       expect(weak).toMatchObject({
         decision: "fallback",
         fallback_agent: FALLBACK,
-        plan: `agent ${FALLBACK}`,
+        plan: FALLBACK,
       });
       const trace = await settledTrace(h, me.auth, weak.trace_id);
       expect(trace.structured_output.summary).toBe("You asked: what is the weather like in Lisbon tomorrow");
@@ -259,7 +259,7 @@ describeEachEngine(
       });
       expect(pinned).toMatchObject({
         decision: "pinned",
-        plan: "workflow disk-expand",
+        plan: "disk-expand",
         candidates: [{ name: "disk-expand", confidence: 1, candidate_type: "workflow" }],
         extracted: { host: "web-1" },
       });

@@ -266,7 +266,7 @@ export async function startAsk({
       inputs_required: [],
       extracted: {},
       fallback_agent: choice.fallbackAgent,
-      plan: choice.target ? `${choice.target.type} ${choice.target.name}` : "",
+      plan: choice.target?.name ?? "",
       prior_session_id: null,
       ...fields,
     });

@@ -101,15 +101,18 @@ export const AskStartResponse = Type.Object(
     candidates: Type.Array(
       Type.Object({
         name: Type.String(),
-        confidence: Type.Number({ minimum: 0, maximum: 1 }),
-        candidate_type: Type.String(),
+        confidence: Type.Number({ format: "double", minimum: 0, maximum: 1 }),
+        candidate_type: CandidateType,
       }),
       { description: "Best first, at most 5" },
     ),
     inputs_required: Type.Array(Type.String(), { description: "Missing required inputs; nothing started" }),
     extracted: Type.Record(Type.String(), Type.String(), { description: "Inputs read from the message" }),
     fallback_agent: Type.String({ description: "The fallback agent when it answered; empty otherwise" }),
-    plan: Type.String({ description: "What was matched: workflow <name>, agent <name>, or empty" }),
+    plan: Type.String({
+      description:
+        "Name of the matched plan: the workflow or agent that answers (see decision); empty when none",
+    }),
     message: Type.String({ description: "What Ask did, in words (also stored in the session)" }),
     prior_session_id: Nullable(Type.String({ description: "The earlier session whose summary was reused" })),
   },

@@ -40,13 +40,17 @@ function literalsOfBranches(branches: unknown[]): unknown[] | null {
 /**
  * A value outside a union of literals fails every branch, and ajv reports each branch ("must be
  * equal to constant", or "must be string" for a number) before the union itself. With allErrors
- * off the last issue is the keyword that decided: when it is an enum, or a union whose branches
- * are all literals, the answer lists the allowed values instead.
+ * off the last issue is the keyword that decided: when it is an enum, a literal, or a union whose
+ * branches are all literals, the answer lists the allowed values instead.
  */
 function choiceIssue(issues: AjvIssue[]): { issue: AjvIssue; allowed: unknown[] } | null {
   const issue = issues.at(-1);
   if (issue?.keyword === "enum" && Array.isArray(issue.params.allowedValues)) {
     return { issue, allowed: issue.params.allowedValues };
+  }
+  // A union of one literal is the literal itself (exportSession's format=json).
+  if (issue?.keyword === "const" && "allowedValue" in issue.params) {
+    return { issue, allowed: [issue.params.allowedValue] };
   }
   if ((issue?.keyword === "anyOf" || issue?.keyword === "oneOf") && Array.isArray(issue.schema)) {
     const allowed = literalsOfBranches(issue.schema);

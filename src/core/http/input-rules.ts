@@ -62,6 +62,19 @@ export function registerInputRules(app: FastifyInstance): void {
   // any body (the webhook trigger) register their own parsers.
   app.removeContentTypeParser("text/plain");
 
+  // An operation without a body (approve a version, a new draft, terminate) is often called with
+  // `Content-Type: application/json` and nothing after it: that is no body, not invalid JSON. An
+  // operation that takes a body still answers 400 for an empty one.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body.length === 0 && !request.routeOptions.schema?.body) {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, body.toString(), done);
+  });
+
   app.addHook("preValidation", async (request) => {
     const parts = [
       ["params", request.params],

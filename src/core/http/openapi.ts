@@ -13,6 +13,37 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: "Unexpected error",
 };
 
+interface OpenApiOperation {
+  parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
+  responses?: Record<string, unknown>;
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+}
+
+/**
+ * What the route schemas cannot say by themselves. A query parameter with a default may be left
+ * out (its schema lists it as required so that the default is filled in before the handler runs).
+ * Every platform operation has a default response for unexpected errors, in JsonError.
+ */
+function finishDocument<T extends OpenApiDocument>(document: T): T {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === "query" && parameter.schema?.default !== undefined) parameter.required = false;
+      }
+      if (path.startsWith("/platform/") && operation.responses && !operation.responses.default) {
+        operation.responses.default = {
+          description: "Unexpected error",
+          content: { "application/json": { schema: { $ref: "#/components/schemas/JsonError" } } },
+        };
+      }
+    }
+  }
+  return document;
+}
+
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   app.addSchema(ErrorResponse);
   app.addSchema(JsonError);
@@ -54,6 +85,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (document) =>
+      finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject),
   });
   app.get("/openapi.json", { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   // The reference page is public like the document it renders.

@@ -1283,6 +1283,7 @@ export interface components {
             mime_type: string;
             name: string;
             session_id: string;
+            /** Format: int64 */
             size_bytes: number;
         };
         AskPlatformRequest: {
@@ -1329,7 +1330,9 @@ export interface components {
         AskStartResponse: {
             /** @description Best first, at most 5 */
             candidates: {
-                candidate_type: string;
+                /** @description any, agent, workflow, integration, knowledge; only agents and workflows run */
+                candidate_type: "any" | "agent" | "workflow" | "integration" | "knowledge";
+                /** Format: double */
                 confidence: number;
                 name: string;
             }[];
@@ -1345,7 +1348,7 @@ export interface components {
             inputs_required: string[];
             /** @description What Ask did, in words (also stored in the session) */
             message: string;
-            /** @description What was matched: workflow <name>, agent <name>, or empty */
+            /** @description Name of the matched plan: the workflow or agent that answers (see decision); empty when none */
             plan: string;
             prior_session_id: string | null;
             /** @description Empty when nothing started */
@@ -1472,7 +1475,10 @@ export interface components {
             /** @description The agent, or the workflow for a workflow run */
             agent_name: string;
             cancelled: boolean;
-            /** @description Until finished, or until now while running */
+            /**
+             * Format: int64
+             * @description Until finished, or until now while running
+             */
             duration_ms: number;
             error: string | null;
             run_id: string;
@@ -1481,7 +1487,10 @@ export interface components {
             started_at: string;
             status: "running" | "completed" | "error";
             target_type: "agent" | "workflow";
-            /** @description USD from token usage and the price table (per 1K tokens by model); built-in work costs 0 */
+            /**
+             * Format: double
+             * @description USD from token usage and the price table (per 1K tokens by model); built-in work costs 0
+             */
             total_cost: number;
             trace_id: string;
             /** @description True when every node is final and costs are final */
@@ -4300,8 +4309,8 @@ export interface operations {
     };
     listDiscoveryRuns: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                limit?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -4556,23 +4565,23 @@ export interface operations {
     };
     listAlerts: {
         parameters: {
-            query: {
+            query?: {
                 alert_role?: "symptom" | "cause" | "unknown";
                 attention?: "needs_attention" | "needs_review" | "false_positive" | "others";
                 /** @description Comma-separated integration names; scopes both the list and the summary; empty items are 400 */
                 integration_names?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
-                page: number;
-                page_size: number;
+                page?: number;
+                page_size?: number;
                 /** @description Case-insensitive search over title and description */
                 q?: string;
                 signal_severity?: "Critical" | "High" | "Medium" | "Low" | "info";
                 /** @description severity: display_priority; impact: impact_score, then severity; ties by trigger time and id */
-                sort_by: "severity" | "impact";
+                sort_by?: "severity" | "impact";
                 source_type?: string;
                 /** @description Which list: active (default), ignored or resolved */
-                status: "active" | "resolved" | "ignored";
+                status?: "active" | "resolved" | "ignored";
                 /** @description All active alerts of this storm */
                 storm_id?: string;
             };
@@ -5281,9 +5290,9 @@ export interface operations {
     };
     listAlertSyncRuns: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -5394,12 +5403,12 @@ export interface operations {
     };
     listInvestigations: {
         parameters: {
-            query: {
+            query?: {
                 alert_id?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
-                page: number;
-                page_size: number;
+                page?: number;
+                page_size?: number;
                 /** @description queued -> running -> completed | failed | cancelled. queued: created and its run launched, no step started; running: the investigator is at work; completed: concluded (hypotheses, RCA, verdict); failed: the run failed; cancelled: its session was terminated. The last three are final */
                 status?: "queued" | "running" | "completed" | "failed" | "cancelled";
             };
@@ -6024,6 +6033,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     registerAgent: {
@@ -6114,6 +6132,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     getAgent: {
@@ -6187,6 +6214,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6278,6 +6314,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     deleteAgent: {
@@ -6356,15 +6401,24 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listExecutions: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The agent, or the workflow for workflow runs */
                 agent_name?: string;
-                limit: number;
-                offset: number;
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 session_id?: string;
@@ -6431,6 +6485,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6511,6 +6574,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6599,13 +6671,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listSessions: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 /** @description Words that must all occur (case-insensitive, substrings) in the title, first prompt, initiator, responder and agent or workflow names, session id, source app or source metadata */
@@ -6674,6 +6755,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6760,6 +6850,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listSessionArtifacts: {
@@ -6832,6 +6931,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6920,13 +7028,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     exportSession: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Only json */
-                format: "json";
+                format?: "json";
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 /** @description Comma-separated kinds: notes, report, evidence; omitted means all three; unknown kinds are ignored */
@@ -6996,6 +7113,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7092,13 +7218,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listWebhooks: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 target_name?: string;
@@ -7166,6 +7301,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7263,6 +7407,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     getWebhook: {
@@ -7343,6 +7496,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     deleteWebhook: {
@@ -7414,6 +7576,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7514,6 +7685,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     rotateWebhookToken: {
@@ -7594,13 +7774,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listWebhookRuns: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -7668,6 +7857,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7756,6 +7954,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     triggerWebhook: {
@@ -7824,13 +8031,31 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error; the invocation is recorded with status error and its payload */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     listWorkflows: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Include draft versions */
-                includeDrafts: boolean;
+                includeDrafts?: boolean;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -7896,6 +8121,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7993,13 +8227,22 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     getWorkflow: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Include draft versions */
-                includeDrafts: boolean;
+                includeDrafts?: boolean;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -8068,6 +8311,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8159,6 +8411,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     deleteWorkflow: {
@@ -8230,6 +8491,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8326,6 +8596,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     updateWorkflowVersion: {
@@ -8411,6 +8690,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
         };
     };
     approveWorkflowVersion: {
@@ -8485,6 +8773,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -15,7 +15,9 @@ const PAGE_SIZE = 50;
 const REFRESH_MS = 10_000;
 
 type Status = (typeof STATUSES)[number];
-type Query = QueryOf<"listAlerts">;
+/** The list request the page sends: it always sets the parameters the API would default. */
+type Query = QueryOf<"listAlerts"> &
+  Required<Pick<QueryOf<"listAlerts">, "status" | "sort_by" | "page" | "page_size">>;
 
 /** The list request the URL describes; unknown values are passed on, and the API names the bad field. */
 function listQueryOf(query: URLSearchParams): Query {

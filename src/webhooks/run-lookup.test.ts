@@ -1,0 +1,57 @@
+// getWebhookRun's run_id is either the invocation id or the execution run id the invocation
+// started; both are uuids and are found in any letter case, as every other id of the API is.
+import { expect, it } from "vitest";
+import { call, describeEachEngine } from "../../test/harness.ts";
+
+const BASE = "/platform/api/v1/webhooks";
+
+describeEachEngine("webhook run lookup", (harness) => {
+  it("finds the run by invocation id and by execution run id, in either case", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const integration = await call(h, auth, "POST", "/api/v1/integrations", {
+      name: "grafana",
+      type: "grafana",
+    });
+    expect(integration.statusCode, integration.body).toBe(201);
+    const agent = await call(h, auth, "POST", "/platform/api/v1/agents", {
+      name: "triage",
+      kind: "builtin",
+      integrations: ["grafana"],
+    });
+    expect(agent.statusCode, agent.body).toBe(201);
+    const created = await call(h, auth, "POST", BASE, {
+      name: "pager",
+      target_type: "agent",
+      target_name: "triage",
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const webhook = created.json();
+
+    const accepted = await h.vigil.app.inject({
+      method: "POST",
+      url: `${BASE}/trigger`,
+      headers: { authorization: `Bearer ${webhook.token}`, "content-type": "text/plain" },
+      payload: "disk full on web-1",
+    });
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    const ids = accepted.json();
+    expect(ids).toMatchObject({ webhook_id: webhook.id, target_type: "agent", target_name: "triage" });
+
+    const byInvocation = await call(h, auth, "GET", `${BASE}/${webhook.id}/runs/${ids.invocation_id}`);
+    expect(byInvocation.statusCode, byInvocation.body).toBe(200);
+    const run = byInvocation.json();
+    expect(run).toMatchObject({
+      invocation_id: ids.invocation_id,
+      run_id: ids.run_id,
+      trace_id: ids.trace_id,
+      session_id: ids.session_id,
+      payload: "disk full on web-1",
+    });
+    for (const id of [ids.invocation_id.toUpperCase(), ids.run_id, ids.run_id.toUpperCase()]) {
+      const response = await call(h, auth, "GET", `${BASE}/${webhook.id}/runs/${id}`);
+      expect(response.statusCode, id).toBe(200);
+      expect(response.json()).toEqual(run);
+    }
+  });
+});
