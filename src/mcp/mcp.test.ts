@@ -255,7 +255,7 @@ describeEachEngine("MCP server", (harness) => {
       decision: "inputs_required",
       trace_id: "",
       inputs_required: ["cluster"],
-      plan: "workflow restart-deployment",
+      plan: "restart-deployment",
     });
     const answered = await jsonOf(client, "ask", {
       message: "here it is",
@@ -286,7 +286,7 @@ describeEachEngine("MCP server", (harness) => {
     expect(asked).toMatchObject({
       decision: "routed",
       inputs_required: [],
-      plan: "workflow restart-deployment",
+      plan: "restart-deployment",
     });
     const run = await settledTrace(h, auth, asked.trace_id);
     expect(run.execution).toMatchObject({ status: "completed", session_id: asked.session_id });
