@@ -407,6 +407,22 @@ describeEachEngine(
         const alerts = await h.vigil.app.inject({ url: "/app/sre/api/v1/alerts", headers: owner.auth });
         expect(alerts.json().total).toBe(0);
       });
+
+      it("quotes nothing of a body that is not JSON in the answer, the record or the run list", async () => {
+        const h = harness();
+        const { owner, post, runsUrl } = await setup(h, { source: "alertmanager", integration: "x" });
+        // Form-like text where JSON was due, holding a credential: JSON.parse's own message quotes it.
+        const secret = "s3cr3t-credential";
+        const refused = await post({ payload: `password=${secret}&user=ops` });
+        expect(refused.statusCode).toBe(400);
+        expect(refused.json().msg).toMatch(/^alertmanager: body is not JSON: .*not valid JSON/);
+        const list = await h.vigil.app.inject({ url: runsUrl, headers: owner.auth });
+        expect(list.json().runs).toEqual([expect.objectContaining({ status: "failed" })]);
+        for (const text of [refused.body, list.body]) {
+          expect(text).not.toContain("password");
+          expect(text).not.toContain(secret.slice(0, 4));
+        }
+      });
     });
 
     describe("invocation history", () => {

@@ -7,6 +7,7 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import { workContext } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, type ErrorCode } from "../../core/errors.ts";
+import { jsonSyntaxReason } from "../../core/json-syntax.ts";
 import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
 import { storableText, storableValue } from "../../webhooks/index.ts";
 import { startExecution } from "../executions/executions.ts";
@@ -68,7 +69,7 @@ export function bodyToInput(body: string, contentType: string | undefined): Body
   try {
     parsed = JSON.parse(body);
   } catch (err) {
-    return { ok: false, message: `body is not valid JSON: ${(err as Error).message}` };
+    return { ok: false, message: `body is not valid JSON: ${jsonSyntaxReason(err)}` };
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     return {

@@ -2,6 +2,7 @@
 // ErrorResponse. Schema violations name the field; nothing a client sends yields a 500.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../errors.ts";
+import { jsonSyntaxReason } from "../json-syntax.ts";
 
 export function isPlatformPath(url: string): boolean {
   return url.startsWith("/platform/");
@@ -107,7 +108,7 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
       );
     }
     if (err instanceof SyntaxError || /JSON/.test(fastifyErr.code ?? "")) {
-      return new AppError("INVALID_JSON", `body is not valid JSON: ${err.message}`, {}, 400);
+      return new AppError("INVALID_JSON", `body is not valid JSON: ${jsonSyntaxReason(err)}`, {}, 400);
     }
     return new AppError("BAD_REQUEST", err.message, {}, status);
   }

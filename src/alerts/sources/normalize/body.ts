@@ -1,5 +1,6 @@
 // Request body decoding (alert-sources.md 1.1): JSON whatever the Content-Type says, except that a
 // form-encoded body (Datadog's "Encode as form") is decoded into its fields first.
+import { jsonSyntaxReason } from "../../../core/json-syntax.ts";
 
 /** A decoded body, or the reason it could not be decoded. Never thrown. */
 export type DecodedBody = { ok: true; value: unknown } | { ok: false; error: string };
@@ -15,7 +16,7 @@ function parseJson(text: string): DecodedBody {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {
-    return { ok: false, error: `body is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, error: `body is not JSON: ${jsonSyntaxReason(err)}` };
   }
 }
 
