@@ -5,6 +5,7 @@ import { InvestigationRef } from "../alerts/index.ts";
 import { contextOf } from "../core/context.ts";
 import {
   ERROR_RESPONSE_REF as errorResponse,
+  optionalBody,
   OrgOnlyQuery as Query,
   refOf,
   Uuid,
@@ -27,16 +28,12 @@ export async function investigationRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["investigations"];
   const IdParams = Type.Object({ id: Uuid() });
-  // Bodies that are optional: a request without one takes the defaults.
-  const emptyBody = async (request: { body: unknown }) => {
-    if (request.body === undefined || request.body === null) request.body = {};
-  };
 
   app.post(
     "/app/sre/api/v1/alerts/:id/investigate",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: emptyBody,
+      preValidation: optionalBody,
       schema: {
         operationId: "investigateAlert",
         tags,
@@ -145,7 +142,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/investigations/:id/remediation/approve",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: emptyBody,
+      preValidation: optionalBody,
       schema: {
         operationId: "approveInvestigationRemediation",
         tags,
@@ -165,7 +162,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/investigations/:id/remediation/reject",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: emptyBody,
+      preValidation: optionalBody,
       schema: {
         operationId: "rejectInvestigationRemediation",
         tags,

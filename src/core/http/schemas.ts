@@ -50,3 +50,11 @@ export const refOf = <T extends TSchema & { $id?: string }>(schema: T) =>
 export const OrgOnlyQuery = Type.Object(OrgQuery);
 export const ERROR_RESPONSE_REF = { $ref: "ErrorResponse#" };
 export const JSON_ERROR_REF = { $ref: "JsonError#" };
+
+/**
+ * The preValidation hook of a route whose JSON body may be left out: no body at all is the same as
+ * `{}`, so the schema's defaults apply. The API document shows such a body as not required.
+ */
+export async function optionalBody(request: { body: unknown }): Promise<void> {
+  request.body ??= {};
+}

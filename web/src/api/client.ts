@@ -12,7 +12,7 @@ export type Answer<Op extends keyof operations> = operations[Op]["responses"] ex
 }
   ? T
   : never;
-export type QueryOf<Op extends keyof operations> = operations[Op]["parameters"]["query"];
+export type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
 
 /** An API error with the server's own message (both error bodies: `error` and platform `msg`). */
 export class ApiError extends Error {

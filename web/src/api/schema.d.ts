@@ -4300,8 +4300,8 @@ export interface operations {
     };
     listDiscoveryRuns: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                limit?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -4386,7 +4386,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["DiscoveryRunStart"];
             };
@@ -4556,23 +4556,23 @@ export interface operations {
     };
     listAlerts: {
         parameters: {
-            query: {
+            query?: {
                 alert_role?: "symptom" | "cause" | "unknown";
                 attention?: "needs_attention" | "needs_review" | "false_positive" | "others";
                 /** @description Comma-separated integration names; scopes both the list and the summary; empty items are 400 */
                 integration_names?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
-                page: number;
-                page_size: number;
+                page?: number;
+                page_size?: number;
                 /** @description Case-insensitive search over title and description */
                 q?: string;
                 signal_severity?: "Critical" | "High" | "Medium" | "Low" | "info";
                 /** @description severity: display_priority; impact: impact_score, then severity; ties by trigger time and id */
-                sort_by: "severity" | "impact";
+                sort_by?: "severity" | "impact";
                 source_type?: string;
                 /** @description Which list: active (default), ignored or resolved */
-                status: "active" | "resolved" | "ignored";
+                status?: "active" | "resolved" | "ignored";
                 /** @description All active alerts of this storm */
                 storm_id?: string;
             };
@@ -5012,7 +5012,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["InvestigateAlertRequest"];
             };
@@ -5281,9 +5281,9 @@ export interface operations {
     };
     listAlertSyncRuns: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -5394,12 +5394,12 @@ export interface operations {
     };
     listInvestigations: {
         parameters: {
-            query: {
+            query?: {
                 alert_id?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
-                page: number;
-                page_size: number;
+                page?: number;
+                page_size?: number;
                 /** @description queued -> running -> completed | failed | cancelled. queued: created and its run launched, no step started; running: the investigator is at work; completed: concluded (hypotheses, RCA, verdict); failed: the run failed; cancelled: its session was terminated. The last three are final */
                 status?: "queued" | "running" | "completed" | "failed" | "cancelled";
             };
@@ -5654,7 +5654,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RemediationApproval"];
             };
@@ -5755,7 +5755,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RemediationRejection"];
             };
@@ -6360,11 +6360,11 @@ export interface operations {
     };
     listExecutions: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The agent, or the workflow for workflow runs */
                 agent_name?: string;
-                limit: number;
-                offset: number;
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 session_id?: string;
@@ -6603,9 +6603,9 @@ export interface operations {
     };
     listSessions: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 /** @description Words that must all occur (case-insensitive, substrings) in the title, first prompt, initiator, responder and agent or workflow names, session id, source app or source metadata */
@@ -6924,9 +6924,9 @@ export interface operations {
     };
     exportSession: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Only json */
-                format: "json";
+                format?: "json";
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 /** @description Comma-separated kinds: notes, report, evidence; omitted means all three; unknown kinds are ignored */
@@ -7096,9 +7096,9 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
                 target_name?: string;
@@ -7598,9 +7598,9 @@ export interface operations {
     };
     listWebhookRuns: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -7828,9 +7828,9 @@ export interface operations {
     };
     listWorkflows: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Include draft versions */
-                includeDrafts: boolean;
+                includeDrafts?: boolean;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };
@@ -7997,9 +7997,9 @@ export interface operations {
     };
     getWorkflow: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Include draft versions */
-                includeDrafts: boolean;
+                includeDrafts?: boolean;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
             };

@@ -15,7 +15,8 @@ const PAGE_SIZE = 50;
 const REFRESH_MS = 10_000;
 
 type Status = (typeof STATUSES)[number];
-type Query = QueryOf<"listAlerts">;
+/** The console always names the list it shows (the API defaults to active). */
+type Query = QueryOf<"listAlerts"> & { status: Status };
 
 /** The list request the URL describes; unknown values are passed on, and the API names the bad field. */
 function listQueryOf(query: URLSearchParams): Query {

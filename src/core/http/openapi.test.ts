@@ -1,0 +1,76 @@
+// Inputs the spec gives a default or calls optional are optional in the API document too, so that a
+// client generated from /openapi.json may leave them out; and leaving them out works.
+import { expect, it } from "vitest";
+import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
+import { call, describeEachEngine } from "../../../test/harness.ts";
+
+interface Operation {
+  operationId: string;
+  parameters?: { in: string; name: string; required: boolean }[];
+  requestBody?: { required?: boolean };
+}
+
+describeEachEngine("API document: optional inputs", (harness) => {
+  async function operation(path: string, method: string): Promise<Operation> {
+    const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
+    return document.paths[path][method];
+  }
+
+  const required = (op: Operation) =>
+    (op.parameters ?? []).filter((parameter) => parameter.required).map((parameter) => parameter.name);
+
+  it("listAlerts: every query parameter is optional, the defaulted ones included", async () => {
+    const op = await operation("/app/sre/api/v1/alerts", "get");
+    expect(op.operationId).toBe("listAlerts");
+    expect(op.parameters?.map((parameter) => parameter.name)).toEqual(
+      expect.arrayContaining(["status", "sort_by", "page", "page_size"]),
+    );
+    expect(required(op)).toEqual([]);
+  });
+
+  it("listInvestigations: page and page_size are optional", async () => {
+    const op = await operation("/app/sre/api/v1/investigations", "get");
+    expect(op.parameters?.map((parameter) => parameter.name)).toEqual(
+      expect.arrayContaining(["page", "page_size"]),
+    );
+    expect(required(op)).toEqual([]);
+  });
+
+  it("investigateAlert: the body is optional; path id is required", async () => {
+    const op = await operation("/app/sre/api/v1/alerts/{id}/investigate", "post");
+    expect(op.operationId).toBe("investigateAlert");
+    expect(op.requestBody?.required).toBe(false);
+    expect(required(op)).toEqual(["id"]);
+  });
+
+  it("a body that is required stays required", async () => {
+    const op = await operation("/app/sre/api/v1/alerts/{id}", "patch");
+    expect(op.requestBody?.required).toBe(true);
+  });
+
+  it("the calls the document describes work without the optional inputs", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const list = await call(h, auth, "GET", "/app/sre/api/v1/alerts");
+    expect(list.statusCode, list.body).toBe(200);
+    expect(list.json()).toMatchObject({ page: 1, page_size: 20 });
+    const investigations = await call(h, auth, "GET", "/app/sre/api/v1/investigations");
+    expect(investigations.json()).toEqual({ investigations: [], page: 1, page_size: 20, total: 0 });
+    const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: "doc" });
+    const [alertId] = await deliverIds(
+      h,
+      trigger,
+      amBody([
+        {
+          status: "firing",
+          fingerprint: "doc-1",
+          startsAt: "2026-11-22T10:00:00Z",
+          labels: { alertname: "Doc" },
+        },
+      ]),
+    );
+    const started = await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`);
+    expect(started.statusCode, started.body).toBe(200);
+    expect(started.json().investigation.status).toBe("queued");
+  });
+});
