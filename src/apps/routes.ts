@@ -133,7 +133,7 @@ export async function appRoutes(instance: FastifyInstance) {
     "/app/sre/api/discovery/runs",
     {
       config: { scope: "apps_write" },
-      preValidation: optionalBody,
+      ...optionalBody,
       schema: {
         operationId: "startDiscoveryRun",
         summary: "Start a discovery run over the app's bound integrations",

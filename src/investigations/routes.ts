@@ -33,7 +33,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/alerts/:id/investigate",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: optionalBody,
+      ...optionalBody,
       schema: {
         operationId: "investigateAlert",
         tags,
@@ -142,7 +142,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/investigations/:id/remediation/approve",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: optionalBody,
+      ...optionalBody,
       schema: {
         operationId: "approveInvestigationRemediation",
         tags,
@@ -162,7 +162,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/investigations/:id/remediation/reject",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: optionalBody,
+      ...optionalBody,
       schema: {
         operationId: "rejectInvestigationRemediation",
         tags,

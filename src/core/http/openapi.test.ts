@@ -48,7 +48,7 @@ describeEachEngine("API document: optional inputs", (harness) => {
     expect(op.requestBody?.required).toBe(true);
   });
 
-  it("the calls the document describes work without the optional inputs", async () => {
+  it("the calls work without the optional inputs, an empty body under a JSON content type included", async () => {
     const h = harness();
     const { auth } = await h.createKey();
     const list = await call(h, auth, "GET", "/app/sre/api/v1/alerts");
@@ -72,5 +72,23 @@ describeEachEngine("API document: optional inputs", (harness) => {
     const started = await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`);
     expect(started.statusCode, started.body).toBe(200);
     expect(started.json().investigation.status).toBe("queued");
+    // Clients that send a JSON content type on every request send it with no body too.
+    const again = await h.vigil.app.inject({
+      method: "POST",
+      url: `/app/sre/api/v1/alerts/${alertId}/investigate`,
+      headers: { ...auth, "content-type": "application/json" },
+      payload: "",
+    });
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().investigation.id).toBe(started.json().investigation.id);
+    // Where the body is required, an empty one is still refused.
+    const patch = await h.vigil.app.inject({
+      method: "PATCH",
+      url: `/app/sre/api/v1/alerts/${alertId}`,
+      headers: { ...auth, "content-type": "application/json" },
+      payload: "",
+    });
+    expect(patch.statusCode).toBe(400);
+    expect(patch.json().code).toBe("INVALID_JSON");
   });
 });

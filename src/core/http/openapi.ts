@@ -44,7 +44,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
   app.addHook("onRoute", (route) => {
     const hooks = [route.preValidation ?? []].flat();
     const operationId = route.schema?.operationId;
-    if (operationId && hooks.includes(optionalBody)) optionalBodies.add(operationId);
+    if (operationId && hooks.includes(optionalBody.preValidation)) optionalBodies.add(operationId);
   });
   // Declare the error statuses on every route, in the body its family answers with.
   app.addHook("onRoute", (route) => {
