@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { InvestigationRef } from "../alerts/index.ts";
 import { contextOf } from "../core/context.ts";
 import {
   ERROR_RESPONSE_REF as errorResponse,
@@ -17,8 +16,10 @@ import { approveRemediation, rejectRemediation } from "./remediation/decide.ts";
 import {
   EvidenceSubmission,
   InvestigateAlertRequest,
+  InvestigateResponse,
   Investigation,
   ListInvestigationsQuery,
+  ListInvestigationsResponse,
   RemediationApproval,
   RemediationRejection,
   StatusUpdate,
@@ -43,7 +44,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
         querystring: Query,
         body: refOf(InvestigateAlertRequest),
         response: {
-          200: Type.Object({ investigation: refOf(InvestigationRef) }, { $id: "InvestigateResponse" }),
+          200: refOf(InvestigateResponse),
           404: errorResponse,
         },
       },
@@ -64,15 +65,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
         tags,
         querystring: ListInvestigationsQuery,
         response: {
-          200: Type.Object(
-            {
-              investigations: Type.Array(refOf(Investigation)),
-              page: Type.Integer(),
-              page_size: Type.Integer(),
-              total: Type.Integer({ description: "Investigations matching the filters, all pages" }),
-            },
-            { $id: "ListInvestigationsResponse", description: "Newest started_at first" },
-          ),
+          200: refOf(ListInvestigationsResponse),
         },
       },
     },

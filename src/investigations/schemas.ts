@@ -273,6 +273,21 @@ export type Investigation = {
   triage_metadata: (InvestigationTriageMetadata & { remediation: InvestigationRemediation | null }) | null;
 };
 
+export const InvestigateResponse = Type.Object(
+  { investigation: Type.Ref("InvestigationRef") },
+  { $id: "InvestigateResponse" },
+);
+
+export const ListInvestigationsResponse = Type.Object(
+  {
+    investigations: Type.Array(Type.Ref("Investigation")),
+    page: Type.Integer(),
+    page_size: Type.Integer(),
+    total: Type.Integer({ description: "Investigations matching the filters, all pages" }),
+  },
+  { $id: "ListInvestigationsResponse", description: "Newest started_at first" },
+);
+
 export const InvestigateAlertRequest = Type.Object(
   {
     force_new: Type.Optional(

@@ -1,5 +1,6 @@
-// Inputs the spec gives a default or calls optional are optional in the API document too, so that a
-// client generated from /openapi.json may leave them out; and leaving them out works.
+// The API document as a client generated from /openapi.json sees it: inputs the spec gives a default
+// or calls optional are optional (and leaving them out works), and the spec's records are named
+// schemas under the spec's names.
 import { expect, it } from "vitest";
 import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
 import { call, describeEachEngine } from "../../../test/harness.ts";
@@ -10,7 +11,7 @@ interface Operation {
   requestBody?: { required?: boolean };
 }
 
-describeEachEngine("API document: optional inputs", (harness) => {
+describeEachEngine("API document", (harness) => {
   async function operation(path: string, method: string): Promise<Operation> {
     const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
     return document.paths[path][method];
@@ -41,6 +42,31 @@ describeEachEngine("API document: optional inputs", (harness) => {
     expect(op.operationId).toBe("investigateAlert");
     expect(op.requestBody?.required).toBe(false);
     expect(required(op)).toEqual(["id"]);
+  });
+
+  it("the spec's response records are named schemas of the document, as the spec names them", async () => {
+    const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const answer = (path: string, method: string) =>
+      document.paths[path][method].responses["200"].content["application/json"].schema;
+    expect(answer("/app/sre/api/v1/alerts", "get")).toEqual(ref("ListAlertsResponse"));
+    expect(answer("/app/sre/api/v1/alerts/categorization/summary", "get")).toEqual(
+      ref("AlertCategorizationSummary"),
+    );
+    expect(answer("/app/sre/api/v1/alerts/{id}/investigate", "post")).toEqual(ref("InvestigateResponse"));
+    expect(answer("/app/sre/api/v1/investigations", "get")).toEqual(ref("ListInvestigationsResponse"));
+    const { schemas } = document.components;
+    expect(schemas.ListAlertsResponse.properties.summary).toEqual(ref("AlertSummary"));
+    expect(schemas.AlertSummary.required).toEqual([
+      "total_active",
+      "needs_attention",
+      "others",
+      "needs_review",
+      "false_positive",
+    ]);
+    expect(schemas.InvestigateResponse.properties.investigation).toEqual(ref("InvestigationRef"));
+    expect(schemas.InvestigateResponse.required).toEqual(["investigation"]);
+    expect(schemas.ListInvestigationsResponse.required).toContain("total");
   });
 
   it("a body that is required stays required", async () => {

@@ -960,6 +960,18 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description Progress of automatic analysis over active alerts */
+        AlertCategorizationSummary: {
+            completed: number;
+            failed: number;
+            /** @description queued or running */
+            in_progress: number;
+            /** @description At least one active alert is queued or running */
+            is_running: boolean;
+            /** @description analysis_status none */
+            not_started: number;
+            total_active: number;
+        };
         AlertHistoryEvent: {
             /** @description source or operator */
             actor: string;
@@ -1006,6 +1018,15 @@ export interface components {
             status?: "ignored" | "active";
             /** @description Set by Vigil's analysis: writing it is a 400 */
             readonly storm_id?: unknown;
+        };
+        /** @description Counts of active alerts, each attention value apart, whatever list is shown; scoped by integration_names only */
+        AlertSummary: {
+            false_positive: number;
+            needs_attention: number;
+            needs_review: number;
+            others: number;
+            /** @description Alerts with status active */
+            total_active: number;
         };
         AlertSyncRun: {
             /** @description What the run did; all zero until it completes */
@@ -1534,6 +1555,9 @@ export interface components {
              */
             remediation_requested: boolean;
         };
+        InvestigateResponse: {
+            investigation: components["schemas"]["InvestigationRef"];
+        };
         Investigation: {
             /** Format: uuid */
             alert_id: string;
@@ -1705,6 +1729,26 @@ export interface components {
                 [key: string]: unknown;
             }[];
             msg: string;
+        };
+        ListAlertsResponse: {
+            alerts: components["schemas"]["AlertV1"][];
+            page: number;
+            page_size: number;
+            summary: components["schemas"]["AlertSummary"];
+            /** @description Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active) */
+            total: number;
+            /** @description false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q) */
+            total_exact: boolean;
+            /** @description ceil(total / page_size): a lower bound too when total_exact is false */
+            total_pages: number;
+        };
+        /** @description Newest started_at first */
+        ListInvestigationsResponse: {
+            investigations: components["schemas"]["Investigation"][];
+            page: number;
+            page_size: number;
+            /** @description Investigations matching the filters, all pages */
+            total: number;
         };
         Org: {
             /** Format: date-time */
@@ -4588,25 +4632,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        alerts: components["schemas"]["AlertV1"][];
-                        page: number;
-                        page_size: number;
-                        /** @description Active alerts, whatever status lists; scoped by integration_names only */
-                        summary: {
-                            false_positive: number;
-                            needs_attention: number;
-                            needs_review: number;
-                            others: number;
-                            total_active: number;
-                        };
-                        /** @description Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active) */
-                        total: number;
-                        /** @description false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q) */
-                        total_exact: boolean;
-                        /** @description ceil(total / page_size): a lower bound too when total_exact is false */
-                        total_pages: number;
-                    };
+                    "application/json": components["schemas"]["ListAlertsResponse"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5024,9 +5050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        investigation: components["schemas"]["InvestigationRef"];
-                    };
+                    "application/json": components["schemas"]["InvestigateResponse"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5099,23 +5123,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Progress of automatic analysis over active alerts */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        completed: number;
-                        failed: number;
-                        /** @description queued or running */
-                        in_progress: number;
-                        /** @description At least one active alert is queued or running */
-                        is_running: boolean;
-                        /** @description analysis_status none */
-                        not_started: number;
-                        total_active: number;
-                    };
+                    "application/json": components["schemas"]["AlertCategorizationSummary"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5415,13 +5429,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        investigations: components["schemas"]["Investigation"][];
-                        page: number;
-                        page_size: number;
-                        /** @description Investigations matching the filters, all pages */
-                        total: number;
-                    };
+                    "application/json": components["schemas"]["ListInvestigationsResponse"];
                 };
             };
             /** @description Invalid input: the message names the field */
