@@ -358,6 +358,15 @@ export const EvidenceSubmission = Type.Object(
 );
 export type EvidenceSubmission = Static<typeof EvidenceSubmission>;
 
+/** A hypothesis as an agent submits it: the statement is required, the rest may be left out (null). */
+const HypothesisSubmission = Type.Object({
+  statement: Type.String(),
+  confidence: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  status: Type.Optional(Nullable(literals(HYPOTHESIS_STATUSES))),
+  rationale: Type.Optional(Nullable(Type.String())),
+});
+export type HypothesisSubmission = Static<typeof HypothesisSubmission>;
+
 export const StatusUpdate = Type.Object(
   {
     status: literals(["running", "completed", "failed"] as const, {
@@ -365,7 +374,12 @@ export const StatusUpdate = Type.Object(
         "running: the agent took it; completed or failed: final (a final investigation cannot move: 409)",
     }),
     result_summary: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
-    hypotheses: Type.Optional(Type.Array(refOf(InvestigationHypothesis), { maxItems: 20 })),
+    hypotheses: Type.Optional(
+      Type.Array(HypothesisSubmission, {
+        maxItems: 20,
+        description: "Stored ranked: open and confirmed by confidence, rejected ones last",
+      }),
+    ),
     plain_summary: Type.Optional(refOf(InvestigationPlainSummary)),
   },
   {
@@ -377,7 +391,7 @@ export const StatusUpdate = Type.Object(
 export type StatusUpdate = {
   status: "running" | "completed" | "failed";
   result_summary?: string | null;
-  hypotheses?: InvestigationHypothesis[];
+  hypotheses?: HypothesisSubmission[];
   plain_summary?: InvestigationPlainSummary;
 };
 

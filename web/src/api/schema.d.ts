@@ -1675,7 +1675,13 @@ export interface components {
         };
         /** @description sre_update_investigation_status: an external agent's progress and conclusion */
         InvestigationStatusUpdate: {
-            hypotheses?: components["schemas"]["InvestigationHypothesis"][];
+            /** @description Stored ranked: open and confirmed by confidence, rejected ones last */
+            hypotheses?: {
+                confidence?: number | null;
+                rationale?: string | null;
+                statement: string;
+                status?: ("open" | "confirmed" | "rejected") | null;
+            }[];
             plain_summary?: components["schemas"]["InvestigationPlainSummary"];
             result_summary?: string | null;
             /** @description running: the agent took it; completed or failed: final (a final investigation cannot move: 409) */
