@@ -204,7 +204,8 @@ export const InvestigationTriageMetadata = Type.Object(
   {
     trigger: literals(["manual", "auto_investigate"] as const),
     requested_by: Type.String({
-      description: "user:<id>, or registration:<webhook id> for auto_investigate",
+      description:
+        "user:<id> for a manual start; auto_investigate when a registration's auto_investigate started it",
     }),
     workflow_name: Type.String({
       description: "The workflow the run executes (purpose alert_investigation)",

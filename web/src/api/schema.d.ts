@@ -1721,7 +1721,7 @@ export interface components {
             operator_message: string | null;
             remediation: components["schemas"]["InvestigationRemediation"] | null;
             remediation_requested: boolean;
-            /** @description user:<id>, or registration:<webhook id> for auto_investigate */
+            /** @description user:<id> for a manual start; auto_investigate when a registration's auto_investigate started it */
             requested_by: string;
             trigger: "manual" | "auto_investigate";
             /** @description The workflow the run executes (purpose alert_investigation) */
