@@ -45,6 +45,10 @@ export async function buildApp(
     },
     // Idle keep-alive sockets close at shutdown; requests in flight finish first.
     forceCloseConnections: "idle",
+    // A path parameter may be an alert's external_uid, up to 128 characters (getAlertV1 deep links);
+    // the router's default of 100 answered 414 for the longer ones. Longer still is the route
+    // schema's 400 naming the parameter, and past this the router's 414.
+    routerOptions: { maxParamLength: 1024 },
     // A URL the router cannot take (bad percent-encoding, an over-long parameter): Fastify's own
     // answer quotes it whole, query included, and a sender may log the answer with a webhook token.
     frameworkErrors: (error, request, reply: FastifyReply) => {

@@ -9,13 +9,16 @@ import { alertIngestTarget } from "./ingest/ingest.ts";
 import { ALERT_INGEST_TARGET } from "./registrations/registrations.ts";
 import { type RegistrationOptions, registrationRoutes } from "./registrations/routes.ts";
 import {
+  AlertCategorizationSummary,
   AlertHistoryEvent,
   AlertPatch,
+  AlertSummary,
   AlertV1,
   AlertWebhook,
   AlertWebhookCreate,
   AlertWebhookUpdate,
   InvestigationRef,
+  ListAlertsResponse,
 } from "./schemas.ts";
 import { syncIntegrationJob, syncIntegrationsJob } from "./sync/pull-sync.ts";
 import { alertSyncRoutes } from "./sync/routes.ts";
@@ -52,6 +55,9 @@ export async function registerAlerts(app: FastifyInstance, options: Registration
   for (const schema of [
     InvestigationRef,
     AlertV1,
+    AlertSummary,
+    AlertCategorizationSummary,
+    ListAlertsResponse,
     AlertHistoryEvent,
     AlertPatch,
     AlertWebhook,

@@ -155,6 +155,54 @@ export const AlertV1 = Type.Object(
 );
 export type AlertV1 = Static<typeof AlertV1>;
 
+export const AlertSummary = Type.Object(
+  {
+    total_active: Type.Integer({ description: "Alerts with status active" }),
+    needs_attention: Type.Integer(),
+    others: Type.Integer(),
+    needs_review: Type.Integer(),
+    false_positive: Type.Integer(),
+  },
+  {
+    $id: "AlertSummary",
+    description:
+      "Counts of active alerts, each attention value apart, whatever list is shown; scoped by integration_names only",
+  },
+);
+
+export const AlertCategorizationSummary = Type.Object(
+  {
+    total_active: Type.Integer(),
+    not_started: Type.Integer({ description: "analysis_status none" }),
+    in_progress: Type.Integer({ description: "queued or running" }),
+    completed: Type.Integer(),
+    failed: Type.Integer(),
+    is_running: Type.Boolean({ description: "At least one active alert is queued or running" }),
+  },
+  { $id: "AlertCategorizationSummary", description: "Progress of automatic analysis over active alerts" },
+);
+
+export const ListAlertsResponse = Type.Object(
+  {
+    alerts: Type.Array(Type.Ref("AlertV1")),
+    page: Type.Integer(),
+    page_size: Type.Integer(),
+    total: Type.Integer({
+      description:
+        "Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active)",
+    }),
+    total_exact: Type.Boolean({
+      description:
+        "false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q)",
+    }),
+    total_pages: Type.Integer({
+      description: "ceil(total / page_size): a lower bound too when total_exact is false",
+    }),
+    summary: Type.Ref("AlertSummary"),
+  },
+  { $id: "ListAlertsResponse" },
+);
+
 /** AlertV1 fields only Vigil sets: a PATCH naming one is a 400. */
 export const READ_ONLY_FIELDS = [
   "analysis_status",

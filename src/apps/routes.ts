@@ -5,6 +5,7 @@ import { contextOf } from "../core/context.ts";
 import {
   ERROR_RESPONSE_REF as errorResponse,
   OrgQuery,
+  optionalBody,
   OrgOnlyQuery as Query,
   refOf,
   Uuid,
@@ -132,10 +133,7 @@ export async function appRoutes(instance: FastifyInstance) {
     "/app/sre/api/discovery/runs",
     {
       config: { scope: "apps_write" },
-      // No body at all is the same as {}.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
+      ...optionalBody,
       schema: {
         operationId: "startDiscoveryRun",
         summary: "Start a discovery run over the app's bound integrations",

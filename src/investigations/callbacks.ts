@@ -8,7 +8,13 @@ import { AppError } from "../core/errors.ts";
 import { recordEvidence } from "./evidence.ts";
 import { moveInvestigation } from "./lifecycle.ts";
 import { findInvestigation, readInvestigation } from "./read-investigations.ts";
-import type { EvidenceSubmission, Investigation, StatusUpdate } from "./schemas.ts";
+import type {
+  EvidenceSubmission,
+  HypothesisSubmission,
+  Investigation,
+  InvestigationHypothesis,
+  StatusUpdate,
+} from "./schemas.ts";
 
 function finished(id: string, status: string): AppError {
   return new AppError("CONFLICT", `investigation ${id} is ${status} and cannot change`, {
@@ -53,7 +59,7 @@ export async function updateInvestigationStatus({
         updatedAt: now,
         ...(final && { finishedAt: now }),
         ...(body.result_summary !== undefined && { resultSummary: body.result_summary }),
-        ...(body.hypotheses && { hypotheses: rank(body.hypotheses) }),
+        ...(body.hypotheses && { hypotheses: rank(body.hypotheses.map(completeHypothesis)) }),
         ...(body.plain_summary && {
           structuredRca: {
             ...(row.structuredRca ?? {
@@ -78,6 +84,16 @@ export async function updateInvestigationStatus({
   );
   if (!moved) throw finished(row.id, row.status);
   return (await readInvestigation(ctx.db, row.id)) as Investigation;
+}
+
+/** A submitted hypothesis with the fields it left out as null, and nothing else. */
+function completeHypothesis(submitted: HypothesisSubmission): InvestigationHypothesis {
+  return {
+    statement: submitted.statement,
+    confidence: submitted.confidence ?? null,
+    status: submitted.status ?? null,
+    rationale: submitted.rationale ?? null,
+  };
 }
 
 /** Ranked: open and confirmed by confidence, rejected ones last. */

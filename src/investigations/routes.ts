@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { InvestigationRef } from "../alerts/index.ts";
 import { contextOf } from "../core/context.ts";
 import {
   ERROR_RESPONSE_REF as errorResponse,
+  optionalBody,
   OrgOnlyQuery as Query,
   refOf,
   Uuid,
@@ -16,8 +16,10 @@ import { approveRemediation, rejectRemediation } from "./remediation/decide.ts";
 import {
   EvidenceSubmission,
   InvestigateAlertRequest,
+  InvestigateResponse,
   Investigation,
   ListInvestigationsQuery,
+  ListInvestigationsResponse,
   RemediationApproval,
   RemediationRejection,
   StatusUpdate,
@@ -27,16 +29,12 @@ export async function investigationRoutes(instance: FastifyInstance) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["investigations"];
   const IdParams = Type.Object({ id: Uuid() });
-  // Bodies that are optional: a request without one takes the defaults.
-  const emptyBody = async (request: { body: unknown }) => {
-    if (request.body === undefined || request.body === null) request.body = {};
-  };
 
   app.post(
     "/app/sre/api/v1/alerts/:id/investigate",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: emptyBody,
+      ...optionalBody,
       schema: {
         operationId: "investigateAlert",
         tags,
@@ -46,7 +44,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
         querystring: Query,
         body: refOf(InvestigateAlertRequest),
         response: {
-          200: Type.Object({ investigation: refOf(InvestigationRef) }, { $id: "InvestigateResponse" }),
+          200: refOf(InvestigateResponse),
           404: errorResponse,
         },
       },
@@ -67,15 +65,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
         tags,
         querystring: ListInvestigationsQuery,
         response: {
-          200: Type.Object(
-            {
-              investigations: Type.Array(refOf(Investigation)),
-              page: Type.Integer(),
-              page_size: Type.Integer(),
-              total: Type.Integer({ description: "Investigations matching the filters, all pages" }),
-            },
-            { $id: "ListInvestigationsResponse", description: "Newest started_at first" },
-          ),
+          200: refOf(ListInvestigationsResponse),
         },
       },
     },
@@ -145,7 +135,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/investigations/:id/remediation/approve",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: emptyBody,
+      ...optionalBody,
       schema: {
         operationId: "approveInvestigationRemediation",
         tags,
@@ -165,7 +155,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
     "/app/sre/api/v1/investigations/:id/remediation/reject",
     {
       config: { scope: "sre_investigations_write" },
-      preValidation: emptyBody,
+      ...optionalBody,
       schema: {
         operationId: "rejectInvestigationRemediation",
         tags,

@@ -204,7 +204,8 @@ export const InvestigationTriageMetadata = Type.Object(
   {
     trigger: literals(["manual", "auto_investigate"] as const),
     requested_by: Type.String({
-      description: "user:<id>, or registration:<webhook id> for auto_investigate",
+      description:
+        "user:<id> for a manual start; auto_investigate when a registration's auto_investigate started it",
     }),
     workflow_name: Type.String({
       description: "The workflow the run executes (purpose alert_investigation)",
@@ -272,6 +273,21 @@ export type Investigation = {
   prior_incidents: InvestigationPriorIncident[];
   triage_metadata: (InvestigationTriageMetadata & { remediation: InvestigationRemediation | null }) | null;
 };
+
+export const InvestigateResponse = Type.Object(
+  { investigation: Type.Ref("InvestigationRef") },
+  { $id: "InvestigateResponse" },
+);
+
+export const ListInvestigationsResponse = Type.Object(
+  {
+    investigations: Type.Array(Type.Ref("Investigation")),
+    page: Type.Integer(),
+    page_size: Type.Integer(),
+    total: Type.Integer({ description: "Investigations matching the filters, all pages" }),
+  },
+  { $id: "ListInvestigationsResponse", description: "Newest started_at first" },
+);
 
 export const InvestigateAlertRequest = Type.Object(
   {
@@ -343,6 +359,15 @@ export const EvidenceSubmission = Type.Object(
 );
 export type EvidenceSubmission = Static<typeof EvidenceSubmission>;
 
+/** A hypothesis as an agent submits it: the statement is required, the rest may be left out (null). */
+const HypothesisSubmission = Type.Object({
+  statement: Type.String(),
+  confidence: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  status: Type.Optional(Nullable(literals(HYPOTHESIS_STATUSES))),
+  rationale: Type.Optional(Nullable(Type.String())),
+});
+export type HypothesisSubmission = Static<typeof HypothesisSubmission>;
+
 export const StatusUpdate = Type.Object(
   {
     status: literals(["running", "completed", "failed"] as const, {
@@ -350,7 +375,12 @@ export const StatusUpdate = Type.Object(
         "running: the agent took it; completed or failed: final (a final investigation cannot move: 409)",
     }),
     result_summary: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
-    hypotheses: Type.Optional(Type.Array(refOf(InvestigationHypothesis), { maxItems: 20 })),
+    hypotheses: Type.Optional(
+      Type.Array(HypothesisSubmission, {
+        maxItems: 20,
+        description: "Stored ranked: open and confirmed by confidence, rejected ones last",
+      }),
+    ),
     plain_summary: Type.Optional(refOf(InvestigationPlainSummary)),
   },
   {
@@ -362,7 +392,7 @@ export const StatusUpdate = Type.Object(
 export type StatusUpdate = {
   status: "running" | "completed" | "failed";
   result_summary?: string | null;
-  hypotheses?: InvestigationHypothesis[];
+  hypotheses?: HypothesisSubmission[];
   plain_summary?: InvestigationPlainSummary;
 };
 

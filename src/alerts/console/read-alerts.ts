@@ -16,8 +16,9 @@ async function findAlertRow(ctx: CallerCtx, id: string) {
     .from(alerts)
     .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
     .where(and(inTenant(alerts, tenantOf(ctx.actor)), UUID.test(id) ? or(eq(alerts.id, id), byUid) : byUid))
-    // An external_uid shared by two sources resolves to the most recent trigger.
-    .orderBy(desc(alerts.triggeredAt))
+    // The alert whose internal id it is comes first, whatever a source put in an external_uid; an
+    // external_uid shared by two sources resolves to the most recent trigger.
+    .orderBy(...(UUID.test(id) ? [desc(eq(alerts.id, id))] : []), desc(alerts.triggeredAt))
     .limit(1);
   if (!row) throw notFound("alert", { id });
   return row;

@@ -9,7 +9,15 @@ import {
   refOf,
   Uuid,
 } from "../../core/http/schemas.ts";
-import { ALERT_ROLES, ALERT_STATUSES, AlertPatch, ATTENTIONS, SEVERITY_BUCKETS } from "../schemas.ts";
+import {
+  ALERT_ROLES,
+  ALERT_STATUSES,
+  AlertCategorizationSummary,
+  AlertPatch,
+  ATTENTIONS,
+  ListAlertsResponse,
+  SEVERITY_BUCKETS,
+} from "../schemas.ts";
 import { reclassifyAlert, triageAlert } from "../triage/triage-alert.ts";
 import { categorizationSummary, type ListAlertsInput, listAlerts } from "./list-alerts.ts";
 import { getAlert, getAlertHistory } from "./read-alerts.ts";
@@ -64,35 +72,7 @@ export async function consoleRoutes(instance: FastifyInstance) {
         tags: alertTags,
         querystring: ListAlertsQuery,
         response: {
-          200: Type.Object(
-            {
-              alerts: Type.Array(Type.Ref("AlertV1")),
-              page: Type.Integer(),
-              page_size: Type.Integer(),
-              total: Type.Integer({
-                description:
-                  "Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active)",
-              }),
-              total_exact: Type.Boolean({
-                description:
-                  "false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q)",
-              }),
-              total_pages: Type.Integer({
-                description: "ceil(total / page_size): a lower bound too when total_exact is false",
-              }),
-              summary: Type.Object(
-                {
-                  total_active: Type.Integer(),
-                  needs_attention: Type.Integer(),
-                  others: Type.Integer(),
-                  needs_review: Type.Integer(),
-                  false_positive: Type.Integer(),
-                },
-                { description: "Active alerts, whatever status lists; scoped by integration_names only" },
-              ),
-            },
-            { $id: "ListAlertsResponse" },
-          ),
+          200: refOf(ListAlertsResponse),
         },
       },
     },
@@ -119,17 +99,7 @@ export async function consoleRoutes(instance: FastifyInstance) {
         tags: alertTags,
         querystring: Type.Object({ ...OrgQuery, integration_names: IntegrationNames }),
         response: {
-          200: Type.Object(
-            {
-              total_active: Type.Integer(),
-              not_started: Type.Integer({ description: "analysis_status none" }),
-              in_progress: Type.Integer({ description: "queued or running" }),
-              completed: Type.Integer(),
-              failed: Type.Integer(),
-              is_running: Type.Boolean({ description: "At least one active alert is queued or running" }),
-            },
-            { $id: "AlertCategorizationSummary" },
-          ),
+          200: refOf(AlertCategorizationSummary),
         },
       },
     },

@@ -238,7 +238,8 @@ export async function applyAlertBatches(
     if (batch.triage) triage.push({ scope: batch.scope, buckets: queueForTriage(planned, batch.triage) });
     if (batch.autoInvestigate) {
       for (const { row, outcome } of planned) {
-        if (outcome !== "created") continue;
+        // A source's test notification shows that it arrived; it is not investigated.
+        if (outcome !== "created" || row.isTest) continue;
         investigations.push({
           data: { alertId: row.id, orgId: batch.scope.orgId, ownerId: batch.scope.ownerId },
         });

@@ -2,7 +2,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
-import { COMMON_ERROR_STATUSES, ErrorResponse, JsonError } from "./schemas.ts";
+import { COMMON_ERROR_STATUSES, ErrorResponse, JsonError, optionalBody } from "./schemas.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Invalid input: the message names the field",
@@ -13,25 +13,30 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: "Unexpected error",
 };
 
-interface OpenApiOperation {
+type Operation = {
+  operationId?: string;
   parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
+  requestBody?: { required?: boolean };
   responses?: Record<string, unknown>;
-}
-
-interface OpenApiDocument {
-  paths?: Record<string, Record<string, OpenApiOperation>>;
-}
+};
 
 /**
- * What the route schemas cannot say by themselves. A query parameter with a default may be left
- * out (its schema lists it as required so that the default is filled in before the handler runs).
- * Every platform operation has a default response for unexpected errors, in JsonError.
+ * What the generator cannot see in a route schema: a query parameter with a default may be left out
+ * (its schema lists it as required only so that the handler's type has the value), and so may the
+ * body of a route that takes none as `{}` (optionalBody). Every platform operation has a default
+ * response for unexpected errors, in JsonError.
  */
-function finishDocument<T extends OpenApiDocument>(document: T): T {
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const operation of Object.values(item)) {
+function finishDocument(document: { paths?: object }, optionalBodies: Set<string>): void {
+  for (const [path, methods] of Object.entries(document.paths ?? {}) as [
+    string,
+    Record<string, Operation>,
+  ][]) {
+    for (const operation of Object.values(methods)) {
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in === "query" && parameter.schema?.default !== undefined) parameter.required = false;
+      }
+      if (operation.requestBody && optionalBodies.has(operation.operationId ?? "")) {
+        operation.requestBody.required = false;
       }
       if (path.startsWith("/platform/") && operation.responses && !operation.responses.default) {
         operation.responses.default = {
@@ -41,12 +46,17 @@ function finishDocument<T extends OpenApiDocument>(document: T): T {
       }
     }
   }
-  return document;
 }
 
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   app.addSchema(ErrorResponse);
   app.addSchema(JsonError);
+  const optionalBodies = new Set<string>();
+  app.addHook("onRoute", (route) => {
+    const hooks = [route.preValidation ?? []].flat();
+    const operationId = route.schema?.operationId;
+    if (operationId && hooks.includes(optionalBody.preValidation)) optionalBodies.add(operationId);
+  });
   // Declare the error statuses on every route, in the body its family answers with.
   app.addHook("onRoute", (route) => {
     if (!route.schema || route.config?.public === true || route.schema.hide) return;
@@ -85,8 +95,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transformObject: (document) =>
-      finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject),
+    transformObject: (documentObject) => {
+      const document =
+        "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
+      finishDocument(document, optionalBodies);
+      return document;
+    },
   });
   app.get("/openapi.json", { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   // The reference page is public like the document it renders.

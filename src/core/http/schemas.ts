@@ -50,3 +50,23 @@ export const refOf = <T extends TSchema & { $id?: string }>(schema: T) =>
 export const OrgOnlyQuery = Type.Object(OrgQuery);
 export const ERROR_RESPONSE_REF = { $ref: "ErrorResponse#" };
 export const JSON_ERROR_REF = { $ref: "JsonError#" };
+
+/**
+ * The hooks of a route whose JSON body may be left out (`...optionalBody` in its options): no body
+ * is the same as `{}`, so the schema's defaults apply, and the API document shows the body as not
+ * required. An empty body counts as none even under a JSON content type, which some clients send
+ * on every request.
+ */
+export const optionalBody = {
+  async onRequest(request: { headers: Record<string, unknown> }): Promise<void> {
+    const { headers } = request;
+    // As HTTP/1.1 frames it: no transfer-encoding and a content-length of 0, or none at all.
+    const length = headers["content-length"];
+    if (headers["transfer-encoding"] === undefined && (length === undefined || length === "0")) {
+      delete headers["content-type"];
+    }
+  },
+  async preValidation(request: { body: unknown }): Promise<void> {
+    request.body ??= {};
+  },
+};

@@ -960,6 +960,18 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description Progress of automatic analysis over active alerts */
+        AlertCategorizationSummary: {
+            completed: number;
+            failed: number;
+            /** @description queued or running */
+            in_progress: number;
+            /** @description At least one active alert is queued or running */
+            is_running: boolean;
+            /** @description analysis_status none */
+            not_started: number;
+            total_active: number;
+        };
         AlertHistoryEvent: {
             /** @description source or operator */
             actor: string;
@@ -1006,6 +1018,15 @@ export interface components {
             status?: "ignored" | "active";
             /** @description Set by Vigil's analysis: writing it is a 400 */
             readonly storm_id?: unknown;
+        };
+        /** @description Counts of active alerts, each attention value apart, whatever list is shown; scoped by integration_names only */
+        AlertSummary: {
+            false_positive: number;
+            needs_attention: number;
+            needs_review: number;
+            others: number;
+            /** @description Alerts with status active */
+            total_active: number;
         };
         AlertSyncRun: {
             /** @description What the run did; all zero until it completes */
@@ -1543,6 +1564,9 @@ export interface components {
              */
             remediation_requested: boolean;
         };
+        InvestigateResponse: {
+            investigation: components["schemas"]["InvestigationRef"];
+        };
         Investigation: {
             /** Format: uuid */
             alert_id: string;
@@ -1660,7 +1684,13 @@ export interface components {
         };
         /** @description sre_update_investigation_status: an external agent's progress and conclusion */
         InvestigationStatusUpdate: {
-            hypotheses?: components["schemas"]["InvestigationHypothesis"][];
+            /** @description Stored ranked: open and confirmed by confidence, rejected ones last */
+            hypotheses?: {
+                confidence?: number | null;
+                rationale?: string | null;
+                statement: string;
+                status?: ("open" | "confirmed" | "rejected") | null;
+            }[];
             plain_summary?: components["schemas"]["InvestigationPlainSummary"];
             result_summary?: string | null;
             /** @description running: the agent took it; completed or failed: final (a final investigation cannot move: 409) */
@@ -1700,7 +1730,7 @@ export interface components {
             operator_message: string | null;
             remediation: components["schemas"]["InvestigationRemediation"] | null;
             remediation_requested: boolean;
-            /** @description user:<id>, or registration:<webhook id> for auto_investigate */
+            /** @description user:<id> for a manual start; auto_investigate when a registration's auto_investigate started it */
             requested_by: string;
             trigger: "manual" | "auto_investigate";
             /** @description The workflow the run executes (purpose alert_investigation) */
@@ -1714,6 +1744,26 @@ export interface components {
                 [key: string]: unknown;
             }[];
             msg: string;
+        };
+        ListAlertsResponse: {
+            alerts: components["schemas"]["AlertV1"][];
+            page: number;
+            page_size: number;
+            summary: components["schemas"]["AlertSummary"];
+            /** @description Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active) */
+            total: number;
+            /** @description false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q) */
+            total_exact: boolean;
+            /** @description ceil(total / page_size): a lower bound too when total_exact is false */
+            total_pages: number;
+        };
+        /** @description Newest started_at first */
+        ListInvestigationsResponse: {
+            investigations: components["schemas"]["Investigation"][];
+            page: number;
+            page_size: number;
+            /** @description Investigations matching the filters, all pages */
+            total: number;
         };
         Org: {
             /** Format: date-time */
@@ -4395,7 +4445,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["DiscoveryRunStart"];
             };
@@ -4597,25 +4647,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        alerts: components["schemas"]["AlertV1"][];
-                        page: number;
-                        page_size: number;
-                        /** @description Active alerts, whatever status lists; scoped by integration_names only */
-                        summary: {
-                            false_positive: number;
-                            needs_attention: number;
-                            needs_review: number;
-                            others: number;
-                            total_active: number;
-                        };
-                        /** @description Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active) */
-                        total: number;
-                        /** @description false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q) */
-                        total_exact: boolean;
-                        /** @description ceil(total / page_size): a lower bound too when total_exact is false */
-                        total_pages: number;
-                    };
+                    "application/json": components["schemas"]["ListAlertsResponse"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5021,7 +5053,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["InvestigateAlertRequest"];
             };
@@ -5033,9 +5065,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        investigation: components["schemas"]["InvestigationRef"];
-                    };
+                    "application/json": components["schemas"]["InvestigateResponse"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5108,23 +5138,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Progress of automatic analysis over active alerts */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        completed: number;
-                        failed: number;
-                        /** @description queued or running */
-                        in_progress: number;
-                        /** @description At least one active alert is queued or running */
-                        is_running: boolean;
-                        /** @description analysis_status none */
-                        not_started: number;
-                        total_active: number;
-                    };
+                    "application/json": components["schemas"]["AlertCategorizationSummary"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5424,13 +5444,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        investigations: components["schemas"]["Investigation"][];
-                        page: number;
-                        page_size: number;
-                        /** @description Investigations matching the filters, all pages */
-                        total: number;
-                    };
+                    "application/json": components["schemas"]["ListInvestigationsResponse"];
                 };
             };
             /** @description Invalid input: the message names the field */
@@ -5663,7 +5677,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RemediationApproval"];
             };
@@ -5764,7 +5778,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RemediationRejection"];
             };
