@@ -168,6 +168,12 @@ function rangesAround(alerts: { stormScope: string; triggeredAt: Date }[]) {
  * scope) and of the scope's storms near a range, and the loose alerts of the scope near a range (at
  * most 2 x STORM_MAX_MEMBERS each). A full storm near a range keeps that range's loose alerts out
  * of storms, so they are not read.
+ *
+ * Members and loose alerts are found through the storm indexes alone, then read by id and kept to
+ * the tenant (`offset 0` keeps the tenant's condition out of the lookup): with the tenant beside
+ * them, the planner chose the tenant's status index whenever its statistics lagged behind a burst
+ * of ingest (a storm, exactly when this runs most) and read every active alert of the tenant for
+ * each range.
  */
 async function readNeighbourhood(
   db: Executor,
@@ -194,20 +200,25 @@ async function readNeighbourhood(
           and a.triggered_at between r.lo and r.hi
       ) stormed
     ), sizes as (
-      select a.storm_id, count(*) as n from alerts a
-      where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(select storm_id from near))
+      select a.storm_id, count(*) as n
+      from (select * from alerts where id = any(array(
+        select id from alerts where storm_id = any(array(select storm_id from near)))) offset 0) a
+      where ${inTenant(tenant)} and ${live}
       group by a.storm_id
     ), members as (
-      select ${COLUMNS} from alerts a
-      where ${inTenant(tenant)} and ${live} and a.storm_id = any(array(
-        select storm_id from near union select unnest(${boundArray(touched, "uuid")})))
+      select ${COLUMNS}
+      from (select * from alerts where id = any(array(select id from alerts where storm_id = any(array(
+        select storm_id from near union select unnest(${boundArray(touched, "uuid")}))))) offset 0) a
+      where ${inTenant(tenant)} and ${live}
     ), found as (
       select * from members
       union all
       select loose.* from ranges r cross join lateral (
-        select ${COLUMNS} from alerts a
-        where ${inTenant(tenant)} and ${live} and a.storm_scope = r.scope and a.storm_id is null
-          and a.triggered_at between r.lo and r.hi
+        select ${COLUMNS}
+        from (select * from alerts where id = any(array(select id from alerts
+          where storm_scope = r.scope and storm_id is null and triggered_at between r.lo and r.hi
+            and status = 'active' and not is_test)) offset 0) a
+        where ${inTenant(tenant)} and ${live}
         order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
       ) loose
       where not exists (

@@ -389,6 +389,36 @@ describeEachEngine("automatic triage", (harness) => {
     await classifyAlertsJob.handler({ ctx, data, attempt: 4 });
     expect((await readAlert(h, auth, id)).analysis_status).toBe("failed");
   });
+
+  it("claims only its own tenant's alerts from a bucket whose name another tenant's alerts share", async () => {
+    const h = harness();
+    const tenants = [];
+    for (const name of ["first", "second"]) {
+      const { auth } = await h.createKey();
+      const url = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: name,
+        classify_mode: "immediate",
+      });
+      const delivered = await deliver(h, url, firingBody([{ name: "SharedBucket", severity: "warning" }]));
+      const id = delivered.json().alerts[0].id as string;
+      await settled(h, auth, id);
+      tenants.push({ auth, id });
+    }
+    const [first, second] = tenants as [(typeof tenants)[0], (typeof tenants)[0]];
+    const { db } = h.vigil.services.database;
+    // Bucket names hold no tenant: both alerts wait in a bucket of the same name.
+    const bucket = "batch:storm_scope:shared";
+    for (const { id } of tenants) {
+      await db.execute(
+        sql`update alerts set analysis_status = 'queued', triage_bucket = ${bucket} where id = ${id}`,
+      );
+    }
+    const data = { orgId: null, ownerId: (await ownerOf(h, first.id)) as string, buckets: [bucket] };
+    await classifyAlertsJob.handler({ ctx: jobContext(h, db), data, attempt: 1 });
+    expect((await readAlert(h, first.auth, first.id)).analysis_status).toBe("completed");
+    expect((await readAlert(h, second.auth, second.id)).analysis_status).toBe("queued");
+  });
 });
 
 // With no correlator running (role api), the job itself places the bucket's alerts in their storm
