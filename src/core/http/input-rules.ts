@@ -2,6 +2,7 @@
 // registers its own parser, and no text reaches the database that PostgreSQL cannot store.
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../errors.ts";
+import { takesOptionalBody } from "./schemas.ts";
 
 // U+0000, or a UTF-16 surrogate without its partner: PostgreSQL text and jsonb refuse both, and a
 // JSON body carries them as escapes (`\u0000`, `\ud800`).
@@ -62,13 +63,19 @@ export function registerInputRules(app: FastifyInstance): void {
   // any body (the webhook trigger) register their own parsers.
   app.removeContentTypeParser("text/plain");
 
-  // An operation without a body (approve a version, a new draft, terminate) is often called with
-  // `Content-Type: application/json` and nothing after it: that is no body, not invalid JSON. An
-  // operation that takes a body still answers 400 for an empty one.
+  // An operation without a body (approve a version, a new draft, terminate) or with an optional one
+  // (optionalBody) is often called with `Content-Type: application/json` and nothing after it: that
+  // is no body, not invalid JSON. An operation that needs a body still answers 400 for an empty one.
+  const optional = new Set<string>();
+  app.addHook("onRoute", (route) => {
+    if (!route.schema?.body || takesOptionalBody(route)) {
+      for (const method of [route.method].flat()) optional.add(`${method} ${route.url}`);
+    }
+  });
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body.length === 0 && !request.routeOptions.schema?.body) {
+    if (body.length === 0 && optional.has(`${request.method} ${request.routeOptions.url}`)) {
       done(null, undefined);
       return;
     }

@@ -2,7 +2,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
-import { COMMON_ERROR_STATUSES, ErrorResponse, JsonError, optionalBody } from "./schemas.ts";
+import { COMMON_ERROR_STATUSES, ErrorResponse, JsonError, takesOptionalBody } from "./schemas.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Invalid input: the message names the field",
@@ -53,9 +53,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
   app.addSchema(JsonError);
   const optionalBodies = new Set<string>();
   app.addHook("onRoute", (route) => {
-    const hooks = [route.preValidation ?? []].flat();
     const operationId = route.schema?.operationId;
-    if (operationId && hooks.includes(optionalBody.preValidation)) optionalBodies.add(operationId);
+    if (operationId && takesOptionalBody(route)) optionalBodies.add(operationId);
   });
   // Declare the error statuses on every route, in the body its family answers with.
   app.addHook("onRoute", (route) => {

@@ -52,21 +52,18 @@ export const ERROR_RESPONSE_REF = { $ref: "ErrorResponse#" };
 export const JSON_ERROR_REF = { $ref: "JsonError#" };
 
 /**
- * The hooks of a route whose JSON body may be left out (`...optionalBody` in its options): no body
- * is the same as `{}`, so the schema's defaults apply, and the API document shows the body as not
+ * The hook of a route whose JSON body may be left out (`...optionalBody` in its options): no body is
+ * the same as `{}`, so the schema's defaults apply, and the API document shows the body as not
  * required. An empty body counts as none even under a JSON content type, which some clients send
- * on every request.
+ * on every request (the JSON parser, input-rules.ts).
  */
 export const optionalBody = {
-  async onRequest(request: { headers: Record<string, unknown> }): Promise<void> {
-    const { headers } = request;
-    // As HTTP/1.1 frames it: no transfer-encoding and a content-length of 0, or none at all.
-    const length = headers["content-length"];
-    if (headers["transfer-encoding"] === undefined && (length === undefined || length === "0")) {
-      delete headers["content-type"];
-    }
-  },
   async preValidation(request: { body: unknown }): Promise<void> {
     request.body ??= {};
   },
 };
+
+/** Whether a route, as `onRoute` sees it, takes its body as optional (optionalBody). */
+export function takesOptionalBody(route: { preValidation?: unknown }): boolean {
+  return [route.preValidation ?? []].flat().includes(optionalBody.preValidation);
+}
