@@ -1,7 +1,6 @@
 // The real `vigil` command as an operator runs it: start, serve, refuse a second process on the same
 // data directory, finish an in-flight request on SIGTERM, restart on the same files with the data
 // intact, create keys from the CLI, and (on PostgreSQL) run two instances against one database.
-import { spawn } from "node:child_process";
 import {
   copyFileSync,
   mkdirSync,
@@ -203,21 +202,8 @@ describe("bin/vigil.js chooses the bundle or the sources", () => {
   const bundle = join(root, "dist", "vigil.js");
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  function launch(env: Record<string, string> = {}): Running {
-    const child = spawn(process.execPath, [join(root, "bin", "vigil.js"), "--help"], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-    });
-    child.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    return { child, output: () => output, exited };
-  }
+  const launch = (env: Record<string, string> = {}): Running =>
+    runVigil(["--help"], env, join(root, "bin", "vigil.js"));
 
   function writeBundle(modified: Date): void {
     writeFileSync(bundle, 'process.stdout.write("the bundle ran\\n");\n');

@@ -12,9 +12,12 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** `vigil ARGS` with only PATH, LOG_LEVEL=info and `env` in its environment. */
-export function runVigil(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * `vigil ARGS` with only PATH, LOG_LEVEL=info and `env` in its environment; `bin` runs another
+ * checkout's `bin/vigil.js`.
+ */
+export function runVigil(args: string[], env: Record<string, string>, bin = BIN): Running {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
