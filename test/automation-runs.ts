@@ -87,6 +87,21 @@ export async function createApprovedWorkflow(
   return approved.json();
 }
 
+/**
+ * An approved investigation workflow that hands the investigation to an external agent: one
+ * http_request stage to `url`, taking the investigation and alert ids as inputs.
+ */
+export function createHandOffWorkflow(h: Harness, auth: Auth, name: string, url: string) {
+  return createApprovedWorkflow(h, auth, {
+    name,
+    inputs: [
+      { name: "investigation_id", required: true },
+      { name: "alert_id", required: true },
+    ],
+    stages: [{ id: "hand_off", action_type: "http_request", config: { url } }],
+  });
+}
+
 /** Starts a run in the key owner's personal namespace, as a webhook or Ask would. */
 export async function startAs(h: Harness, owner: Owner, input: StartExecutionInput) {
   const found = await findActiveKey(h.vigil.services.database.db, owner.key);

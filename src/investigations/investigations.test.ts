@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
+import { createHandOffWorkflow, settledTrace } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 import { expressionOf } from "./investigator/gather.ts";
@@ -386,21 +386,8 @@ describeEachEngine(
       await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const workflow = uid("external-investigation");
-      await createApprovedWorkflow(h, auth, {
-        name: workflow,
-        inputs: [
-          { name: "investigation_id", required: true },
-          { name: "alert_id", required: true },
-        ],
-        // The agent works elsewhere; the run waits on it.
-        stages: [
-          {
-            id: "hand_off",
-            action_type: "http_request",
-            config: { url: `${base}/investigate/{{input.alert_id}}` },
-          },
-        ],
-      });
+      // The agent works elsewhere; the run waits on it.
+      await createHandOffWorkflow(h, auth, workflow, `${base}/investigate/{{input.alert_id}}`);
       const remove = setInvestigationWorkflowChooser(async (_db, _tenant, purpose) =>
         purpose === INVESTIGATION_PURPOSE ? workflow : null,
       );

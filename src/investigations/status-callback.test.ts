@@ -6,7 +6,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, registerTrigger } from "../../test/alerts.ts";
-import { createApprovedWorkflow } from "../../test/automation-runs.ts";
+import { createHandOffWorkflow } from "../../test/automation-runs.ts";
 import { call, describeEachEngine } from "../../test/harness.ts";
 import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 
@@ -32,20 +32,12 @@ describeEachEngine(
       const h = harness();
       const { auth } = await h.createKey();
       const workflow = `hand-off-${h.engine}`;
-      await createApprovedWorkflow(h, auth, {
-        name: workflow,
-        inputs: [
-          { name: "investigation_id", required: true },
-          { name: "alert_id", required: true },
-        ],
-        stages: [
-          {
-            id: "hand_off",
-            action_type: "http_request",
-            config: { url: `http://127.0.0.1:${(agent.address() as AddressInfo).port}/investigate` },
-          },
-        ],
-      });
+      await createHandOffWorkflow(
+        h,
+        auth,
+        workflow,
+        `http://127.0.0.1:${(agent.address() as AddressInfo).port}/investigate`,
+      );
       const remove = setInvestigationWorkflowChooser(async (_db, _tenant, purpose) =>
         purpose === INVESTIGATION_PURPOSE ? workflow : null,
       );
