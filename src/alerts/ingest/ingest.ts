@@ -140,11 +140,15 @@ interface HistoryRecord {
   detail: Record<string, unknown>;
 }
 
-/** One statement for the deliveries' bodies, their alerts and the alerts' history. */
+/**
+ * One statement for the deliveries' bodies, their alerts and the alerts' history. New alerts are
+ * inserted and stored ones updated, each by its id: an upsert would pay for a speculative insertion
+ * (a probe of the key and a confirmation record) on every new alert, whose fresh id never conflicts.
+ */
 async function writeAlerts(
   tx: Tx,
   payloads: PayloadRecord[],
-  rows: AlertRow[],
+  rows: { created: AlertRow[]; updated: AlertRow[] },
   history: HistoryRecord[],
 ): Promise<void> {
   // Planning this statement costs more than running it for a few rows; for many rows a plan made
@@ -155,15 +159,19 @@ async function writeAlerts(
     with payloads as (
       insert into alert_payloads (id, body, received_at)
       select id, body, received_at from json_populate_recordset(null::alert_payloads, ${JSON.stringify(payloads)}::json)
-    ), upserted as (
-      insert into alerts select * from json_populate_recordset(null::alerts, ${JSON.stringify(rows.map(recordFromRow))}::json)
-      on conflict (id) do update set ${sql.raw(ALERT_UPDATE_LIST)}
+    ), created as (
+      insert into alerts select * from json_populate_recordset(null::alerts, ${JSON.stringify(rows.created.map(recordFromRow))}::json)
+    ), updated as (
+      update alerts set ${sql.raw(ALERT_UPDATE_LIST)}
+      from json_populate_recordset(null::alerts, ${JSON.stringify(rows.updated.map(recordFromRow))}::json) r
+      where alerts.id = r.id
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
     from json_populate_recordset(null::alert_events, ${JSON.stringify(history)}::json)`;
+  const count = rows.created.length + rows.updated.length;
   await deferWrite(tx, () =>
-    rows.length <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query),
+    count <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query),
   );
 }
 
@@ -254,7 +262,15 @@ export async function applyAlertBatches(
       rows.map((row) => ({ before: stored.get(row.id) ?? null, after: row })),
       options.impact,
     );
-    await writeAlerts(tx, payloads, rows, history);
+    await writeAlerts(
+      tx,
+      payloads,
+      {
+        created: rows.filter((row) => !stored.has(row.id)),
+        updated: rows.filter((row) => stored.has(row.id)),
+      },
+      history,
+    );
     await trimHistory(tx, rows);
   }
   // The group's buckets are queued together: one or two job rows per tenant, not per delivery.

@@ -26,15 +26,29 @@ export function firstText(...values: unknown[]): string | null {
   return null;
 }
 
+/** Each table's keys trimmed and lower-cased, made once: the tables are read for every alert. */
+const caseFoldedTables = new WeakMap<object, Map<string, unknown>>();
+
+function caseFolded(table: Readonly<Record<string, unknown>>): Map<string, unknown> {
+  let folded = caseFoldedTables.get(table);
+  if (!folded) {
+    folded = new Map();
+    for (const [name, value] of Object.entries(table)) {
+      const key = name.trim().toLowerCase();
+      // The first of two keys that fold alike wins, in the table's own order.
+      if (!folded.has(key)) folded.set(key, value);
+    }
+    caseFoldedTables.set(table, folded);
+  }
+  return folded;
+}
+
 /**
  * Looks `key` up in a small table, ignoring case and surrounding spaces on both sides (1.3: status
  * values, actions and enums match case-insensitively after trimming). Only own keys count, so a
- * value such as `constructor` never finds `Object.prototype` members.
+ * value such as `constructor` never finds `Object.prototype` members. Tables are read-only: a table
+ * is folded the first time it is looked in.
  */
 export function lookupIgnoringCase<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
-  const wanted = key.trim().toLowerCase();
-  for (const [name, value] of Object.entries(table)) {
-    if (name.trim().toLowerCase() === wanted) return value;
-  }
-  return undefined;
+  return caseFolded(table).get(key.trim().toLowerCase()) as T | undefined;
 }
