@@ -4,6 +4,7 @@
 // directly). The clock is Vigil's injected `now`, so the receive time is known exactly.
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
 import { expect, it } from "vitest";
 import {
   type AmAlert,
@@ -603,7 +604,7 @@ describeEachEngine(
         sql`select org_id, owner_id from alert_webhooks where id = ${registration.id}`,
       );
       const tenant = owner.rows[0] as { org_id: string | null; owner_id: string };
-      const statement = lockAlertsStatement([
+      const { query: statement } = lockAlertsStatement([
         {
           scope: {
             orgId: tenant.org_id,
@@ -618,6 +619,9 @@ describeEachEngine(
       /** Every index scan of the plan: the index and what it is searched by. */
       async function indexScans() {
         const { rows } = await db.execute(sql`explain (format json) ${statement}`);
+        return scansOf(rows);
+      }
+      function scansOf(rows: unknown[]) {
         const scans: { index: string; cond: string }[] = [];
         const visit = (node: Record<string, unknown>) => {
           if (typeof node["Index Name"] === "string") {
@@ -638,6 +642,20 @@ describeEachEngine(
       ]);
       await db.execute(sql`analyze alerts`);
       expect(await lookupScans()).toEqual([
+        { index: "alerts_key", cond: expect.stringContaining("external_uid = ANY") },
+      ]);
+      // Ingest runs it as a named statement, on a plan made once for any uids: that plan too.
+      const { sql: text, params } = new PgDialect().sqlToQuery(statement);
+      const generic = await db.transaction(async (tx) => {
+        await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
+        await tx.execute(sql.raw(`prepare lock_probe as ${text}`));
+        // EXECUTE takes no bound parameters: the values go in as literals (text, uuids, an array).
+        const args = params.map((param) => `'${String(param).replaceAll("'", "''")}'`).join(", ");
+        const { rows } = await tx.execute(sql.raw(`explain (format json) execute lock_probe(${args})`));
+        await tx.execute(sql`deallocate lock_probe`);
+        return rows;
+      });
+      expect(scansOf(generic).filter((scan) => scan.index !== "alerts_pkey")).toEqual([
         { index: "alerts_key", cond: expect.stringContaining("external_uid = ANY") },
       ]);
       const locked = await db.transaction(async (tx) => (await tx.execute(statement)).rows);

@@ -83,7 +83,10 @@ function alertKey(scope: AlertScope, uid: string): string {
  * deliveries that both create the same new alert collide on the unique key instead; the trigger
  * retries the loser, which then finds the alert.
  */
-export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events">[]): SQL {
+export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events">[]): {
+  query: SQL;
+  scopes: number;
+} {
   // One branch per registration scope (usually one), each a lookup in alerts_key (tables.ts),
   // written so that no other index can serve it, whatever the statistics.
   const uidsByScope = new Map<string, { scope: AlertScope; uids: Set<string> }>();
@@ -99,15 +102,28 @@ export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events
         and ${tenantKey(alerts)} = ${scope.orgId ?? scope.ownerId}
         and source_type = ${scope.sourceType} and integration_name = ${scope.integrationName}`,
   );
-  return sql`
+  const query = sql`
     select ${sql.raw(ALERT_SELECT_LIST)} from alerts
     where id = any(array(${sql.join(branches, sql` union all `)}))
     order by id for update`;
+  return { query, scopes: branches.length };
 }
 
+/** Lock reads of at most this many scopes run as named statements (their text is fixed by the number of scopes). */
+const NAMED_LOCK_MAX_SCOPES = 4;
+
 async function loadAlerts(tx: Tx, batches: IngestBatch[]): Promise<Map<string, AlertRow>> {
-  // Sent now, so that in a pipelined transaction it leaves with BEGIN.
-  const { rows } = await executeNow(tx, lockAlertsStatement(batches));
+  // Sent now, so that in a pipelined transaction they leave with BEGIN. The named statements of
+  // this transaction (this read, the write of a few alerts, the job and invocation inserts) run on
+  // the plan made when they were prepared: left to choose, PostgreSQL planned the read again on
+  // every execution (0.25 to 0.5 ms, against 0.05 ms to run it).
+  const { query, scopes } = lockAlertsStatement(batches);
+  const [, { rows }] = await Promise.all([
+    executeNow(tx, sql`set local plan_cache_mode = force_generic_plan`),
+    scopes <= NAMED_LOCK_MAX_SCOPES
+      ? executeNamed(tx, `alerts.lock.${scopes}`, query)
+      : executeNow(tx, query),
+  ]);
   const loaded = new Map<string, AlertRow>();
   for (const record of rows) {
     const row = rowFromRecord(record);
