@@ -8,6 +8,7 @@ import { sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
+import type { Executor } from "../../core/db/database.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
@@ -47,21 +48,30 @@ const inBuckets = (buckets: string[]) =>
   sql`id = any(array(select id from alerts
     where triage_bucket = any(${boundArray(buckets, "text")}) and analysis_status in ('queued', 'running')))`;
 
+/**
+ * Takes the queued alerts of the buckets. `mark`: they become `running` (committed, so others see
+ * the work is taken while it runs long); otherwise they are only locked in the caller's transaction,
+ * which stores their classification before it ends.
+ */
 async function claim(
-  ctx: Ctx,
+  db: Executor,
   data: BucketsOf,
   attempt: number,
+  mark: boolean,
 ): Promise<{ row: AlertRow; bucket: string }[]> {
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock.
-  const { rows } = await ctx.db.execute(sql`
-    update alerts set analysis_status = 'running'
-    where id in (
-      select id from alerts
-      where ${inBuckets(data.buckets)} and ${tenantOf(data)} and analysis_status in ${states}
-      order by id for update)
-    returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`);
+  const waiting = sql`select id from alerts
+    where ${inBuckets(data.buckets)} and ${tenantOf(data)} and analysis_status in ${states}
+    order by id for update`;
+  const { rows } = mark
+    ? await db.execute(sql`
+        update alerts set analysis_status = 'running' where id in (${waiting})
+        returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`)
+    : await db.execute(sql`
+        select ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket from alerts
+        where id in (${waiting}) order by id`);
   return rows.map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }));
 }
 
@@ -99,51 +109,108 @@ async function correlateBuckets(ctx: Ctx, data: BucketsOf): Promise<void> {
 /** Claims, classifies and stores the queued alerts of the buckets, in a fixed number of round trips. */
 async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Promise<void> {
   await correlateBuckets(ctx, data);
-  const claimedAll = await claim(ctx, data, attempt);
-  if (claimedAll.length === 0) return;
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const port = triageWorkflowPort();
   const workflow = port ? await port.choose(ctx.db, tenant) : null;
+  if (port && workflow) return startTriageRuns(ctx, data, attempt, port, workflow);
+  // With an LLM each alert takes seconds: the alerts are marked running and each is shown as soon
+  // as it is classified.
+  if (ctx.config.llm) {
+    const claimed = await claim(ctx.db, data, attempt, true);
+    const history = await historyOf(
+      ctx,
+      claimed.map(({ row }) => row.id),
+    );
+    for (const alert of claimed) {
+      await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert, claimed, history)], ctx.now());
+    }
+    return;
+  }
+  // The built-in classifier alone takes microseconds: the alerts are locked, classified and stored
+  // in one transaction, queued to completed with no `running` in between. Every change of an alert
+  // writes a new version of its row and of each of its index entries, so the mark would cost about
+  // as much as the classification's own write.
+  await ctx.db.transaction(async (tx) => {
+    const claimed = await claim(tx, data, attempt, false);
+    if (claimed.length === 0) return;
+    const txCtx = { ...ctx, db: tx };
+    const history = await historyOf(
+      txCtx,
+      claimed.map(({ row }) => row.id),
+    );
+    const results: Classified[] = [];
+    for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert, claimed, history));
+    await storeClassifications(tx, results, ctx.now(), { locked: true });
+  });
+}
+
+type Claimed = { row: AlertRow; bucket: string };
+
+/** The other alerts of an alert's bucket, as the classifier weighs them. */
+function peersOf({ row, bucket }: Claimed, claimed: Claimed[]) {
+  return claimed
+    .filter((other) => other.bucket === bucket && other.row.id !== row.id)
+    .map((other) => ({ id: other.row.id, title: other.row.title, severity: other.row.severity }));
+}
+
+async function classifyBuiltIn(
+  ctx: Ctx,
+  alert: Claimed,
+  claimed: Claimed[],
+  history: SourceHistory,
+): Promise<Classified> {
+  const { row } = alert;
+  const result = await runBuiltInClassifier(ctx, {
+    row,
+    history,
+    bucket: peersOf(alert, claimed),
+    now: ctx.now(),
+    refine: true,
+  });
+  return {
+    id: row.id,
+    bucket: alert.bucket,
+    attention: result.attention,
+    reason: result.attentionReason,
+    summary: result.shortSummary,
+    investigation: result.initialInvestigation,
+    detail: {
+      step: CLASSIFY_STEP,
+      attention: result.attention,
+      reason: result.attentionReason,
+      ...(result.refinedBy && { refined_by: result.refinedBy }),
+    },
+  };
+}
+
+/** The tenant's triage workflow classifies: one run per claimed alert, each ending in its classification. */
+async function startTriageRuns(
+  ctx: Ctx,
+  data: BucketsOf,
+  attempt: number,
+  port: TriageWorkflowPort,
+  workflow: string,
+): Promise<void> {
+  const claimed = await claim(ctx.db, data, attempt, true);
+  if (claimed.length === 0) return;
+  const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const history = await historyOf(
     ctx,
-    claimedAll.map(({ row }) => row.id),
+    claimed.map(({ row }) => row.id),
   );
   const now = ctx.now();
   const results: Classified[] = [];
-  for (const { row, bucket: bucketKey } of claimedAll) {
-    const bucket = claimedAll
-      .filter((other) => other.bucket === bucketKey && other.row.id !== row.id)
-      .map((other) => ({ id: other.row.id, title: other.row.title, severity: other.row.severity }));
-    if (port && workflow) {
-      const fallback = await startTriageRun(ctx, port, {
-        tenant,
-        workflow,
-        row,
-        bucketKey,
-        bucket,
-        history,
-        now,
-      });
-      if (fallback) results.push(fallback);
-      continue;
-    }
-    const result = await runBuiltInClassifier(ctx, { row, history, bucket, now, refine: true });
-    results.push({
-      id: row.id,
-      bucket: bucketKey,
-      attention: result.attention,
-      reason: result.attentionReason,
-      summary: result.shortSummary,
-      investigation: result.initialInvestigation,
-      detail: {
-        step: CLASSIFY_STEP,
-        attention: result.attention,
-        reason: result.attentionReason,
-        ...(result.refinedBy && { refined_by: result.refinedBy }),
-      },
+  for (const alert of claimed) {
+    const fallback = await startTriageRun(ctx, port, {
+      tenant,
+      workflow,
+      row: alert.row,
+      bucketKey: alert.bucket,
+      bucket: peersOf(alert, claimed),
+      history,
+      now,
     });
-    // With an LLM each alert takes seconds: each is shown as soon as it is classified.
-    if (ctx.config.llm) await storeClassifications(ctx.db, results.splice(0), now);
+    if (fallback) results.push(fallback);
   }
   await storeClassifications(ctx.db, results, now);
 }

@@ -15,16 +15,26 @@ export interface Classified {
   detail: Record<string, unknown>;
 }
 
-/** One statement (one round trip, however many alerts); rows are locked in id order, as ingest locks them. */
-export async function storeClassifications(db: Executor, classified: Classified[], now: Date): Promise<void> {
+/**
+ * One statement (one round trip, however many alerts); rows are locked in id order, as ingest locks
+ * them. `locked`: the caller's transaction locked the alerts while they were still queued and
+ * classified them before letting go, so queued ones are written too.
+ */
+export async function storeClassifications(
+  db: Executor,
+  classified: Classified[],
+  now: Date,
+  { locked = false } = {},
+): Promise<void> {
   if (classified.length === 0) return;
+  const claimed = locked ? sql`('queued', 'running')` : sql`('running')`;
   await db.execute(sql`
     with input as (
       select * from json_to_recordset(${JSON.stringify(classified)}::json)
         as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
     ), locked as (
       select a.id from alerts a join input i on i.id = a.id
-      where a.analysis_status = 'running' and a.triage_bucket = i.bucket
+      where a.analysis_status in ${claimed} and a.triage_bucket = i.bucket
       order by a.id for update of a
     ), updated as (
       update alerts a set attention = i.attention, attention_reason = i.reason, short_summary = i.summary,

@@ -13,7 +13,7 @@ import {
 import { parseSharedFixture, readFixture } from "../../../test/fixtures.ts";
 import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { startOpenAiStub } from "../../../test/openai-stub.ts";
-import type { Db } from "../../core/db/database.ts";
+import type { Db, Tx } from "../../core/db/database.ts";
 import { applyAlertBatches } from "../ingest/ingest.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
 import { PARSERS } from "../sources/index.ts";
@@ -368,20 +368,25 @@ describeEachEngine("automatic triage", (harness) => {
     await db.execute(
       sql`update alerts set analysis_status = 'queued', triage_bucket = ${bucket} where id = ${id}`,
     );
-    // A database whose first claim fails.
+    // A database whose first claim fails, made alone or in a transaction.
     let calls = 0;
-    const failing = new Proxy(db, {
-      get(target, property, receiver) {
-        if (property !== "execute") return Reflect.get(target, property, receiver);
-        return (...args: Parameters<Db["execute"]>) => {
-          const claim = JSON.stringify(args[0]).includes("set analysis_status = 'running'");
-          if (claim) calls += 1;
-          if (claim && calls === 1) return Promise.reject(new Error("connection reset"));
-          return target.execute(...args);
-        };
-      },
-    });
-    const ctx = jobContext(h, failing as Db);
+    const failingFirstClaim = <T extends Pick<Db, "execute">>(executor: T): T =>
+      new Proxy(executor, {
+        get(target, property, receiver) {
+          if (property === "transaction") {
+            return (fn: (tx: Tx) => Promise<unknown>) =>
+              (target as unknown as Db).transaction((tx) => fn(failingFirstClaim(tx)));
+          }
+          if (property !== "execute") return Reflect.get(target, property, receiver);
+          return (...args: Parameters<Db["execute"]>) => {
+            const claim = JSON.stringify(args[0]).includes("claimed_bucket");
+            if (claim) calls += 1;
+            if (claim && calls === 1) return Promise.reject(new Error("connection reset"));
+            return target.execute(...args);
+          };
+        },
+      });
+    const ctx = jobContext(h, failingFirstClaim(db));
     const data = { orgId: null, ownerId: (await ownerOf(h, id)) as string, buckets: [bucket] };
     await expect(classifyAlertsJob.handler({ ctx, data, attempt: 1 })).rejects.toThrow("connection reset");
     expect((await readAlert(h, auth, id)).analysis_status).toBe("queued");
