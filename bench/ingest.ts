@@ -24,6 +24,7 @@ import type { ServerMessage, ServerReply } from "./ingest-server.ts";
 import { pgbenchUpsertRates } from "./pgbench-upsert.ts";
 import { cpuSeconds } from "./process-cpu.ts";
 import type { QueryStats } from "./query-counter.ts";
+import { type RelationWal, walByRelation, walLsn } from "./wal-by-relation.ts";
 
 const BOOTSTRAP_KEY = "bench-bootstrap-key-0123456789";
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -35,6 +36,8 @@ const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 10);
 /** How long to wait for Vigil's background work (triage of the last scenario) before Alertmanager's turn. */
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 20);
 const PGBENCH_SECONDS = Number(process.env.BENCH_PGBENCH_SECONDS ?? 5);
+/** Relations shown in the WAL-by-relation line of each PostgreSQL scenario. */
+const WAL_RELATIONS_SHOWN = 8;
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres";
 const SERVER_URL =
   process.env.BENCH_DATABASE_URL?.trim() || process.env.TEST_DATABASE_URL?.trim() || DEFAULT_POSTGRES;
@@ -99,6 +102,8 @@ interface Row {
     /** CPU seconds of the PostgreSQL backends serving Vigil's database; null on PGlite. */
     databaseCpu: number | null;
     walBytes: number | null;
+    /** The WAL of Vigil's database by relation, or why it could not be read; null on PGlite. */
+    walByRelation: RelationWal[] | string | null;
     loopPercent: number;
     queries: [string, QueryStats][];
   };
@@ -323,6 +328,7 @@ async function benchEngine(
 
       const backendsBefore = admin && database ? await backendCpu(admin, database.name) : null;
       const walBefore = admin && database ? await walPosition(admin) : null;
+      const lsnBefore = admin && database ? await walLsn(admin) : null;
       await vigil.ask({ type: "begin" });
       const vigilBefore = cpuSeconds(vigil.pid) ?? Number.NaN;
       const vigilRun = await sender.run({ ...drive, ...targets.vigil });
@@ -333,8 +339,10 @@ async function benchEngine(
       >;
       let databaseCpu: number | null = null;
       let walBytes: number | null = null;
-      if (admin && database && backendsBefore && walBefore !== null) {
+      let walRelations: RelationWal[] | string | null = null;
+      if (admin && database && backendsBefore && walBefore !== null && lsnBefore !== null) {
         walBytes = (await walPosition(admin)) - walBefore;
+        walRelations = await walByRelation(admin, database.url, lsnBefore, await walLsn(admin));
         databaseCpu = 0;
         for (const [pid, after] of await backendCpu(admin, database.name)) {
           databaseCpu += after - (backendsBefore.get(pid) ?? 0);
@@ -349,6 +357,7 @@ async function benchEngine(
           cpu: vigilCpu,
           databaseCpu,
           walBytes,
+          walByRelation: walRelations,
           loopPercent: ended.loopPercent,
           queries: ended.queries,
         },
@@ -424,6 +433,18 @@ function printDetails(rows: Row[]): void {
     if (vigil.walBytes !== null && vigil.deliveries > 0) {
       console.log(
         `  WAL ${(vigil.walBytes / vigil.deliveries / 1024).toFixed(1)} KiB/delivery (cluster-wide)`,
+      );
+    }
+    const created = vigil.outcomes.created ?? 0;
+    if (typeof vigil.walByRelation === "string") {
+      console.log(`  WAL by relation: not read (${vigil.walByRelation})`);
+    } else if (vigil.walByRelation && vigil.alerts > 0) {
+      // Per alert of the scenario, whatever its outcome: a repeat's WAL is its invocation record.
+      const parts = vigil.walByRelation
+        .slice(0, WAL_RELATIONS_SHOWN)
+        .map(({ relation, bytes }) => `${relation} ${(bytes / vigil.alerts).toFixed(0)}`);
+      console.log(
+        `  WAL by relation, bytes/alert (${created} of ${vigil.alerts} alerts created): ${parts.join(", ")}`,
       );
     }
     for (const [who, side] of [
