@@ -97,7 +97,11 @@ export const alerts = pgTable(
     /** Storms must look at this alert again (it is new, changed or left): storm-correlator.ts. */
     stormPending: boolean("storm_pending").notNull().default(false),
     ingestedVia: text("ingested_via"),
-    /** The delivery's body, stored once in alert_payloads however many alerts it holds. */
+    /**
+     * The body of the delivery that last changed the alert, stored once however many alerts it
+     * holds: the id of its webhook invocation record (a push) or of its alert_payloads row (a pull,
+     * and pushes stored before the invocation record held the body). See console/raw-payload.ts.
+     */
     rawPayloadId: uuid("raw_payload_id"),
     /** Hash of the last event applied: the same delivery twice changes nothing. */
     lastEventHash: text("last_event_hash"),
@@ -241,7 +245,7 @@ export function tenantKey(table: { orgId: AnyPgColumn; ownerId: AnyPgColumn }): 
   return sql`coalesce(${table.orgId}, ${table.ownerId})`;
 }
 
-/** Delivery bodies (`raw_payload`): one row per delivery that changed alerts, shared by its alerts. */
+/** Pulled answers' bodies (`raw_payload`): one row per answer that changed alerts, shared by its alerts. */
 export const alertPayloads = pgTable("alert_payloads", {
   id: uuid("id").primaryKey(),
   body: text("body").notNull(),

@@ -4,11 +4,13 @@ import { and, asc, count, desc, eq, ilike, inArray, or, type SQL, sql } from "dr
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { AppError } from "../../core/errors.ts";
+import { webhookInvocations } from "../../webhooks/index.ts";
 import { ANALYSIS_STATUSES, ATTENTIONS } from "../schemas.ts";
 import { DISPLAY_PRIORITY } from "../sources/normalize/severity.ts";
 import type { SeverityBucket } from "../sources/types.ts";
 import { alertPayloads, alerts, SEARCH_SEPARATOR, searchText } from "../tables.ts";
 import { ALERT_V1_JSON, withRawPayload } from "./present.ts";
+import { rawPayloadColumns, rawPayloadText } from "./raw-payload.ts";
 
 export interface ListAlertsInput {
   status: "active" | "resolved" | "ignored";
@@ -105,10 +107,11 @@ export async function listAlerts({
   // alerts mapped and serialized row by row in Node took longer than PostgreSQL took to read it.
   const [rows, total, summary] = await Promise.all([
     ctx.db
-      .select({ alert: sql<string>`${ALERT_V1_JSON}::text`, rawPayload: alertPayloads.body })
+      .select({ alert: sql<string>`${ALERT_V1_JSON}::text`, ...rawPayloadColumns })
       .from(pageIds)
       .innerJoin(alerts, eq(alerts.id, pageIds.id))
       .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
+      .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
       .orderBy(...order),
     // The summary counts the active list, whole or by attention, already: not twice.
     countedBySummary ? null : countAlerts(ctx, where, countLimit(ctx, input.q !== undefined)),
@@ -126,7 +129,7 @@ export async function listAlerts({
     total_pages: Math.ceil(counted.n / input.page_size),
     summary,
   });
-  const page = rows.map((row) => withRawPayload(row.alert, row.rawPayload)).join(",");
+  const page = rows.map((row) => withRawPayload(row.alert, rawPayloadText(row))).join(",");
   return `{"alerts":[${page}],${rest.slice(1)}`;
 }
 

@@ -3,18 +3,21 @@ import { and, asc, desc, eq, or } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
+import { webhookInvocations } from "../../webhooks/index.ts";
 import type { AlertV1 } from "../schemas.ts";
 import { alertEvents, alertPayloads, alerts } from "../tables.ts";
 import { presentAlert, presentHistoryEvent } from "./present.ts";
+import { rawPayloadColumns, rawPayloadText } from "./raw-payload.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function findAlertRow(ctx: CallerCtx, id: string) {
   const byUid = eq(alerts.externalUid, id);
   const [row] = await ctx.db
-    .select({ alert: alerts, rawPayload: alertPayloads.body })
+    .select({ alert: alerts, ...rawPayloadColumns })
     .from(alerts)
     .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
+    .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
     .where(and(inTenant(alerts, tenantOf(ctx.actor)), UUID.test(id) ? or(eq(alerts.id, id), byUid) : byUid))
     // The alert whose internal id it is comes first, whatever a source put in an external_uid; an
     // external_uid shared by two sources resolves to the most recent trigger.
@@ -26,7 +29,7 @@ async function findAlertRow(ctx: CallerCtx, id: string) {
 
 export async function getAlert({ ctx, input }: { ctx: CallerCtx; input: { id: string } }): Promise<AlertV1> {
   const row = await findAlertRow(ctx, input.id);
-  return presentAlert(row.alert, row.rawPayload);
+  return presentAlert(row.alert, rawPayloadText(row));
 }
 
 export async function getAlertHistory({ ctx, input }: { ctx: CallerCtx; input: { id: string } }) {

@@ -216,10 +216,13 @@ export async function applyAlertBatches(
   for (const batch of batches) {
     const planned: { row: AlertRow; outcome: IngestOutcome }[] = [];
     const delivery: IngestResult[] = [];
+    // A pushed delivery's body is its invocation record's payload, written in this transaction
+    // (trigger.ts): its alerts point at the invocation. Only a pulled answer is stored here.
     const payload =
-      batch.rawPayload === null
+      batch.rawPayload === null || batch.invocationId !== null
         ? null
         : { id: uuidv7(), body: storableText(batch.rawPayload), received_at: batch.receivedAt };
+    const rawPayloadId = batch.rawPayload === null ? null : (batch.invocationId ?? payload?.id ?? null);
     // Every field of every event is made storable (storable.ts) before it is planned, so a retry of
     // the same delivery compares equal to what the first one stored. Pushed events already are
     // (prepare); pulled ones (alert sync) come straight here.
@@ -230,7 +233,7 @@ export async function applyAlertBatches(
         scope: batch.scope,
         receivedAt: batch.receivedAt,
         via: batch.via,
-        rawPayloadId: payload?.id ?? null,
+        rawPayloadId,
         eventHash: eventHash(event),
       });
       if (plan.next && plan.history) {

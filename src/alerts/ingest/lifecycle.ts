@@ -31,7 +31,7 @@ export interface EventContext {
   scope: AlertScope;
   receivedAt: Date;
   via: "push" | "pull";
-  /** The alert_payloads row holding this delivery's body, or null (keep the stored one). */
+  /** Where this delivery's body is kept (raw-payload.ts), or null (keep the stored one). */
   rawPayloadId: string | null;
   /** Identity of the event's content: the same delivery twice has the same hash. */
   eventHash: string;

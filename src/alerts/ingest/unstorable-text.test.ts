@@ -5,6 +5,7 @@
 // Everything goes through the real trigger endpoint, on both engines.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { readAlert, readHistory, registerAlerts, triggerPathOf } from "../../../test/alerts.ts";
 import { fixtureFiles, readFixture } from "../../../test/fixtures.ts";
@@ -435,6 +436,36 @@ describeEachEngine(
       expect(alert.raw_payload).toBe(cleaned(body));
       const { detail } = await readInvocation(h, auth, registration, response);
       expect(detail.payload).toBe(body);
+    });
+
+    it("a body with a byte that is not UTF-8: 202, raw_payload read as ingest read it, the body stored once", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "alertmanager");
+      const text = readFixture("alertmanager", "firing-single-critical.json").replace(
+        '"receiver": "alert-ingest-webhook"',
+        '"receiver": "alert-ingest@webhook"',
+      );
+      // 0xff is never part of UTF-8: it is read as U+FFFD, as a browser or any decoder reads it.
+      const bytes = Buffer.from(text, "utf8");
+      bytes[text.indexOf("@")] = 0xff;
+      const response = await h.vigil.app.inject({
+        method: "POST",
+        url: registration.triggerPath,
+        headers: { "content-type": "application/json" },
+        payload: bytes,
+      });
+      const accepted = await expectAccepted(h, auth, registration, response);
+      const alert = await readAlert(h, auth, accepted.alerts[0].id);
+      expect(alert.raw_payload).toBe(text.replace("@", "\ufffd"));
+      expect(alert.raw_payload).toBe(bytes.toString("utf8"));
+      // The body is the invocation record's payload, as received: not copied again for the alerts.
+      const { detail } = await readInvocation(h, auth, registration, response);
+      expect(Buffer.from(detail.payload, "utf8").includes(0xff)).toBe(false);
+      const { rows } = await h.vigil.services.database.db.execute(
+        sql`select count(*)::int as n from alert_payloads`,
+      );
+      expect(rows[0]).toEqual({ n: 0 });
     });
 
     // ---- a header value ----
