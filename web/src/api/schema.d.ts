@@ -1176,6 +1176,8 @@ export interface components {
             updated_at: string;
         };
         AlertWebhookCreate: {
+            /** @description Optional; must equal the app_name of the path */
+            app_name?: string;
             /** @description Start a deep-dive investigation for each new alert */
             auto_investigate?: boolean;
             /** @description Debounce window */
@@ -1197,8 +1199,10 @@ export interface components {
             /** @description One of the 16 registered source parsers */
             source: "alertmanager" | "grafana" | "datadog" | "pagerduty" | "opsgenie" | "cloudwatch" | "azure-monitor" | "gcp-monitoring" | "newrelic" | "sentry" | "zabbix" | "dynatrace" | "elastic" | "splunk" | "uptime-kuma" | "checkmk";
         };
-        /** @description Settings to change; source and integration identify the registration and cannot change */
+        /** @description Settings to change. app_name, source and integration identify the registration: they may be sent (a whole resource body) but cannot change (400 naming the field) */
         AlertWebhookUpdate: {
+            /** @description Optional; must equal the app_name of the path */
+            app_name?: string;
             /** @description Start a deep-dive investigation for each new alert */
             auto_investigate?: boolean;
             /** @description Debounce window */
@@ -1209,12 +1213,16 @@ export interface components {
             classify_mode?: "batch" | "immediate";
             /** @description A disabled registration answers 404 at the trigger */
             enabled?: boolean;
+            /** @description Optional; must equal the registration's */
+            integration?: string;
             /** @description Raw severity value -> bucket, compared case-insensitively; wins over the source's own table */
             severity_overrides?: {
                 [key: string]: "Critical" | "High" | "Medium" | "Low" | "info";
             };
             /** @description CloudWatch: confirm SNS subscriptions whose SubscribeURL is https://sns.<region>.amazonaws.com */
             sns_auto_confirm?: boolean;
+            /** @description Optional; must equal the registration's */
+            source?: string;
         };
         /** @description An API key as listings show it: never the key itself */
         ApiKey: {
