@@ -1284,6 +1284,8 @@ export interface components {
             }[];
         };
         AppInstallationWrite: {
+            /** @description The resource's app_name may be sent; it must equal the appName of the path */
+            app_name?: string;
             /** @description Omitted: unchanged; [] clears */
             attached_workflows?: string[];
             /** @description Install metadata: replaces the previous config when present; omitted: unchanged. Keys the sre app reads: remediation, off (the default) or on_request (an investigation asked to remediate may propose a change to the workspace's git integration, pushed only when approved); another value is 400 naming config.remediation */
