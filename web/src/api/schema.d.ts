@@ -8188,7 +8188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
-            /** @description Invalid input: the message names the field */
+            /** @description Invalid workflow, or one of that name exists (field name) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8217,15 +8217,6 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JsonError"];
-                };
-            };
-            /** @description Workflow exists */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
