@@ -6445,6 +6445,7 @@ export interface operations {
                 offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
+                /** @description A session's id; any other value matches nothing */
                 session_id?: string;
             };
             header?: never;
