@@ -1476,6 +1476,8 @@ export interface components {
         /** @description sre_submit_investigation_evidence: verified and captured_at are set by Vigil */
         EvidenceSubmission: {
             evidence: {
+                /** @description Ignored: Vigil sets it */
+                captured_at?: string;
                 description?: string | null;
                 kind: "dashboard" | "metric" | "log" | "trace" | "runbook" | "alert_rule" | "console" | "code" | "other";
                 source: "llm" | "tool_trace" | "runbook" | "prior_knowledge";
@@ -1483,6 +1485,8 @@ export interface components {
                 tool_name?: string | null;
                 /** @description Absolute http(s) URL; anything else is 400 */
                 url: string;
+                /** @description Ignored: Vigil sets it */
+                verified?: boolean;
             }[];
         };
         ExecutionListItem: {
