@@ -54,20 +54,44 @@ export const IntegrationSegment = Type.String({
   description: "Integration instance name; empty for the default integration",
 });
 
+/** The resource's app_name attribute, accepted in bodies: it must name the app of the path. */
+const BodyAppName = Type.String({
+  maxLength: 64,
+  description: "Optional; must equal the app_name of the path",
+});
+
 export const AlertWebhookCreate = Type.Composite(
   [
-    Type.Object({ source: SourceName, integration: Type.Optional(IntegrationSegment) }),
+    Type.Object({
+      source: SourceName,
+      integration: Type.Optional(IntegrationSegment),
+      app_name: Type.Optional(BodyAppName),
+    }),
     Type.Partial(Type.Object(registrationSettings)),
   ],
   { $id: "AlertWebhookCreate", additionalProperties: false },
 );
 export type AlertWebhookCreate = Static<typeof AlertWebhookCreate>;
 
-export const AlertWebhookUpdate = Type.Partial(Type.Object(registrationSettings), {
-  $id: "AlertWebhookUpdate",
-  additionalProperties: false,
-  description: "Settings to change; source and integration identify the registration and cannot change",
-});
+export const AlertWebhookUpdate = Type.Composite(
+  [
+    Type.Partial(
+      Type.Object({
+        app_name: BodyAppName,
+        source: Type.String({ maxLength: 64, description: "Optional; must equal the registration's" }),
+        integration: Type.String({ maxLength: 128, description: "Optional; must equal the registration's" }),
+      }),
+    ),
+    Type.Partial(Type.Object(registrationSettings)),
+  ],
+  {
+    $id: "AlertWebhookUpdate",
+    additionalProperties: false,
+    description:
+      "Settings to change. app_name, source and integration identify the registration: they may be sent " +
+      "(a whole resource body) but cannot change (400 naming the field)",
+  },
+);
 export type AlertWebhookUpdate = Static<typeof AlertWebhookUpdate>;
 
 export const AlertWebhook = Type.Object(

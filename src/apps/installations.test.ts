@@ -130,8 +130,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       expect(workflow.statusCode, name).toBe(200);
       expect(workflow.json()).toMatchObject({ approved_version: 1, ready: true });
     }
+    // The whole resource as the body: app_name may come along when it is the path's.
     const again = await call(h, auth, "PUT", `/api/v1/apps/sre${q}`, {
       ...body,
+      app_name: "sre",
       config: { region: "eu", team: "sre" },
     });
     expect(again.json()).toEqual(installed);
@@ -267,6 +269,7 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       [{ integrations: "prom" }, "integrations", "integrations: must be array"],
       [{ config: { k: 1 } }, "config.k", "config.k: must be string"],
       [{ enabled: true, surprise: 1 }, "surprise", "surprise: is not a known field"],
+      [{ app_name: "other" }, "app_name", 'app_name: must be "sre", the app of the path'],
       [
         { workflow_assignments: [{ purpose: "alert_triage" }] },
         "workflow_assignments.0.workflow_name",

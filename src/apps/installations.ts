@@ -149,6 +149,9 @@ export async function getApp({ ctx, input }: { ctx: CallerCtx; input: { appName:
 /** 400 naming the first item of the body the tenant or the app cannot take. */
 async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallationWrite): Promise<void> {
   const tenant = tenantOf(ctx.actor);
+  if (body.app_name !== undefined && body.app_name !== app.slug) {
+    throw badRequest("app_name", `must be "${app.slug}", the app of the path`);
+  }
   if (body.integrations) {
     const missing = new Set(await missingIntegrations({ ctx, input: { names: body.integrations } }));
     const index = body.integrations.findIndex((name) => missing.has(name));

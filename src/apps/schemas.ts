@@ -17,6 +17,12 @@ export const WorkflowAssignment = Type.Object(
 
 export const AppInstallationWrite = Type.Object(
   {
+    app_name: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: "The resource's app_name may be sent; it must equal the appName of the path",
+      }),
+    ),
     integrations: Type.Optional(
       Type.Array(Name("An integration of the tenant"), {
         maxItems: 100,

@@ -1,7 +1,9 @@
 // Evidence that can be trusted: the caller says what a link is (kind, source, tool); Vigil decides
 // whether it is verified (the URL's host is the host of one of the tenant's integrations) and when it
-// was captured. A URL that is not absolute http(s) is a 400 naming the field; tool_name belongs to
-// tool_trace items only; a missing description gets a default from the tool or the kind.
+// was captured: a verified or captured_at the caller sends is ignored, as the spec has both always
+// set server-side. A URL that is not absolute http(s) is a 400 naming the field; tool_name is kept
+// for tool_trace items only (null on others, and on a tool_trace item that names no tool); a missing
+// description gets a default from the tool or the kind.
 import { eq } from "drizzle-orm";
 import type { Tenant } from "../core/auth/tenancy.ts";
 import type { Ctx } from "../core/context.ts";
@@ -52,18 +54,15 @@ export function isVerified(url: string, hosts: Set<string>): boolean {
   return URL.canParse(url) && hosts.has(new URL(url).hostname.toLowerCase());
 }
 
+/** The tool an item names: only a tool_trace item has one. */
+const toolNameOf = (item: EvidenceDraft) => (item.source === "tool_trace" ? (item.tool_name ?? null) : null);
+
 /** Checks every item; the first bad one is a 400 naming `evidence.<n>.<field>`. */
 export function checkEvidence(items: EvidenceDraft[], field = "evidence"): void {
   items.forEach((item, index) => {
     const url = URL.canParse(item.url) ? new URL(item.url) : null;
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
       throw badRequest(`${field}.${index}.url`, "must be an absolute http(s) URL");
-    }
-    if (item.source === "tool_trace" && !item.tool_name) {
-      throw badRequest(`${field}.${index}.tool_name`, "is required when source is tool_trace");
-    }
-    if (item.source !== "tool_trace" && item.tool_name) {
-      throw badRequest(`${field}.${index}.tool_name`, "is only set when source is tool_trace");
     }
   });
 }
@@ -90,9 +89,7 @@ export async function recordEvidence(
       .from(investigationEvidence)
       .where(eq(investigationEvidence.investigationId, input.investigationId));
     const keys = new Set(stored.map((row) => JSON.stringify([row.url, row.source, row.toolName])));
-    items = items.filter(
-      (item) => !keys.has(JSON.stringify([item.url, item.source, item.tool_name ?? null])),
-    );
+    items = items.filter((item) => !keys.has(JSON.stringify([item.url, item.source, toolNameOf(item)])));
   }
   if (items.length === 0) return;
   const hosts = await verifiedHosts(ctx, db, input.tenant);
@@ -105,11 +102,9 @@ export async function recordEvidence(
       url: item.url,
       description:
         item.description ||
-        (item.source === "tool_trace" && item.tool_name
-          ? `Captured by the ${item.tool_name} tool`
-          : DEFAULT_DESCRIPTIONS[item.kind]),
+        (toolNameOf(item) ? `Captured by the ${toolNameOf(item)} tool` : DEFAULT_DESCRIPTIONS[item.kind]),
       source: item.source,
-      toolName: item.source === "tool_trace" ? (item.tool_name ?? null) : null,
+      toolName: toolNameOf(item),
       verified: isVerified(item.url, hosts),
       capturedAt,
     })),

@@ -213,7 +213,7 @@ describeEachEngine("investigations", (harness) => {
     expect((await readAlert(h, auth, off.id)).investigation).toBeNull();
   });
 
-  it("evidence: verified and captured_at by Vigil, default descriptions, tool_name rules, 400 naming the field", async () => {
+  it("evidence: verified and captured_at by Vigil, default descriptions, tool_name only on tool_trace, 400 naming the field", async () => {
     const h = harness();
     const { auth } = await h.createKey();
     const integration = await call(h, auth, "POST", "/api/v1/integrations", {
@@ -227,16 +227,6 @@ describeEachEngine("investigations", (harness) => {
     await finished(h, auth, ref.id);
     const submit = (evidence: object[]) =>
       call(h, auth, "POST", `/app/sre/api/v1/investigations/${ref.id}/evidence`, { evidence });
-    const ok = await submit([
-      {
-        kind: "dashboard",
-        title: "Latency",
-        url: "https://grafana.example.com/d/abc",
-        source: "llm",
-        verified: false,
-      },
-    ]);
-    expect(ok.statusCode).toBe(400);
     const accepted = await submit([
       { kind: "dashboard", title: "Latency", url: "https://grafana.example.com/d/abc", source: "llm" },
       {
@@ -276,14 +266,39 @@ describeEachEngine("investigations", (harness) => {
     ]);
     expect(javascript.statusCode).toBe(400);
     expect(javascript.json().details.field).toBe("evidence.0.url");
-    const toolOnLlm = await submit([
-      { kind: "other", title: "x", url: "https://a.example", source: "llm", tool_name: "t" },
+    // verified and captured_at are always Vigil's: what the caller claims is ignored. tool_name is
+    // set only when source is tool_trace.
+    const claimed = await submit([
+      {
+        kind: "other",
+        title: "Claims",
+        url: "https://a.example/claims",
+        source: "llm",
+        tool_name: "t",
+        verified: true,
+        captured_at: "2001-01-01T00:00:00Z",
+      },
+      { kind: "trace", title: "No tool", url: "https://a.example/trace", source: "tool_trace" },
     ]);
-    expect(toolOnLlm.json().details.field).toBe("evidence.0.tool_name");
-    const noTool = await submit([
-      { kind: "other", title: "x", url: "https://a.example", source: "tool_trace" },
-    ]);
-    expect(noTool.json().details.field).toBe("evidence.0.tool_name");
+    expect(claimed.statusCode, claimed.body).toBe(200);
+    const [claims, noTool] = claimed.json().evidence.slice(-2);
+    expect(claims).toEqual({
+      kind: "other",
+      title: "Claims",
+      url: "https://a.example/claims",
+      description: "A related page",
+      source: "llm",
+      tool_name: null,
+      verified: false,
+      captured_at: expect.any(String),
+    });
+    expect(claims.captured_at).not.toBe("2001-01-01T00:00:00.000Z");
+    expect(Date.parse(claims.captured_at)).toBeGreaterThan(Date.parse("2020-01-01T00:00:00Z"));
+    expect(noTool).toMatchObject({
+      source: "tool_trace",
+      tool_name: null,
+      description: "A distributed trace of an affected request",
+    });
     // A final investigation does not move again.
     const status = await call(h, auth, "POST", `/app/sre/api/v1/investigations/${ref.id}/status`, {
       status: "running",

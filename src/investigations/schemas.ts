@@ -341,10 +341,12 @@ export const EvidenceSubmission = Type.Object(
               Type.String({
                 minLength: 1,
                 maxLength: 100,
-                description: "Required for tool_trace, refused otherwise",
+                description: "The tool of a tool_trace item; stored null for other sources",
               }),
             ),
           ),
+          verified: Type.Optional(Type.Boolean({ description: "Ignored: Vigil sets it" })),
+          captured_at: Type.Optional(Type.String({ maxLength: 64, description: "Ignored: Vigil sets it" })),
         },
         { additionalProperties: false },
       ),

@@ -93,8 +93,9 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             "Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, " +
             "never by an API key. Any content type; the body is recorded exactly as received. " +
             "Agent and workflow targets: the run starts in the same transaction as the invocation record; " +
-            "a JSON body (application/json or +json) must be an object and becomes the run's inputs, any " +
-            "other body becomes the input `message` (text as received); an empty body gives no inputs. " +
+            "a JSON object body (application/json or +json) becomes the run's inputs, any other body the input " +
+            "`message` (text as received, a JSON string's value, other JSON as its text); an empty body gives " +
+            "no inputs, and only the target's own input rules (required inputs, patterns) refuse a body (400). " +
             "The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows.",
           security: [{ WebhookToken: [] }],
           consumes: ["application/json", "text/plain", "application/x-www-form-urlencoded", "*/*"],

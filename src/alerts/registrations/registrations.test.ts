@@ -96,6 +96,23 @@ describeEachEngine(
       expect((await trigger(h, body)).statusCode).toBe(404);
     });
 
+    it("takes the whole resource as the body: app_name at create, unchanged identity at update", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const response = await create(h, auth, { app_name: "sre", source: "grafana", integration: "whole" });
+      expect(response.statusCode, response.body).toBe(201);
+      const created = response.json();
+      expect(created).toMatchObject({ app_name: "sre", source: "grafana", integration: "whole" });
+      const updated = await h.vigil.app.inject({
+        method: "PUT",
+        url: `${BASE}/${created.id}`,
+        headers: auth,
+        payload: { app_name: "sre", source: "grafana", integration: "whole", auto_investigate: true },
+      });
+      expect(updated.statusCode, updated.body).toBe(200);
+      expect(updated.json()).toEqual({ ...created, auto_investigate: true, updated_at: expect.any(String) });
+    });
+
     it("reads a registration by id, and answers 404 for an unknown id", async () => {
       const h = harness();
       const { auth } = await h.createKey();
@@ -211,6 +228,14 @@ describeEachEngine(
       const moved = await update({ source: "grafana" });
       expect(moved.statusCode).toBe(400);
       expect(moved.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "source" } });
+      for (const [field, value] of [
+        ["integration", "other"],
+        ["app_name", "other"],
+      ]) {
+        const renamed = await update({ [field as string]: value });
+        expect(renamed.statusCode, renamed.body).toBe(400);
+        expect(renamed.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field } });
+      }
 
       const unknown = await h.vigil.app.inject({
         method: "PUT",
@@ -401,7 +426,7 @@ describeEachEngine(
         ["integration not a string", { source: "grafana", integration: 7 }, "integration"],
         ["integration too long", { source: "grafana", integration: "x".repeat(129) }, "integration"],
         ["id is computed", { source: "grafana", id: randomUUID() }, "id"],
-        ["app_name in the body", { source: "grafana", app_name: "sre" }, "app_name"],
+        ["app_name of another app", { source: "grafana", app_name: "other" }, "app_name"],
       ];
 
       it.each(createCases)("create: %s is 400 naming the field", async (_name, body, field) => {

@@ -5,7 +5,7 @@ import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { isUniqueViolation } from "../../core/db/pg-errors.ts";
-import { conflict, notFound } from "../../core/errors.ts";
+import { AppError, conflict, notFound } from "../../core/errors.ts";
 import { createTtlCache } from "../../core/ttl-cache.ts";
 import {
   createWebhook,
@@ -44,6 +44,31 @@ function assertAlertApp(appName: string): void {
   if (!ALERT_APPS.has(appName)) throw notFound("app", { app_name: appName });
 }
 
+/**
+ * A body may carry the resource's identifying attributes (a client sending the whole resource), but
+ * the path already names the registration: a different value is a 400 naming the field.
+ */
+function assertSameIdentity(
+  given: { app_name?: string; source?: string; integration?: string },
+  registration: { app_name?: string; source?: string; integration?: string },
+): void {
+  for (const field of ["app_name", "source", "integration"] as const) {
+    const value = given[field];
+    const expected = registration[field];
+    if (value !== undefined && expected !== undefined && value !== expected) {
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `${field}: must be "${expected}": it names the registration and cannot change`,
+        {
+          field,
+          location: "body",
+          rule: "const",
+        },
+      );
+    }
+  }
+}
+
 function present(ctx: CallerCtx, row: RegistrationRow, webhook: WebhookRow): AlertWebhook {
   const path = triggerPathOf(webhook, ctx.secrets);
   return {
@@ -76,6 +101,7 @@ export async function createAlertWebhook({
   input: { appName: string; body: AlertWebhookCreate; onRegistered?: RegistrationHook };
 }): Promise<AlertWebhook> {
   assertAlertApp(input.appName);
+  assertSameIdentity(input.body, { app_name: input.appName });
   const settings = { ...REGISTRATION_DEFAULTS, ...input.body };
   const tenant = tenantOf(ctx.actor);
   const now = ctx.now();
@@ -203,6 +229,7 @@ export async function updateAlertWebhook({
 }): Promise<AlertWebhook> {
   const { row } = await findOwn(ctx, input.appName, input.id);
   const { changes } = input;
+  assertSameIdentity(changes, { app_name: row.appName, source: row.source, integration: row.integration });
   const now = ctx.now();
   return withTransaction(ctx.db, async (tx) => {
     const [updated] = await tx

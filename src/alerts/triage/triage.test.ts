@@ -93,7 +93,8 @@ describe("triage buckets", () => {
       "batch:service:service:cart",
       "batch:service:service:web",
       "batch:service:service:node-exporter",
-      `alert:${rows[4]?.id}`,
+      // No service: it waits the window with its source's other such alerts.
+      "batch:service:unscoped:alertmanager/",
       // Zabbix's component tag: cpu.
       "batch:service:service:cpu",
       // Checkmk's service is a check of a host, the last resort.
@@ -113,13 +114,13 @@ describe("triage buckets", () => {
       "toString",
     ]);
     expect(rows.map((row) => triageBucketOf(row, byService).key)).toEqual([
-      `alert:${rows[0]?.id}`,
+      "batch:service:unscoped:alertmanager/",
       "batch:service:service:constructor",
-      `alert:${rows[2]?.id}`,
+      "batch:service:unscoped:alertmanager/",
     ]);
     const byScope: TriageSettings = { ...byService, bucketBy: "storm_scope" };
     expect(rows.map((row) => triageBucketOf(row, byScope).key)).toEqual([
-      `alert:${rows[0]?.id}`,
+      "batch:storm_scope:unscoped:alertmanager/",
       "batch:storm_scope:service:constructor",
       "batch:storm_scope:cluster:__proto__",
     ]);
@@ -202,20 +203,28 @@ describeEachEngine("automatic triage", (harness) => {
         { name: "ApiLatencyHigh", severity: "warning", labels },
         { name: "ApiErrorRateHigh", severity: "warning", labels },
         { name: "NodeDiskFull", severity: "critical", labels },
+        // No scope at all: it still waits for the window, alone in its source's bucket.
+        { name: "Heartbeat", severity: "warning", labels: {} },
       ]),
     );
-    const [latency, errors, disk] = delivered.json().alerts.map((alert: { id: string }) => alert.id);
+    const [latency, errors, disk, heartbeat] = delivered
+      .json()
+      .alerts.map((alert: { id: string }) => alert.id);
     const critical = await settled(h, auth, disk);
     expect(critical.analysis_status).toBe("completed");
     // The critical alert went straight through; the others still wait for the window.
     expect((await readAlert(h, auth, latency)).analysis_status).toBe("queued");
     expect((await readAlert(h, auth, errors)).analysis_status).toBe("queued");
+    expect((await readAlert(h, auth, heartbeat)).analysis_status).toBe("queued");
     const batched = await Promise.all([settled(h, auth, latency), settled(h, auth, errors)]);
     for (const alert of batched) {
       expect(alert.analysis_status).toBe("completed");
       expect(alert.initial_investigation).toContain("classified together with 1 alert(s)");
     }
     expect(batched[0].initial_investigation).toContain("ApiErrorRateHigh (Medium)");
+    const alone = await settled(h, auth, heartbeat);
+    expect(alone.analysis_status).toBe("completed");
+    expect(alone.initial_investigation).not.toContain("classified together");
   }, 60_000);
 
   it("queues one job for a group's buckets due now and one per waiting bucket and window, never one per delivery", async () => {

@@ -26,7 +26,10 @@ function isCriticalOrP1(row: AlertRow): boolean {
   return row.severity === "Critical" || /^p1$/i.test(row.sourceSeverity.trim());
 }
 
-/** The bucket an alert is classified in; an alert alone in its bucket is classified at once. */
+/**
+ * The bucket an alert is classified in and how long the bucket waits: an alert alone in its bucket
+ * (immediate mode, a Critical or P1 alert let through) is classified at once.
+ */
 export function triageBucketOf(
   row: AlertRow,
   settings: TriageSettings,
@@ -40,8 +43,10 @@ export function triageBucketOf(
   } else {
     group = stormScopeOf(row.labels, row.sourceType);
   }
-  // Without a scope or service an alert has no one to be grouped with, so it does not wait either.
-  if (!group) return alone;
+  // Batch mode debounces every alert, as the spec's classify_mode batch has it: one without a scope
+  // or service shares no incident with others, so it waits the window with the other such alerts of
+  // its source and integration (the `unscoped:` prefix is no dimension a scope is named by).
+  group ??= `unscoped:${row.sourceType}/${row.integrationName}`;
   return { key: `${settings.mode}:${settings.bucketBy}:${group}`, delaySeconds: settings.windowSeconds };
 }
 

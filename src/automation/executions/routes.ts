@@ -10,7 +10,9 @@ const TraceParams = Type.Object({
 });
 const ListExecutionsQuery = Type.Object({
   ...OrgQuery,
-  session_id: Type.Optional(Type.String({ format: "uuid" })),
+  session_id: Type.Optional(
+    Type.String({ maxLength: 100, description: "A session's id; any other value matches nothing" }),
+  ),
   agent_name: Type.Optional(
     Type.String({ maxLength: 100, description: "The agent, or the workflow for workflow runs" }),
   ),

@@ -10,6 +10,7 @@ import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
 import type { ExecutionListItem, TraceDAGResponse } from "../schemas.ts";
+import { isUuid } from "../sessions/session-rows.ts";
 import { executionNodes, executions } from "../tables.ts";
 import type { ExecutionRow } from "./execution-state.ts";
 
@@ -109,6 +110,8 @@ export async function listExecutions({
   ctx: CallerCtx;
   input: { session_id?: string; agent_name?: string; limit: number; offset: number };
 }): Promise<ExecutionListItem[]> {
+  // The spec's session_id is a string: one that is no session's id (every id is a uuid) lists nothing.
+  if (input.session_id && !isUuid(input.session_id)) return [];
   const conditions: SQL[] = [inTenant(executions, tenantOf(ctx.actor))];
   if (input.session_id) conditions.push(eq(executions.sessionId, input.session_id));
   if (input.agent_name) conditions.push(eq(executions.agentName, input.agent_name));

@@ -7,7 +7,6 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import { workContext } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, type ErrorCode } from "../../core/errors.ts";
-import { jsonSyntaxReason } from "../../core/json-syntax.ts";
 import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
 import { storableText, storableValue } from "../../webhooks/index.ts";
 import { startExecution } from "../executions/executions.ts";
@@ -55,32 +54,31 @@ async function targetReadiness(
   return workflowReadiness(target.name, version.stages, (name) => known.has(name));
 }
 
-type BodyInput = { ok: true; input: unknown } | { ok: false; message: string };
-
-/** A JSON object body is the inputs; any other content type is the text input `message`. */
-export function bodyToInput(body: string, contentType: string | undefined): BodyInput {
+/**
+ * The run's input from a trigger's body. A JSON object (application/json or +json) is the inputs;
+ * any other body is the text input `message`: a JSON string as its value, anything else (text of
+ * another content type, a JSON array or number, JSON that does not parse, an object nested too deep
+ * to store) as the text received. Every body thus starts the run, as the spec answers every trigger
+ * of a ready target with 202; only the target's own input rules (required inputs, patterns) refuse.
+ */
+export function bodyToInput(body: string, contentType: string | undefined): unknown {
   const mediaType = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   const isJson = mediaType === "application/json" || mediaType.endsWith("+json");
   // The run's input is stored: text PostgreSQL cannot hold (U+0000, lone surrogates) becomes U+FFFD,
   // as it does for alert ingest.
-  if (!isJson) return { ok: true, input: body === "" ? undefined : { [TEXT_INPUT]: storableText(body) } };
-  if (body.trim() === "") return { ok: true, input: undefined };
+  const asText = (text: string) => (text === "" ? undefined : { [TEXT_INPUT]: storableText(text) });
+  if (!isJson) return asText(body);
+  if (body.trim() === "") return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
-  } catch (err) {
-    return { ok: false, message: `body is not valid JSON: ${jsonSyntaxReason(err)}` };
+  } catch {
+    return asText(body);
   }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return {
-      ok: false,
-      message: `a JSON body must be an object of inputs; send other content as text/plain (input ${TEXT_INPUT})`,
-    };
-  }
-  if (nestingDepth(parsed) > MAX_INPUT_DEPTH) {
-    return { ok: false, message: `a JSON body may nest at most ${MAX_INPUT_DEPTH} levels deep` };
-  }
-  return { ok: true, input: storableValue(parsed) };
+  if (typeof parsed === "string") return asText(parsed);
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return asText(body);
+  if (nestingDepth(parsed) > MAX_INPUT_DEPTH) return asText(body);
+  return storableValue(parsed);
 }
 
 /** Deeper input would overflow the stack of every recursive reader on its way (storage, templates). */
@@ -116,8 +114,7 @@ function automationTarget(type: TargetType): WebhookTarget {
     const target = { type, name: webhook.targetName };
     const [reason] = await targetReadiness(tx, tenant, target);
     if (reason) return refused(reason);
-    const read = bodyToInput(body, headers["content-type"]);
-    if (!read.ok) return { status: "rejected", message: read.message } satisfies TargetResult;
+    const input = bodyToInput(body, headers["content-type"]);
     try {
       // A savepoint: a refusal from startExecution leaves nothing of the run behind, and the
       // trigger's transaction still records the invocation.
@@ -127,7 +124,7 @@ function automationTarget(type: TargetType): WebhookTarget {
           tenant,
           input: {
             target,
-            input: read.input,
+            input,
             title: `webhook ${webhook.name}`,
             initiator: `webhook:${webhook.id}`,
             sourceMetadata: { webhook_id: webhook.id, invocation_id: invocationId },

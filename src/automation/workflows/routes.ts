@@ -43,7 +43,10 @@ export async function workflowRoutes(instance: FastifyInstance) {
         tags: workflowTags,
         querystring: Query,
         body: refOf(WorkflowWrite),
-        response: { 201: Type.Ref("Workflow"), 409: { ...jsonError, description: "Workflow exists" } },
+        response: {
+          201: Type.Ref("Workflow"),
+          400: { ...jsonError, description: "Invalid workflow, or one of that name exists (field name)" },
+        },
       },
     },
     async (request, reply) => {

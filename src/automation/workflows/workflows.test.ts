@@ -109,18 +109,18 @@ describeEachEngine("workflows", (harness) => {
     });
   });
 
-  it("answers 409 for a second workflow of the same name in one tenant, not across tenants", async () => {
+  it("answers 400 naming name for a second workflow of the same name in one tenant, not across tenants", async () => {
     const h = harness();
     const orgId = await h.createOrg();
     const alice = await h.createKey({ orgIds: [orgId] });
     const bob = await h.createKey();
     expect((await create(h, alice.auth, { name: "dup", description: "one" })).statusCode).toBe(201);
     const second = await create(h, alice.auth, { name: "dup", description: "two" });
-    expect(second.statusCode).toBe(409);
+    expect(second.statusCode).toBe(400);
     expect(second.json()).toEqual({
-      msg: "workflow dup already exists",
-      errCode: "CONFLICT",
-      extras: [{ name: "dup" }],
+      msg: "name: workflow dup already exists",
+      errCode: "VALIDATION_FAILED",
+      extras: [{ field: "name" }],
     });
     const unchanged = (await get(h, alice.auth, "dup")).json();
     expect(unchanged.versions).toEqual([version({ version: 1, status: "draft", description: "one" })]);

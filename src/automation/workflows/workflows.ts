@@ -7,7 +7,7 @@ import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { type Executor, withTransaction } from "../../core/db/database.ts";
-import { AppError, notFound } from "../../core/errors.ts";
+import { AppError, badRequest, notFound } from "../../core/errors.ts";
 import { agentNames } from "../agents/agents.ts";
 import type { Stage, Workflow, WorkflowInput, WorkflowVersion, WorkflowWrite } from "../schemas.ts";
 import { workflows, workflowVersions } from "../tables.ts";
@@ -178,7 +178,9 @@ export async function createWorkflow({ ctx, input }: { ctx: CallerCtx; input: Wo
       })
       .onConflictDoNothing()
       .returning();
-    if (!created) throw new AppError("CONFLICT", `workflow ${name} already exists`, { name });
+    // The spec gives createWorkflow one failure status, 400 (409 is for agents and drafts): a taken
+    // name is a bad name.
+    if (!created) throw badRequest("name", `workflow ${name} already exists`);
     await tx.insert(workflowVersions).values({
       id: randomUUID(),
       workflowId: created.id,

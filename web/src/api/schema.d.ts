@@ -825,7 +825,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, never by an API key. Any content type; the body is recorded exactly as received. Agent and workflow targets: the run starts in the same transaction as the invocation record; a JSON body (application/json or +json) must be an object and becomes the run's inputs, any other body becomes the input `message` (text as received); an empty body gives no inputs. The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. */
+        /** @description Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, never by an API key. Any content type; the body is recorded exactly as received. Agent and workflow targets: the run starts in the same transaction as the invocation record; a JSON object body (application/json or +json) becomes the run's inputs, any other body the input `message` (text as received, a JSON string's value, other JSON as its text); an empty body gives no inputs, and only the target's own input rules (required inputs, patterns) refuse a body (400). The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -1176,6 +1176,8 @@ export interface components {
             updated_at: string;
         };
         AlertWebhookCreate: {
+            /** @description Optional; must equal the app_name of the path */
+            app_name?: string;
             /** @description Start a deep-dive investigation for each new alert */
             auto_investigate?: boolean;
             /** @description Debounce window */
@@ -1197,8 +1199,10 @@ export interface components {
             /** @description One of the 16 registered source parsers */
             source: "alertmanager" | "grafana" | "datadog" | "pagerduty" | "opsgenie" | "cloudwatch" | "azure-monitor" | "gcp-monitoring" | "newrelic" | "sentry" | "zabbix" | "dynatrace" | "elastic" | "splunk" | "uptime-kuma" | "checkmk";
         };
-        /** @description Settings to change; source and integration identify the registration and cannot change */
+        /** @description Settings to change. app_name, source and integration identify the registration: they may be sent (a whole resource body) but cannot change (400 naming the field) */
         AlertWebhookUpdate: {
+            /** @description Optional; must equal the app_name of the path */
+            app_name?: string;
             /** @description Start a deep-dive investigation for each new alert */
             auto_investigate?: boolean;
             /** @description Debounce window */
@@ -1209,12 +1213,16 @@ export interface components {
             classify_mode?: "batch" | "immediate";
             /** @description A disabled registration answers 404 at the trigger */
             enabled?: boolean;
+            /** @description Optional; must equal the registration's */
+            integration?: string;
             /** @description Raw severity value -> bucket, compared case-insensitively; wins over the source's own table */
             severity_overrides?: {
                 [key: string]: "Critical" | "High" | "Medium" | "Low" | "info";
             };
             /** @description CloudWatch: confirm SNS subscriptions whose SubscribeURL is https://sns.<region>.amazonaws.com */
             sns_auto_confirm?: boolean;
+            /** @description Optional; must equal the registration's */
+            source?: string;
         };
         /** @description An API key as listings show it: never the key itself */
         ApiKey: {
@@ -1276,6 +1284,8 @@ export interface components {
             }[];
         };
         AppInstallationWrite: {
+            /** @description The resource's app_name may be sent; it must equal the appName of the path */
+            app_name?: string;
             /** @description Omitted: unchanged; [] clears */
             attached_workflows?: string[];
             /** @description Install metadata: replaces the previous config when present; omitted: unchanged. Keys the sre app reads: remediation, off (the default) or on_request (an investigation asked to remediate may propose a change to the workspace's git integration, pushed only when approved); another value is 400 naming config.remediation */
@@ -1466,6 +1476,8 @@ export interface components {
         /** @description sre_submit_investigation_evidence: verified and captured_at are set by Vigil */
         EvidenceSubmission: {
             evidence: {
+                /** @description Ignored: Vigil sets it */
+                captured_at?: string;
                 description?: string | null;
                 kind: "dashboard" | "metric" | "log" | "trace" | "runbook" | "alert_rule" | "console" | "code" | "other";
                 source: "llm" | "tool_trace" | "runbook" | "prior_knowledge";
@@ -1473,6 +1485,8 @@ export interface components {
                 tool_name?: string | null;
                 /** @description Absolute http(s) URL; anything else is 400 */
                 url: string;
+                /** @description Ignored: Vigil sets it */
+                verified?: boolean;
             }[];
         };
         ExecutionListItem: {
@@ -6435,6 +6449,7 @@ export interface operations {
                 offset?: number;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
+                /** @description A session's id; any other value matches nothing */
                 session_id?: string;
             };
             header?: never;
@@ -8178,7 +8193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
-            /** @description Invalid input: the message names the field */
+            /** @description Invalid workflow, or one of that name exists (field name) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8207,15 +8222,6 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JsonError"];
-                };
-            };
-            /** @description Workflow exists */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
