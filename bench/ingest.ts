@@ -244,12 +244,39 @@ async function settle(pid: number): Promise<number> {
   }
 }
 
-/** CPU seconds of the backends connected to `database` (by pid; a backend that ended meanwhile is missed). */
+/** CPU seconds of the backends connected to `database`, by pid. */
 async function backendCpu(admin: pg.Client, database: string): Promise<Map<number, number>> {
   const { rows } = await admin.query("select pid from pg_stat_activity where datname = $1", [database]);
   const cpu = new Map<number, number>();
   for (const { pid } of rows as { pid: number }[]) cpu.set(pid, cpuSeconds(pid) ?? 0);
   return cpu;
+}
+
+/**
+ * The CPU seconds the backends of `database` use from now until `stop`, read every half second as
+ * well as at both ends: Vigil's pool closes connections idle for 10 s and opens others, and a backend
+ * that ends takes its figure with it, so each counts with the last figure read while it was there.
+ */
+async function watchBackendCpu(admin: pg.Client, database: string): Promise<{ stop(): Promise<number> }> {
+  const first = await backendCpu(admin, database);
+  const last = new Map(first);
+  const read = async () => {
+    for (const [pid, cpu] of await backendCpu(admin, database)) last.set(pid, cpu);
+  };
+  let reading = Promise.resolve();
+  const timer = setInterval(() => {
+    reading = reading.then(read, read);
+  }, 500);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await reading.catch(() => {});
+      await read();
+      let used = 0;
+      for (const [pid, cpu] of last) used += cpu - (first.get(pid) ?? 0);
+      return used;
+    },
+  };
 }
 
 async function walPosition(admin: pg.Client): Promise<number> {
@@ -326,7 +353,7 @@ async function benchEngine(
       const amRun = await sender.run({ ...drive, ...targets.alertmanager });
       const amCpu = (cpuSeconds(am.pid) ?? Number.NaN) - amBefore;
 
-      const backendsBefore = admin && database ? await backendCpu(admin, database.name) : null;
+      const backends = admin && database ? await watchBackendCpu(admin, database.name) : null;
       const walBefore = admin && database ? await walPosition(admin) : null;
       const lsnBefore = admin && database ? await walLsn(admin) : null;
       await vigil.ask({ type: "begin" });
@@ -340,13 +367,10 @@ async function benchEngine(
       let databaseCpu: number | null = null;
       let walBytes: number | null = null;
       let walRelations: RelationWal[] | string | null = null;
-      if (admin && database && backendsBefore && walBefore !== null && lsnBefore !== null) {
+      if (admin && database && backends && walBefore !== null && lsnBefore !== null) {
+        databaseCpu = await backends.stop();
         walBytes = (await walPosition(admin)) - walBefore;
         walRelations = await walByRelation(admin, database.url, lsnBefore, await walLsn(admin));
-        databaseCpu = 0;
-        for (const [pid, after] of await backendCpu(admin, database.name)) {
-          databaseCpu += after - (backendsBefore.get(pid) ?? 0);
-        }
       }
       rows.push({
         engine,
