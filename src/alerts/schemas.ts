@@ -155,7 +155,11 @@ export const AlertV1 = Type.Object(
     impact_score: Type.Integer({ minimum: 0, maximum: 100 }),
     impact_explanation: Nullable(Type.String()),
     status: literals(ALERT_STATUSES),
-    analysis_status: literals(ANALYSIS_STATUSES),
+    analysis_status: literals(ANALYSIS_STATUSES, {
+      description:
+        "Automatic triage: none (test notifications) -> queued -> completed, or failed after the last retry; " +
+        "running while a triage workflow's run or an LLM refinement is under way. A re-fire queues it again.",
+    }),
     attention: literals(ATTENTIONS),
     attention_reason: Nullable(Type.String()),
     ignore_reason: Nullable(Type.String()),

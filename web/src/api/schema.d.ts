@@ -1088,6 +1088,7 @@ export interface components {
         };
         AlertV1: {
             alert_role: "symptom" | "cause" | "unknown";
+            /** @description Automatic triage: none (test notifications) -> queued -> completed, or failed after the last retry; running while a triage workflow's run or an LLM refinement is under way. A re-fire queues it again. */
             analysis_status: "none" | "queued" | "running" | "completed" | "failed";
             attention: "needs_attention" | "needs_review" | "false_positive" | "others";
             attention_reason: string | null;
