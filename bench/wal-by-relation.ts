@@ -33,9 +33,9 @@ export async function walByRelation(
       "select oid::text from pg_database where datname = current_database()",
     );
     const { rows } = await admin.query(
-      `select (regexp_match(block_ref, 'rel \\d+/(\\d+)/(\\d+)'))[2] as node, sum(record_length)::bigint as bytes
-       from pg_get_wal_records_info($1, $2)
-       where (regexp_match(block_ref, 'rel \\d+/(\\d+)/'))[1] = $3
+      `select block[2] as node, sum(record_length)::bigint as bytes
+       from pg_get_wal_records_info($1, $2) r, regexp_match(r.block_ref, 'rel \\d+/(\\d+)/(\\d+)') block
+       where block[1] = $3
        group by 1`,
       [from, to, (own[0] as { oid: string }).oid],
     );

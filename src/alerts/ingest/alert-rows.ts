@@ -27,12 +27,13 @@ const key = (name: string) => JSON.stringify(name);
 
 /** A record as the driver returns it (snake_case names) -> a typed row. */
 export const rowFromRecord = new Function(
-  "record",
-  `const time = (value) => value === null || value instanceof Date ? value : new Date(String(value));
-  return {${COLUMNS.map(({ key: field, name, isTime }) =>
+  "time",
+  `return (record) => ({${COLUMNS.map(({ key: field, name, isTime }) =>
     isTime ? `${key(field)}: time(record[${key(name)}])` : `${key(field)}: record[${key(name)}]`,
-  ).join(", ")}};`,
-) as (record: Record<string, unknown>) => AlertRow;
+  ).join(", ")}});`,
+)((value: unknown) => (value === null || value instanceof Date ? value : new Date(String(value)))) as (
+  record: Record<string, unknown>,
+) => AlertRow;
 
 /** A typed row -> a JSON record for json_populate_recordset(null::alerts, ...). */
 export const recordFromRow = new Function(

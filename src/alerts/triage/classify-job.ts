@@ -8,7 +8,6 @@ import { sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import type { Executor } from "../../core/db/database.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
@@ -48,17 +47,19 @@ const inBuckets = (buckets: string[]) =>
   sql`id = any(array(select id from alerts
     where triage_bucket = any(${boundArray(buckets, "text")}) and analysis_status in ('queued', 'running')))`;
 
+type Claimed = { row: AlertRow; bucket: string };
+
 /**
- * Takes the queued alerts of the buckets. `mark`: they become `running` (committed, so others see
- * the work is taken while it runs long); otherwise they are only locked in the caller's transaction,
- * which stores their classification before it ends.
+ * Takes the queued alerts of the buckets, with the history the classifier weighs. `mark`: they
+ * become `running` (committed, so others see the work is taken while it runs long); otherwise they
+ * are only locked in the transaction of `ctx.db`, which stores their classification before it ends.
  */
 async function claim(
-  db: Executor,
+  ctx: Ctx,
   data: BucketsOf,
   attempt: number,
   mark: boolean,
-): Promise<{ row: AlertRow; bucket: string }[]> {
+): Promise<{ claimed: Claimed[]; history: SourceHistory }> {
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock.
@@ -66,13 +67,24 @@ async function claim(
     where ${inBuckets(data.buckets)} and ${tenantOf(data)} and analysis_status in ${states}
     order by id for update`;
   const { rows } = mark
-    ? await db.execute(sql`
+    ? await ctx.db.execute(sql`
         update alerts set analysis_status = 'running' where id in (${waiting})
         returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`)
-    : await db.execute(sql`
+    : await ctx.db.execute(sql`
         select ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket from alerts
         where id in (${waiting}) order by id`);
-  return rows.map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }));
+  const claimed = rows.map((record) => ({
+    row: rowFromRecord(record),
+    bucket: String(record.claimed_bucket),
+  }));
+  if (claimed.length === 0) return { claimed, history: new Map() };
+  return {
+    claimed,
+    history: await historyOf(
+      ctx,
+      claimed.map(({ row }) => row.id),
+    ),
+  };
 }
 
 /**
@@ -116,11 +128,7 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
   // With an LLM each alert takes seconds: the alerts are marked running and each is shown as soon
   // as it is classified.
   if (ctx.config.llm) {
-    const claimed = await claim(ctx.db, data, attempt, true);
-    const history = await historyOf(
-      ctx,
-      claimed.map(({ row }) => row.id),
-    );
+    const { claimed, history } = await claim(ctx, data, attempt, true);
     for (const alert of claimed) {
       await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert, claimed, history)], ctx.now());
     }
@@ -131,20 +139,14 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
   // writes a new version of its row and of each of its index entries, so the mark would cost about
   // as much as the classification's own write.
   await ctx.db.transaction(async (tx) => {
-    const claimed = await claim(tx, data, attempt, false);
-    if (claimed.length === 0) return;
     const txCtx = { ...ctx, db: tx };
-    const history = await historyOf(
-      txCtx,
-      claimed.map(({ row }) => row.id),
-    );
+    const { claimed, history } = await claim(txCtx, data, attempt, false);
+    if (claimed.length === 0) return;
     const results: Classified[] = [];
     for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert, claimed, history));
     await storeClassifications(tx, results, ctx.now(), { locked: true });
   });
 }
-
-type Claimed = { row: AlertRow; bucket: string };
 
 /** The other alerts of an alert's bucket, as the classifier weighs them. */
 function peersOf({ row, bucket }: Claimed, claimed: Claimed[]) {
@@ -191,13 +193,9 @@ async function startTriageRuns(
   port: TriageWorkflowPort,
   workflow: string,
 ): Promise<void> {
-  const claimed = await claim(ctx.db, data, attempt, true);
+  const { claimed, history } = await claim(ctx, data, attempt, true);
   if (claimed.length === 0) return;
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
-  const history = await historyOf(
-    ctx,
-    claimed.map(({ row }) => row.id),
-  );
   const now = ctx.now();
   const results: Classified[] = [];
   for (const alert of claimed) {
