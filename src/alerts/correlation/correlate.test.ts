@@ -391,4 +391,44 @@ describe("planStorms", () => {
     });
     expect(planStorms({ alerts: [cause, symptom], newStormId })).toEqual([]);
   });
+
+  it("with the changed alerts named, recomputes only the storms they are in, were in or that take a joiner", () => {
+    // Stored fields that are out of date (the symptom's upstream is wrong): left alone unless the
+    // storm changes, because the plan trusts what it wrote before.
+    const stale = () => [
+      stormAlert({ at: 0, title: "PostgreSQLDown", stormId: STORM, alertRole: "cause", ...checkoutImpact(2) }),
+      stormAlert({ at: 1, stormId: STORM, alertRole: "symptom", likelyUpstream: "Other", ...checkoutImpact(2) }),
+    ];
+    const none = { alerts: new Set<string>(), storms: new Set<string>() };
+    expect(planStorms({ alerts: stale(), newStormId, changed: none })).toEqual([]);
+    // Without the names every storm is recomputed, and the stale upstream is corrected.
+    expect(planStorms({ alerts: stale(), newStormId }).map((change) => change.likelyUpstream)).toEqual([
+      "PostgreSQLDown",
+    ]);
+    const [cause, symptom] = stale() as [StormAlert, StormAlert];
+    const pendingMember = { alerts: new Set([symptom.id]), storms: new Set([STORM]) };
+    expect(
+      planStorms({ alerts: [cause, symptom], newStormId, changed: pendingMember }).map((change) => change.id),
+    ).toEqual([symptom.id]);
+    // A member that left (not given any more) names its storm: the one left dissolves.
+    const leftStorm = { alerts: new Set(["gone"]), storms: new Set([STORM]) };
+    expect(planStorms({ alerts: [cause], newStormId, changed: leftStorm })).toEqual([
+      { id: cause.id, stormId: null, alertRole: "unknown", likelyUpstream: null, ...checkoutImpact(0) },
+    ]);
+    // A joiner changes the storm's size, so every member is recomputed.
+    const joiner = stormAlert({ at: 5 });
+    const joined = { alerts: new Set([joiner.id]), storms: new Set<string>() };
+    const [c2, s2] = stale() as [StormAlert, StormAlert];
+    expect(
+      planStorms({ alerts: [c2, s2, joiner], newStormId, changed: joined }).map((change) => [
+        change.id,
+        change.likelyUpstream,
+        change.impactScore,
+      ]),
+    ).toEqual([
+      [c2.id, null, checkoutImpact(3).impactScore],
+      [s2.id, "PostgreSQLDown", checkoutImpact(3).impactScore],
+      [joiner.id, "PostgreSQLDown", checkoutImpact(3).impactScore],
+    ]);
+  });
 });

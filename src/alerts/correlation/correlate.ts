@@ -320,6 +320,13 @@ export interface StormPlanInput {
   maxMembers?: number;
   impact?: ImpactOptions;
   newStormId?: () => string;
+  /**
+   * The alerts whose stored fields may be out of date (the pending ones) and the storms they were
+   * in. When given, a storm that takes no joiner, holds none of these alerts and lost none is left
+   * as stored: its roles and impacts were computed from the same members. Absent: every storm given
+   * is recomputed.
+   */
+  changed?: { alerts: ReadonlySet<string>; storms: ReadonlySet<string> };
 }
 
 interface Storm {
@@ -372,6 +379,7 @@ export function planStorms(input: StormPlanInput): StormFields[] {
     else stormsByScope.set(storm.scope, [storm]);
   }
 
+  const grown = new Set<string>();
   for (const [scope, scoped] of byScope) {
     const scopeStorms = stormsByScope.get(scope) ?? [];
     for (const joiner of scoped) {
@@ -387,6 +395,7 @@ export function planStorms(input: StormPlanInput): StormFields[] {
           span([t, ...storm.members.map((member) => member.triggeredAt.getTime())]) <= windowMs,
       );
       if (fitting) {
+        grown.add(fitting.id);
         fitting.members.push(joiner);
         stormOf.set(joiner.id, fitting);
         continue;
@@ -410,6 +419,7 @@ export function planStorms(input: StormPlanInput): StormFields[] {
         ...loose.filter((other) => other.triggeredAt.getTime() <= start + windowMs).slice(0, maxMembers - 1),
       ];
       const storm: Storm = { id: newStormId(), scope, members: members.sort(byTime) };
+      grown.add(storm.id);
       storms.set(storm.id, storm);
       scopeStorms.push(storm);
       stormsByScope.set(scope, scopeStorms);
@@ -417,8 +427,19 @@ export function planStorms(input: StormPlanInput): StormFields[] {
     }
   }
 
+  const { changed } = input;
+  const settledMembers = new Set<string>();
   const next = new Map<string, Omit<StormFields, "impactScore" | "impactExplanation"> & { size: number }>();
   for (const storm of storms.values()) {
+    if (
+      changed &&
+      !grown.has(storm.id) &&
+      !changed.storms.has(storm.id) &&
+      !storm.members.some((member) => changed.alerts.has(member.id))
+    ) {
+      for (const member of storm.members) settledMembers.add(member.id);
+      continue;
+    }
     const alive = storm.members.length >= 2;
     const roles = alive ? assignRoles(storm.members) : new Map<string, RoleResult>();
     for (const member of storm.members) {
@@ -435,6 +456,7 @@ export function planStorms(input: StormPlanInput): StormFields[] {
 
   const changes: StormFields[] = [];
   for (const alert of alerts) {
+    if (settledMembers.has(alert.id)) continue;
     const fields = next.get(alert.id) ?? {
       id: alert.id,
       stormId: null,

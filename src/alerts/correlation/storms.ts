@@ -299,7 +299,11 @@ export function planScope(
       );
     input.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
   }
-  const changes: StormFields[] = planStorms({ alerts: [...input.values()], impact });
+  const changed = {
+    alerts: new Set(pending.map((alert) => alert.id)),
+    storms: new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : []))),
+  };
+  const changes: StormFields[] = planStorms({ alerts: [...input.values()], impact, changed });
   // planStorms compares with the fields it was given: a mover's storm id was blanked in its input,
   // and a leaver that is no longer eligible was not given at all.
   const planned = new Map(changes.map((change) => [change.id, change]));
