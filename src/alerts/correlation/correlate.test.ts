@@ -396,8 +396,20 @@ describe("planStorms", () => {
     // Stored fields that are out of date (the symptom's upstream is wrong): left alone unless the
     // storm changes, because the plan trusts what it wrote before.
     const stale = () => [
-      stormAlert({ at: 0, title: "PostgreSQLDown", stormId: STORM, alertRole: "cause", ...checkoutImpact(2) }),
-      stormAlert({ at: 1, stormId: STORM, alertRole: "symptom", likelyUpstream: "Other", ...checkoutImpact(2) }),
+      stormAlert({
+        at: 0,
+        title: "PostgreSQLDown",
+        stormId: STORM,
+        alertRole: "cause",
+        ...checkoutImpact(2),
+      }),
+      stormAlert({
+        at: 1,
+        stormId: STORM,
+        alertRole: "symptom",
+        likelyUpstream: "Other",
+        ...checkoutImpact(2),
+      }),
     ];
     const none = { alerts: new Set<string>(), storms: new Set<string>() };
     expect(planStorms({ alerts: stale(), newStormId, changed: none })).toEqual([]);
