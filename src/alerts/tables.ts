@@ -94,8 +94,6 @@ export const alerts = pgTable(
     /** What the alert's labels scope it to for storms (correlate.ts), such as `cluster:prod-eu-1`. */
     stormScope: text("storm_scope"),
     likelyUpstream: text("likely_upstream"),
-    /** Storms must look at this alert again (it is new, changed or left): storm-correlator.ts. */
-    stormPending: boolean("storm_pending").notNull().default(false),
     ingestedVia: text("ingested_via"),
     /**
      * The body of the delivery that last changed the alert, stored once however many alerts it
@@ -222,10 +220,6 @@ export const alerts = pgTable(
       .on(table.stormScope, table.stormId, table.triggeredAt)
       .where(sql`${table.status} = 'active' and not ${table.isTest} and ${table.stormScope} is not null`),
     index("alerts_storm").on(table.stormId).where(sql`${table.stormId} is not null`),
-    // The correlator's queue: the scopes with alerts it has not looked at yet.
-    index("alerts_storm_pending")
-      .on(table.orgId, table.ownerId, table.stormScope)
-      .where(sql`${table.stormPending}`),
   ],
 );
 
@@ -244,6 +238,35 @@ export function searchText(table: { title: AnyPgColumn; description: AnyPgColumn
 export function tenantKey(table: { orgId: AnyPgColumn; ownerId: AnyPgColumn }): SQL {
   return sql`coalesce(${table.orgId}, ${table.ownerId})`;
 }
+
+/**
+ * The storm correlator's queue (correlation/storms.ts): alerts storms must look at again, because
+ * they are new, changed or left, with their tenant and storm scope at that moment. A narrow table
+ * and not a flag on the alert: clearing a flag rewrote the whole alert row and every one of its
+ * index entries, the search index's included, though most looks change nothing.
+ */
+export const alertStormQueue = pgTable(
+  "alert_storm_queue",
+  {
+    alertId: uuid("alert_id").notNull(),
+    /** The alert's event_seq when queued: with alert_id, the entry the correlator removes once seen. */
+    seq: integer("seq").notNull(),
+    orgId: uuid("org_id"),
+    ownerId: uuid("owner_id").notNull(),
+    /** The alert's storm scope when queued; '' for none. */
+    stormScope: text("storm_scope").notNull(),
+  },
+  // The correlator reads and removes entries by tenant and scope, and removes them by alert too.
+  (table) => [
+    index("alert_storm_queue_scope").on(
+      table.orgId,
+      table.ownerId,
+      table.stormScope,
+      table.alertId,
+      table.seq,
+    ),
+  ],
+);
 
 /** Pulled answers' bodies (`raw_payload`): one row per answer that changed alerts, shared by its alerts. */
 export const alertPayloads = pgTable("alert_payloads", {

@@ -146,7 +146,8 @@ describeEachEngine("alert list paging and counts", (harness) => {
       await waitFor(async () => {
         const { rows: busy } = await db.execute(sql`
           select count(*)::int as n from alerts
-          where ${tenant.where} and (analysis_status in ('queued', 'running') or storm_pending)`);
+          where ${tenant.where} and (analysis_status in ('queued', 'running')
+            or id in (select alert_id from alert_storm_queue))`);
         return busy[0]?.n === 0 ? true : undefined;
       });
       const n = sql`substring(external_uid from '[0-9]+$')::int`;

@@ -1,5 +1,5 @@
 // The storm correlator after the ingest commit (storms.ts, storm-correlator.ts), through real HTTP:
-// ingest only marks alerts storm_pending; the correlator loop of a running Vigil (or an explicit
+// ingest only queues alerts for storms; the correlator loop of a running Vigil (or an explicit
 // correlatePendingStorms where no loop runs) places them. Expected storms, roles and impact scores
 // are worked out by hand from README.md ("Impact", "Storms").
 import { sql } from "drizzle-orm";
@@ -29,13 +29,12 @@ async function stormFields(h: Harness, auth: Auth, id: string) {
   return [alert.storm_id, alert.alert_role, alert.likely_upstream, alert.impact_score];
 }
 
-/** The stored storm_pending flag: no API field shows it. */
+/** Whether the alert waits in the correlator's queue: no API field shows it. */
 async function isPending(h: Harness, id: string): Promise<boolean> {
   const { rows } = await h.vigil.services.database.db.execute(
-    sql`select storm_pending from alerts where id = ${id}`,
+    sql`select count(*)::int as n from alert_storm_queue where alert_id = ${id}`,
   );
-  expect(rows).toHaveLength(1);
-  return rows[0]?.storm_pending === true;
+  return Number(rows[0]?.n) > 0;
 }
 
 async function settle(h: Harness): Promise<number> {

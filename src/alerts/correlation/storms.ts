@@ -1,10 +1,12 @@
 // Storm correlation, outside the ingest transaction (README.md, "Storms"):
 //   at ingest (markStorms, in memory): each changed alert gets its storm scope, and its impact when
 //     it is outside a storm; one that storms must look at again (new, changed, resolved, moved) is
-//     marked storm_pending. The delivery takes no storm lock and reads no other alert.
+//     queued (alert_storm_queue, written with the alert). The delivery takes no storm lock and
+//     reads no other alert.
 //   afterwards (correlateScopes, run by storm-correlator.ts): per tenant and scope, under an
-//     advisory lock, read the pending alerts and the storms and loose alerts near them, plan
-//     (correlate.ts), and write storm, role, impact and history in one statement.
+//     advisory lock, read the queued alerts and the storms and loose alerts near them, plan
+//     (correlate.ts), write storm, role, impact and history of the alerts that change in one
+//     statement, and remove the queue entries read. An alert the plan leaves as it is is not written.
 // Storm fields are written only here, so ingest and correlation never overwrite each other: ingest
 // locks the alerts it changes (FOR UPDATE) and carries their storm fields through unchanged.
 import { createHash } from "node:crypto";
@@ -27,7 +29,7 @@ import { computeImpact, type ImpactOptions } from "./impact.ts";
 export interface StormChange {
   /** The alert as stored before the delivery; null when the delivery creates it. */
   before: AlertRow | null;
-  /** Its next state, about to be written; markStorms fills its scope, impact and pending flag. */
+  /** Its next state, about to be written; markStorms fills its scope and impact. */
   after: AlertRow;
 }
 
@@ -49,11 +51,22 @@ function sameData(before: AlertRow, after: AlertRow): boolean {
   );
 }
 
+/** An entry of the correlator's queue (alert_storm_queue), as written and as read back. */
+export interface StormQueueEntry {
+  alert_id: string;
+  seq: number;
+  org_id: string | null;
+  owner_id: string;
+  storm_scope: string;
+}
+
 /**
- * At ingest, in memory. A re-notification that changes nothing storms care about (same title,
- * trigger time and labels, still active) is not marked, so it costs the correlator nothing.
+ * At ingest, in memory. Returns the queue entries of the alerts storms must look at again. A
+ * re-notification that changes nothing storms care about (same title, trigger time and labels,
+ * still active) is not queued, so it costs the correlator nothing.
  */
-export function markStorms(changes: StormChange[], impact: ImpactOptions = {}): void {
+export function markStorms(changes: StormChange[], impact: ImpactOptions = {}): StormQueueEntry[] {
+  const queued: StormQueueEntry[] = [];
   for (const { before, after } of changes) {
     after.stormScope = stormScopeOf(after.labels, after.sourceType);
     const eligible = isStormEligible(after);
@@ -63,7 +76,15 @@ export function markStorms(changes: StormChange[], impact: ImpactOptions = {}): 
       (before.stormId
         ? eligible && before.stormScope === after.stormScope
         : isStormEligible(before) === eligible);
-    if (!settled && (eligible || after.stormId !== null)) after.stormPending = true;
+    if (!settled && (eligible || after.stormId !== null)) {
+      queued.push({
+        alert_id: after.id,
+        seq: after.eventSeq,
+        org_id: after.orgId,
+        owner_id: after.ownerId,
+        storm_scope: after.stormScope ?? "",
+      });
+    }
     if (after.stormId === null) {
       const computed = computeImpact(
         { labels: after.labels, sourceType: after.sourceType, stormSize: 0 },
@@ -73,6 +94,18 @@ export function markStorms(changes: StormChange[], impact: ImpactOptions = {}): 
       after.impactExplanation = computed.explanation;
     }
   }
+  return queued;
+}
+
+/**
+ * Queues stored alerts for the correlator, as they stand in this transaction (after a change an
+ * operator made: ignoring an alert takes it out of its storm).
+ */
+export async function queueForStorms(db: Executor, ids: string[]): Promise<void> {
+  await db.execute(sql`
+    insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope)
+    select id, event_seq, org_id, owner_id, coalesce(storm_scope, '') from alerts
+    where id = any(${boundArray(ids, "uuid")})`);
 }
 
 // ---- the correlator's side ----
@@ -84,10 +117,11 @@ export interface ScopeKey {
   scope: string | null;
 }
 
-/** A 64-bit advisory lock key for one scope of one tenant. */
+/** A 64-bit advisory lock key for one scope of one tenant (an org's, whoever owns its alerts). */
 function lockKey(key: ScopeKey): string {
+  const tenant = key.orgId ? `org:${key.orgId}` : `user:${key.ownerId}`;
   const digest = createHash("sha256")
-    .update(`storm|${key.orgId ?? ""}|${key.ownerId}|${key.scope ?? ""}`)
+    .update(`storm|${tenant}|${key.scope ?? ""}`)
     .digest();
   return digest.readBigInt64BE(0).toString();
 }
@@ -98,14 +132,18 @@ const COLUMNS = sql.raw(
   "a.id, a.title, a.labels, a.triggered_at, a.source_type, a.storm_scope, a.storm_id, a.alert_role, a.likely_upstream, a.impact_score, a.impact_explanation",
 );
 
-/** Pending alerts read per round; the rest wait for the next round. */
+/** Queue entries read per round; the rest wait for the next round. */
 const PENDING_BATCH = 500;
 
 interface PendingAlert extends StormAlert {
   eligible: boolean;
   status: string;
-  eventSeq: number;
 }
+
+/** A queue entry read, to remove once planned (the tenant is the round's). */
+type SeenEntry = Pick<StormQueueEntry, "alert_id" | "seq" | "storm_scope">;
+
+const inQueueTenant = (tenant: Pick<AlertScope, "orgId" | "ownerId">) => inTenantOf({ alias: "q" }, tenant);
 
 function toDate(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
@@ -127,25 +165,42 @@ function stormAlertOf(row: Record<string, unknown>): StormAlert {
   };
 }
 
-/** The pending alerts of the given scopes of one tenant (null: alerts without a scope). */
+/**
+ * The queued alerts of the given scopes of one tenant (null: alerts without a scope), as they are
+ * now, and the queue entries read. An entry made under a scope its alert has left since is only
+ * removed: the change that moved the alert queued it under its new scope.
+ */
 async function readPending(
   db: Executor,
   tenant: Pick<AlertScope, "orgId" | "ownerId">,
   scopes: (string | null)[],
-): Promise<PendingAlert[]> {
-  const named = scopes.filter((scope): scope is string => scope !== null);
+): Promise<{ pending: PendingAlert[]; entries: SeenEntry[] }> {
   const { rows } = await db.execute(sql`
-    select ${COLUMNS}, a.status, a.is_test, a.event_seq from alerts a
-    where ${inTenant(tenant)} and a.storm_pending
-      and (a.storm_scope = any(${boundArray(named, "text")})${scopes.includes(null) ? sql` or a.storm_scope is null` : sql``})
+    select ${COLUMNS}, a.status, a.is_test, q.seq as queued_seq, q.storm_scope as queued_scope
+    from alert_storm_queue q join alerts a on a.id = q.alert_id
+    where ${inQueueTenant(tenant)} and q.storm_scope = any(${boundArray(
+      scopes.map((scope) => scope ?? ""),
+      "text",
+    )})
     order by a.triggered_at, a.id limit ${PENDING_BATCH}`);
-  return rows.map((row) => ({
-    ...stormAlertOf(row),
-    stormScope: row.storm_scope === null ? "" : String(row.storm_scope),
-    eligible: row.status === "active" && row.is_test !== true && row.storm_scope !== null,
-    status: String(row.status),
-    eventSeq: Number(row.event_seq),
-  }));
+  const pending = new Map<string, PendingAlert>();
+  const entries: SeenEntry[] = [];
+  for (const row of rows) {
+    const scope = row.storm_scope === null ? "" : String(row.storm_scope);
+    entries.push({
+      alert_id: String(row.id),
+      seq: Number(row.queued_seq),
+      storm_scope: String(row.queued_scope),
+    });
+    if (scope !== row.queued_scope) continue;
+    pending.set(String(row.id), {
+      ...stormAlertOf(row),
+      stormScope: scope,
+      eligible: row.status === "active" && row.is_test !== true && row.storm_scope !== null,
+      status: String(row.status),
+    });
+  }
+  return { pending: [...pending.values()], entries };
 }
 
 /** Per scope, disjoint trigger-time ranges within a window of any of its pending alerts. */
@@ -233,19 +288,16 @@ async function readNeighbourhood(
   return records.map(stormAlertOf);
 }
 
-/** What a plan writes for one alert: storm fields (when `set`), and the pending flag cleared. */
+/** What a plan writes for one alert whose storm fields or impact change. */
 interface StormWrite {
   id: string;
   /** Its storm id as read: the update is guarded on it. */
   was: string | null;
-  set: boolean;
   storm_id: string | null;
   alert_role: string;
   likely_upstream: string | null;
   impact_score: number;
   impact_explanation: string | null;
-  /** The event_seq read for a pending alert; the flag is cleared only if no delivery came since. */
-  seen: number | null;
   /** History kind when membership or role changes. */
   event: "storm_joined" | "storm_left" | "storm_role_changed" | null;
   detail: Record<string, unknown> | null;
@@ -326,37 +378,18 @@ export function planScope(
     if (!planned.has(alert.id) && input.has(alert.id) && movedOut) planned.set(alert.id, leave(alert));
   }
   for (const alert of leavers) planned.set(alert.id, leave(alert));
-  const seen = new Map(pending.map((alert) => [alert.id, alert.eventSeq]));
   const writes: StormWrite[] = [];
   for (const [id, change] of planned) {
     const original = originals.get(id) ?? { stormId: null, alertRole: "unknown", likelyUpstream: null };
     writes.push({
       id,
       was: original.stormId,
-      set: true,
       storm_id: change.stormId,
       alert_role: change.alertRole,
       likely_upstream: change.likelyUpstream,
       impact_score: change.impactScore,
       impact_explanation: change.impactExplanation,
-      seen: seen.get(id) ?? null,
       ...historyOf(original, change),
-    });
-  }
-  for (const alert of pending) {
-    if (planned.has(alert.id)) continue;
-    writes.push({
-      id: alert.id,
-      was: alert.stormId,
-      set: false,
-      storm_id: alert.stormId,
-      alert_role: alert.alertRole,
-      likely_upstream: alert.likelyUpstream,
-      impact_score: alert.impactScore,
-      impact_explanation: alert.impactExplanation,
-      seen: alert.eventSeq,
-      event: null,
-      detail: null,
     });
   }
   return writes;
@@ -365,7 +398,22 @@ export function planScope(
 /** A storm field changed under the plan (another scope's correlation): the round is redone. */
 class StalePlan extends Error {}
 
-async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise<void> {
+/**
+ * Writes the alerts a plan changes and removes the queue entries it read; entries queued since (a
+ * delivery that changed an alert meanwhile) stay for the next round.
+ */
+async function writePlan(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  writes: StormWrite[],
+  seen: SeenEntry[],
+  now: Date,
+): Promise<void> {
+  await db.execute(sql`
+    delete from alert_storm_queue q
+    using json_to_recordset(${JSON.stringify(seen)}::json) as r(alert_id uuid, seq int, storm_scope text)
+    where ${inQueueTenant(tenant)} and q.storm_scope = r.storm_scope and q.alert_id = r.alert_id and q.seq = r.seq`);
+  if (writes.length === 0) return;
   // Row locks in id order first, as ingest takes them: an update locks in join order, and two
   // transactions locking the same rows in different orders deadlock (a second lost each time).
   await db.execute(sql`
@@ -376,21 +424,20 @@ async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise
     order by id for update`);
   const { rows } = await db.execute(sql`
     with u as (
-      select * from json_to_recordset(${JSON.stringify(writes)}::json) as u(id uuid, was uuid, set boolean,
+      select * from json_to_recordset(${JSON.stringify(writes)}::json) as u(id uuid, was uuid,
         storm_id uuid, alert_role text, likely_upstream text, impact_score int, impact_explanation text,
-        seen int, event text, detail jsonb)
+        event text, detail jsonb)
     ), done as (
       update alerts a set
-        storm_id = case when u.set then u.storm_id else a.storm_id end,
-        alert_role = case when u.set then u.alert_role else a.alert_role end,
-        likely_upstream = case when u.set then u.likely_upstream else a.likely_upstream end,
-        impact_score = case when u.set then u.impact_score else a.impact_score end,
-        impact_explanation = case when u.set then u.impact_explanation else a.impact_explanation end,
-        storm_pending = case when a.event_seq = u.seen then false else a.storm_pending end,
+        storm_id = u.storm_id,
+        alert_role = u.alert_role,
+        likely_upstream = u.likely_upstream,
+        impact_score = u.impact_score,
+        impact_explanation = u.impact_explanation,
         event_seq = a.event_seq + (u.event is not null)::int
       from u
-      where a.id = u.id and (not u.set or a.storm_id is not distinct from u.was)
-      returning a.id, a.event_seq, a.status, u.set, u.event, u.detail
+      where a.id = u.id and a.storm_id is not distinct from u.was
+      returning a.id, a.event_seq, a.status, u.event, u.detail
     ), history as (
       insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
       select id, event_seq, ${now.toISOString()}::timestamptz, event, 'vigil', null, status, status, null, detail
@@ -400,8 +447,8 @@ async function writePlan(db: Executor, writes: StormWrite[], now: Date): Promise
       where done.event is not null and done.event_seq > ${HISTORY_LIMIT}
         and e.alert_id = done.id and e.seq <= done.event_seq - ${HISTORY_LIMIT}
     )
-    select count(*) filter (where set)::int as n from done`);
-  if (Number(rows[0]?.n) !== writes.filter((write) => write.set).length) throw new StalePlan();
+    select count(*)::int as n from done`);
+  if (Number(rows[0]?.n) !== writes.length) throw new StalePlan();
 }
 
 export interface CorrelateOptions {
@@ -450,20 +497,20 @@ export async function correlateScopes(
           order by n`);
         const held = keys.filter((_, n) => rows.find((row) => Number(row.n) === n + 1)?.held === true);
         if (held.length === 0) return 0;
-        const pending = await readPending(
+        const { pending, entries } = await readPending(
           tx,
           tenant,
           held.map((key) => key.scope),
         );
-        if (pending.length === 0) return 0;
+        if (entries.length === 0) return 0;
         const eligible = pending.filter((alert) => alert.eligible);
         const touched = [...new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : [])))];
         const neighbourhood =
           eligible.length === 0 && touched.length === 0
             ? []
             : await readNeighbourhood(tx, tenant, rangesAround(eligible), touched);
-        await writePlan(tx, planScope(pending, neighbourhood, options.impact), options.now);
-        return pending.length;
+        await writePlan(tx, tenant, planScope(pending, neighbourhood, options.impact), entries, options.now);
+        return entries.length;
       });
     } catch (err) {
       // lock_not_available: waitMs passed while another correlator held a scope, which it places.
@@ -476,20 +523,21 @@ export async function correlateScopes(
   }
 }
 
-/** The scopes with pending alerts, oldest tenants first (bounded per call). */
+/** The scopes with queued alerts (bounded per call). */
 export async function pendingScopes(
   db: Executor,
   tenant: Pick<AlertScope, "orgId" | "ownerId"> | null,
   limit = 100,
 ): Promise<ScopeKey[]> {
   const { rows } = await db.execute(sql`
-    select distinct a.org_id, a.owner_id, a.storm_scope from alerts a
-    where a.storm_pending ${tenant ? sql`and ${inTenant(tenant)}` : sql``}
+    select distinct on (coalesce(q.org_id, q.owner_id), q.storm_scope) q.org_id, q.owner_id, q.storm_scope
+    from alert_storm_queue q
+    ${tenant ? sql`where ${inQueueTenant(tenant)}` : sql``}
     limit ${limit}`);
   return rows.map((row) => ({
     orgId: row.org_id === null ? null : String(row.org_id),
     ownerId: String(row.owner_id),
-    scope: row.storm_scope === null ? null : String(row.storm_scope),
+    scope: row.storm_scope === "" ? null : String(row.storm_scope),
   }));
 }
 

@@ -5,7 +5,8 @@
 //   2. lock the deliveries' alert keys and read the stored alerts in one query
 //   3. plan each event against the alert's current state (lifecycle.ts), deliveries in arrival order
 //   4. storms (storms.ts): scope, impact outside a storm, and the mark for the storm correlator
-//   5. write the bodies, all alerts and their history in one statement; queue triage in one more
+//   5. write the bodies, all alerts, their history and the storm queue in one statement; queue
+//      triage in one more
 // Storm membership and roles are not decided here: the correlator does it right after the commit,
 // off the sender's clock (storm-correlator.ts).
 import { createHash } from "node:crypto";
@@ -22,7 +23,7 @@ import {
   type WebhookTarget,
 } from "../../webhooks/index.ts";
 import type { ImpactOptions } from "../correlation/impact.ts";
-import { markStorms } from "../correlation/storms.ts";
+import { markStorms, type StormQueueEntry } from "../correlation/storms.ts";
 import { registrationOfWebhook } from "../registrations/registrations.ts";
 import { PARSERS, readSnsHandshake } from "../sources/index.ts";
 import type { AlertEvent, SourceType } from "../sources/types.ts";
@@ -166,6 +167,7 @@ async function writeAlerts(
   payloads: PayloadRecord[],
   rows: { created: AlertRow[]; updated: AlertRow[] },
   history: HistoryRecord[],
+  stormQueue: StormQueueEntry[],
 ): Promise<void> {
   // Planning this statement costs more than running it for a few rows; for many rows a plan made
   // for their number is worth it (a generic plan of a large write measured slower). The rows travel
@@ -181,6 +183,10 @@ async function writeAlerts(
       update alerts set ${sql.raw(ALERT_UPDATE_LIST)}
       from json_populate_recordset(null::alerts, ${JSON.stringify(rows.updated.map(recordFromRow))}::json) r
       where alerts.id = r.id
+    ), queued as (
+      insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope)
+      select alert_id, seq, org_id, owner_id, storm_scope
+      from json_populate_recordset(null::alert_storm_queue, ${JSON.stringify(stormQueue)}::json)
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
@@ -277,7 +283,7 @@ export async function applyAlertBatches(
 
   if (changed.size > 0) {
     const rows = [...changed.values()];
-    markStorms(
+    const stormQueue = markStorms(
       rows.map((row) => ({ before: stored.get(row.id) ?? null, after: row })),
       options.impact,
     );
@@ -289,6 +295,7 @@ export async function applyAlertBatches(
         updated: rows.filter((row) => stored.has(row.id)),
       },
       history,
+      stormQueue,
     );
     await trimHistory(tx, rows);
   }

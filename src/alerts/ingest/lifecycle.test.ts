@@ -115,7 +115,6 @@ describe("planAlertChange: a new uid", () => {
       stormId: null,
       stormScope: null,
       likelyUpstream: null,
-      stormPending: false,
       ingestedVia: "push",
       rawPayloadId: '{"alerts":[]}',
       lastEventHash: "h-create",

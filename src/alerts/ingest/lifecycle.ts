@@ -130,7 +130,6 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     stormId: null,
     stormScope: null,
     likelyUpstream: null,
-    stormPending: false,
     ingestedVia: context.via,
     rawPayloadId: context.rawPayloadId,
     lastEventHash: context.eventHash,

@@ -95,9 +95,9 @@ async function claim(
 async function correlateBuckets(ctx: Ctx, data: BucketsOf): Promise<void> {
   try {
     const { rows } = await ctx.db.execute(sql`
-      select distinct storm_scope from alerts
-      where ${inBuckets(data.buckets)} and ${tenantOf(data)} and storm_pending`);
-    const scopes = rows.map((row) => (row.storm_scope === null ? null : String(row.storm_scope)));
+      select distinct storm_scope from alert_storm_queue
+      where alert_id in (select id from alerts where ${inBuckets(data.buckets)} and ${tenantOf(data)})`);
+    const scopes = rows.map((row) => (row.storm_scope === "" ? null : String(row.storm_scope)));
     for (let start = 0; start < scopes.length; start += SCOPES_PER_ROUND) {
       await correlateScopes(
         ctx.db,

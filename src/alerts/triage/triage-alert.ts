@@ -7,6 +7,7 @@ import type { CallerCtx } from "../../core/context.ts";
 import { withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
 import { getAlert } from "../console/read-alerts.ts";
+import { queueForStorms } from "../correlation/storms.ts";
 import { type AlertPatch, type AlertV1, READ_ONLY_FIELDS } from "../schemas.ts";
 import { alertEvents, alerts } from "../tables.ts";
 import { classifyAlertsJob } from "./classify-job.ts";
@@ -45,7 +46,6 @@ export async function triageAlert({
       status: "ignored",
       ignoredBy: "operator",
       ignoreReason: patch.ignore_reason ?? null,
-      stormPending: true,
     });
   } else if (patch.status === "active") {
     if (current.status !== "ignored") {
@@ -53,7 +53,7 @@ export async function triageAlert({
         field: "status",
       });
     }
-    Object.assign(changes, { status: "active", ignoredBy: null, ignoreReason: null, stormPending: true });
+    Object.assign(changes, { status: "active", ignoredBy: null, ignoreReason: null });
   } else if (patch.ignore_reason !== undefined) {
     if (current.status !== "ignored") {
       throw new AppError("VALIDATION_FAILED", "ignore_reason: only an ignored alert has an ignore reason", {
@@ -94,6 +94,7 @@ export async function triageAlert({
       invocationId: null,
       detail: { key_id: ctx.actor.keyId, changes: patch },
     });
+    if (changes.status !== undefined) await queueForStorms(tx, [current.id]);
   });
   const result = await getAlert({ ctx, input: { id: current.id } }).catch(() => null);
   if (!result) throw notFound("alert", { id: input.id });
