@@ -438,6 +438,46 @@ describeEachEngine(
       expect(new Set(storms).size).toBe(3);
       for (const id of ids) expect(await isPending(h, id)).toBe(false);
     });
+
+    it("writes no alert row for a look that changes nothing, and drops an entry its alert's move outdated", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "quiet" });
+      const { db } = h.vigil.services.database;
+      const version = async (id: string) =>
+        (await db.execute(sql`select xmin::text as v from alerts where id = ${id}`)).rows[0]?.v;
+      // Alone in its scope: the correlator finds no storm to place it in.
+      const lone = firing("h000000000000001", "09:20:00", { alertname: "NodeDown", cluster: "prod-af-1" });
+      const loneId = await deliverOne(h, path, lone);
+      const before = await version(loneId);
+      expect(await isPending(h, loneId)).toBe(true);
+      expect(await settle(h)).toBe(1);
+      expect(await isPending(h, loneId)).toBe(false);
+      expect(await version(loneId)).toBe(before);
+
+      // Queued under one cluster, then moved to another before any look: two entries, the first
+      // outdated. One pass removes both and places the alert where it is now, beside a co-firing one.
+      const first = firing("h000000000000002", "09:21:00", {
+        alertname: "KubeApiDown",
+        cluster: "prod-af-2",
+      });
+      const movedId = await deliverOne(h, path, first);
+      await deliverOne(h, path, { ...first, labels: { ...first.labels, cluster: "prod-af-3" } });
+      const neighbour = await deliverOne(
+        h,
+        path,
+        firing("h000000000000003", "09:22:00", { alertname: "KubeNodeNotReady", cluster: "prod-af-3" }),
+      );
+      const { rows } = await db.execute(
+        sql`select storm_scope from alert_storm_queue where alert_id = ${movedId} order by seq`,
+      );
+      expect(rows.map((row) => row.storm_scope)).toEqual(["cluster:prod-af-2", "cluster:prod-af-3"]);
+      expect(await settle(h)).toBe(3);
+      expect(await isPending(h, movedId)).toBe(false);
+      const [moved, beside] = [await readAlert(h, auth, movedId), await readAlert(h, auth, neighbour)];
+      expect(moved.storm_id).toMatch(UUID);
+      expect(beside.storm_id).toBe(moved.storm_id);
+    });
   },
   { role: "api" },
   { now: () => new Date(clock.getTime()) },
