@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
+import { boundArray } from "../../core/db/bound-array.ts";
 import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
@@ -20,7 +21,7 @@ type BucketPeer = { id: string; title: string; severity: AlertRow["severity"] };
 export async function historyOf(ctx: Ctx, ids: string[]): Promise<SourceHistory> {
   const { rows } = await ctx.db.execute(sql`
     select alert_id, kind, at from alert_events
-    where alert_id in (select json_array_elements_text(${JSON.stringify(ids)}::json)::uuid) and actor = 'source'
+    where alert_id = any(${boundArray(ids, "uuid")}) and actor = 'source'
     order by alert_id, seq`);
   const byAlert: SourceHistory = new Map();
   for (const row of rows) {

@@ -38,14 +38,16 @@ interface BucketsOf {
 }
 
 /**
- * The alerts waiting in these buckets (queued or running), found through the bucket index alone:
- * the inner lookup names no other column an index could serve. Written with the tenant beside it,
- * the planner chose the tenant's status index whenever its statistics lagged behind a burst of
- * ingest, and read every queued alert of the tenant for each claim.
+ * The ids of the tenant's alerts waiting in these buckets (in `states`), found through the bucket
+ * index alone and then kept to the tenant: the lookup names no other column an index could serve,
+ * and `offset 0` keeps the tenant's condition out of it. With the tenant beside the lookup, the
+ * planner chose the tenant's status index whenever its statistics lagged behind a burst of ingest
+ * (every queued alert of the tenant read for each claim, 15 ms at 10,000 queued).
  */
-const inBuckets = (buckets: string[]) =>
-  sql`id = any(array(select id from alerts
-    where triage_bucket = any(${boundArray(buckets, "text")}) and analysis_status in ('queued', 'running')))`;
+const bucketIds = (data: BucketsOf, states = sql`('queued', 'running')`) =>
+  sql`array(select id from (select id, org_id, owner_id, analysis_status from alerts
+    where triage_bucket = any(${boundArray(data.buckets, "text")}) and analysis_status in ('queued', 'running')
+    offset 0) alerts where ${tenantOf(data)} and analysis_status in ${states})`;
 
 type Claimed = { row: AlertRow; bucket: string };
 
@@ -63,9 +65,7 @@ async function claim(
   // A retry takes back the alerts its failed attempt left running.
   const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock.
-  const waiting = sql`select id from alerts
-    where ${inBuckets(data.buckets)} and ${tenantOf(data)} and analysis_status in ${states}
-    order by id for update`;
+  const waiting = sql`select id from alerts where id = any(${bucketIds(data, states)}) order by id for update`;
   const { rows } = mark
     ? await ctx.db.execute(sql`
         update alerts set analysis_status = 'running' where id in (${waiting})
@@ -95,8 +95,8 @@ async function claim(
 async function correlateBuckets(ctx: Ctx, data: BucketsOf): Promise<void> {
   try {
     const { rows } = await ctx.db.execute(sql`
-      select distinct storm_scope from alert_storm_queue
-      where alert_id in (select id from alerts where ${inBuckets(data.buckets)} and ${tenantOf(data)})`);
+      select distinct storm_scope from alert_storm_queue q
+      where ${inTenant({ alias: "q" }, data)} and q.alert_id = any(${bucketIds(data)})`);
     const scopes = rows.map((row) => (row.storm_scope === "" ? null : String(row.storm_scope)));
     for (let start = 0; start < scopes.length; start += SCOPES_PER_ROUND) {
       await correlateScopes(
@@ -287,10 +287,7 @@ async function startTriageRun(
 async function markFailed(ctx: Ctx, data: BucketsOf, reason: string): Promise<void> {
   await ctx.db.execute(sql`
     update alerts set analysis_status = 'failed'
-    where id in (
-      select id from alerts
-      where ${inBuckets(data.buckets)} and ${tenantOf(data)} and analysis_status in ('queued', 'running')
-      order by id for update)`);
+    where id in (select id from alerts where id = any(${bucketIds(data)}) order by id for update)`);
   ctx.log.error({ buckets: data.buckets, reason }, "alert classification failed");
 }
 
