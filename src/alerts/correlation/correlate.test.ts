@@ -11,6 +11,7 @@ import {
   type RoleInput,
   type StormAlert,
   stormScopeOf,
+  stormsToLoad,
 } from "./correlate.ts";
 import { computeImpact } from "./impact.ts";
 
@@ -442,5 +443,44 @@ describe("planStorms", () => {
       [s2.id, "PostgreSQLDown", checkoutImpact(3).impactScore],
       [joiner.id, "PostgreSQLDown", checkoutImpact(3).impactScore],
     ]);
+  });
+
+  it("places joiners by a storm's summary, and asks for its members only when one joins", () => {
+    const scope = "service:checkout@production";
+    // A storm of 2 from minute 0 to 4, given by its summary.
+    const summary = { id: STORM, scope, size: 2, first: minutes(0), last: minutes(4) };
+    const near = stormAlert({ at: 9 });
+    expect(stormsToLoad({ alerts: [near], summaries: [summary] })).toEqual([STORM]);
+    expect(() => planStorms({ alerts: [near], summaries: [summary], newStormId })).toThrow(/members/);
+    // 11 minutes after the first member: the storm would span 11 minutes. Alone, it stays loose.
+    const late = stormAlert({ at: 11 });
+    expect(stormsToLoad({ alerts: [late], summaries: [summary] })).toEqual([]);
+    expect(planStorms({ alerts: [late], summaries: [summary], newStormId })).toEqual([]);
+    // A full storm near two loose alerts keeps them out of storms; one with a seat left takes the first.
+    const two = () => [stormAlert({ at: 5 }), stormAlert({ at: 6 })];
+    const full = { ...summary, size: 3 };
+    expect(planStorms({ alerts: two(), summaries: [full], maxMembers: 3, newStormId })).toEqual([]);
+    expect(stormsToLoad({ alerts: two(), summaries: [summary], maxMembers: 3 })).toEqual([STORM]);
+    // Given the members instead, the same joiner is placed and every member recomputed.
+    const members = [
+      stormAlert({
+        at: 0,
+        title: "PostgreSQLDown",
+        stormId: STORM,
+        alertRole: "cause",
+        ...checkoutImpact(2),
+      }),
+      stormAlert({
+        at: 4,
+        stormId: STORM,
+        alertRole: "symptom",
+        likelyUpstream: "PostgreSQLDown",
+        ...checkoutImpact(2),
+      }),
+    ];
+    const joiner = stormAlert({ at: 9 });
+    expect(
+      planStorms({ alerts: [...members, joiner], newStormId }).map((change) => [change.id, change.stormId]),
+    ).toEqual([...members, joiner].map((alert) => [alert.id, STORM]));
   });
 });

@@ -309,13 +309,27 @@ export interface StormFields {
   impactExplanation: string;
 }
 
+/**
+ * A storm near the alerts being correlated whose members were not read: what placing a joiner
+ * needs (its size and the trigger times of its first and last member).
+ */
+export interface StormSummary {
+  id: string;
+  scope: string;
+  size: number;
+  first: Date;
+  last: Date;
+}
+
 export interface StormPlanInput {
   /**
    * Every active, non-test alert of the scopes being correlated that can matter: all members of
-   * the storms near the joiners or touched by the delivery, and the unstormed alerts of the
-   * joiners' scopes within the window.
+   * the storms near the joiners or touched by the delivery (or their summaries), and the unstormed
+   * alerts of the joiners' scopes within the window.
    */
   alerts: StormAlert[];
+  /** Storms given by their summary instead of their members; see stormsToLoad. */
+  summaries?: StormSummary[];
   windowMs?: number;
   maxMembers?: number;
   impact?: ImpactOptions;
@@ -332,23 +346,32 @@ export interface StormPlanInput {
 interface Storm {
   id: string;
   scope: string;
+  /** The members given (none for a summary), joiners included. */
   members: StormAlert[];
-}
-
-function span(times: number[]): number {
-  return Math.max(...times) - Math.min(...times);
+  size: number;
+  first: number;
+  last: number;
+  /** Whether every member is in `members`. */
+  whole: boolean;
 }
 
 const byTime = (a: StormAlert, b: StormAlert) =>
   a.triggeredAt.getTime() - b.triggeredAt.getTime() || compareIds(a.id, b.id);
 
+function join(storm: Storm, alert: StormAlert): void {
+  const t = alert.triggeredAt.getTime();
+  storm.members.push(alert);
+  storm.size += 1;
+  storm.first = Math.min(storm.first, t);
+  storm.last = Math.max(storm.last, t);
+}
+
 /**
  * Places every loose alert given (in trigger order) into a storm of its scope when one fits, or
- * forms a storm with other loose alerts of its window; dissolves storms below two members; and
- * recomputes roles and impact of every alert given. Returns the fields of the alerts whose storm
- * fields or impact differ from what is stored.
+ * forms a storm with other loose alerts of its window. Returns the storms, which of them took a
+ * joiner or formed, and the alerts given, deduplicated and in trigger order.
  */
-export function planStorms(input: StormPlanInput): StormFields[] {
+function place(input: StormPlanInput) {
   const windowMs = input.windowMs ?? STORM_WINDOW_MS;
   const maxMembers = input.maxMembers ?? STORM_MAX_MEMBERS;
   const newStormId = input.newStormId ?? randomUUID;
@@ -357,13 +380,34 @@ export function planStorms(input: StormPlanInput): StormFields[] {
   const storms = new Map<string, Storm>();
   for (const alert of alerts) {
     if (alert.stormId === null) continue;
+    const t = alert.triggeredAt.getTime();
     let storm = storms.get(alert.stormId);
     if (!storm) {
-      storm = { id: alert.stormId, scope: alert.stormScope, members: [] };
+      storm = {
+        id: alert.stormId,
+        scope: alert.stormScope,
+        members: [],
+        size: 0,
+        first: t,
+        last: t,
+        whole: true,
+      };
       storms.set(storm.id, storm);
     }
-    storm.members.push(alert);
+    join(storm, alert);
     stormOf.set(alert.id, storm);
+  }
+  for (const summary of input.summaries ?? []) {
+    if (storms.has(summary.id)) continue;
+    storms.set(summary.id, {
+      id: summary.id,
+      scope: summary.scope,
+      members: [],
+      size: summary.size,
+      first: summary.first.getTime(),
+      last: summary.last.getTime(),
+      whole: false,
+    });
   }
 
   const byScope = new Map<string, StormAlert[]>();
@@ -385,23 +429,20 @@ export function planStorms(input: StormPlanInput): StormFields[] {
     for (const joiner of scoped) {
       if (stormOf.has(joiner.id)) continue;
       const t = joiner.triggeredAt.getTime();
-      // A storm left with one member (the others just left) can still take the joiner.
-      const near = scopeStorms.filter((storm) =>
-        storm.members.some((member) => Math.abs(member.triggeredAt.getTime() - t) <= windowMs),
-      );
+      // Near: within the window of the storm's first to last member. A storm left with one member
+      // (the others just left) can still take the joiner.
+      const near = scopeStorms.filter((storm) => t >= storm.first - windowMs && t <= storm.last + windowMs);
       const fitting = near.find(
-        (storm) =>
-          storm.members.length < maxMembers &&
-          span([t, ...storm.members.map((member) => member.triggeredAt.getTime())]) <= windowMs,
+        (storm) => storm.size < maxMembers && Math.max(storm.last, t) - Math.min(storm.first, t) <= windowMs,
       );
       if (fitting) {
         grown.add(fitting.id);
-        fitting.members.push(joiner);
+        join(fitting, joiner);
         stormOf.set(joiner.id, fitting);
         continue;
       }
       // A full storm of the scope within the window: the alert stays out (the bound).
-      if (near.some((storm) => storm.members.length >= maxMembers)) continue;
+      if (near.some((storm) => storm.size >= maxMembers)) continue;
       const loose = scoped.filter(
         (other) =>
           other.id !== joiner.id &&
@@ -417,8 +458,9 @@ export function planStorms(input: StormPlanInput): StormFields[] {
       const members = [
         joiner,
         ...loose.filter((other) => other.triggeredAt.getTime() <= start + windowMs).slice(0, maxMembers - 1),
-      ];
-      const storm: Storm = { id: newStormId(), scope, members: members.sort(byTime) };
+      ].sort(byTime);
+      const storm: Storm = { id: newStormId(), scope, members: [], size: 0, first: t, last: t, whole: true };
+      for (const member of members) join(storm, member);
       grown.add(storm.id);
       storms.set(storm.id, storm);
       scopeStorms.push(storm);
@@ -426,11 +468,31 @@ export function planStorms(input: StormPlanInput): StormFields[] {
       for (const member of members) stormOf.set(member.id, storm);
     }
   }
+  return { alerts, storms, grown };
+}
 
+/** The storms given by summary that take a joiner: their members must be given for planStorms. */
+export function stormsToLoad(input: StormPlanInput): string[] {
+  const { storms, grown } = place(input);
+  return [...grown].filter((id) => storms.get(id)?.whole === false);
+}
+
+/**
+ * Places the loose alerts (see place); dissolves storms below two members; and recomputes roles
+ * and impact of the alerts given. Returns the fields of the alerts whose storm fields or impact
+ * differ from what is stored. A storm given by summary must take no joiner (stormsToLoad).
+ */
+export function planStorms(input: StormPlanInput): StormFields[] {
+  const { alerts, storms, grown } = place(input);
   const { changed } = input;
   const settledMembers = new Set<string>();
   const next = new Map<string, Omit<StormFields, "impactScore" | "impactExplanation"> & { size: number }>();
   for (const storm of storms.values()) {
+    if (!storm.whole) {
+      if (grown.has(storm.id))
+        throw new Error(`storm ${storm.id} takes a joiner but its members were not given`);
+      continue;
+    }
     if (
       changed &&
       !grown.has(storm.id) &&

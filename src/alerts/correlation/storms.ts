@@ -10,7 +10,7 @@
 // Storm fields are written only here, so ingest and correlation never overwrite each other: ingest
 // locks the alerts it changes (FOR UPDATE) and carries their storm fields through unchanged.
 import { createHash } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { inTenant as inTenantOf } from "../../core/auth/tenancy.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import type { Executor } from "../../core/db/database.ts";
@@ -22,7 +22,10 @@ import {
   STORM_WINDOW_MS,
   type StormAlert,
   type StormFields,
+  type StormPlanInput,
+  type StormSummary,
   stormScopeOf,
+  stormsToLoad,
 } from "./correlate.ts";
 import { computeImpact, type ImpactOptions } from "./impact.ts";
 
@@ -218,11 +221,23 @@ function rangesAround(alerts: { stormScope: string; triggeredAt: Date }[]) {
   return ranges;
 }
 
+/** The alerts and storms a round's plan is given (planStorms). */
+interface Neighbourhood {
+  alerts: StormAlert[];
+  summaries: StormSummary[];
+}
+
+const MEMBER_ROWS = (ids: SQL, tenant: Pick<AlertScope, "orgId" | "ownerId">) => sql`
+  select ${COLUMNS}
+  from (select * from alerts where id = any(array(select id from alerts where storm_id = any(${ids}))) offset 0) a
+  where ${inTenant(tenant)} and a.status = 'active' and not a.is_test`;
+
 /**
- * The alerts a plan needs, as one json value: every member of the touched storms (whatever their
- * scope) and of the scope's storms near a range, and the loose alerts of the scope near a range (at
- * most 2 x STORM_MAX_MEMBERS each). A full storm near a range keeps that range's loose alerts out
- * of storms, so they are not read.
+ * What a round's plan needs, in one statement: every member of the touched storms (whatever their
+ * scope); the scope's storms near a range, each as its size and first and last trigger time (their
+ * members are read only if one takes a joiner: readMembers); and the loose alerts of the scope near
+ * a range (at most 2 x STORM_MAX_MEMBERS each). A full storm near a range keeps that range's loose
+ * alerts out of storms, so they are not read.
  *
  * Members and loose alerts are found through the storm indexes alone, then read by id and kept to
  * the tenant (`offset 0` keeps the tenant's condition out of the lookup): with the tenant beside
@@ -235,7 +250,7 @@ async function readNeighbourhood(
   tenant: Pick<AlertScope, "orgId" | "ownerId">,
   ranges: { scope: string; lo: number; hi: number }[],
   touched: string[],
-): Promise<StormAlert[]> {
+): Promise<Neighbourhood> {
   const live = sql`a.status = 'active' and not a.is_test`;
   const rangeJson = JSON.stringify(
     ranges.map((range, n) => ({
@@ -245,6 +260,7 @@ async function readNeighbourhood(
       hi: new Date(range.hi).toISOString(),
     })),
   );
+  const touchedIds = boundArray(touched, "uuid");
   const { rows } = await db.execute(sql`
     with ranges as (
       select * from json_to_recordset(${rangeJson}::json) as r(n int, scope text, lo timestamptz, hi timestamptz)
@@ -255,19 +271,13 @@ async function readNeighbourhood(
           and a.triggered_at between r.lo and r.hi
       ) stormed
     ), sizes as (
-      select a.storm_id, count(*) as n
+      select a.storm_id as id, min(a.storm_scope) as scope, count(*)::int as size,
+        min(a.triggered_at) as first, max(a.triggered_at) as last
       from (select * from alerts where id = any(array(
         select id from alerts where storm_id = any(array(select storm_id from near)))) offset 0) a
       where ${inTenant(tenant)} and ${live}
       group by a.storm_id
-    ), members as (
-      select ${COLUMNS}
-      from (select * from alerts where id = any(array(select id from alerts where storm_id = any(array(
-        select storm_id from near union select unnest(${boundArray(touched, "uuid")}))))) offset 0) a
-      where ${inTenant(tenant)} and ${live}
-    ), found as (
-      select * from members
-      union all
+    ), loose as (
       select loose.* from ranges r cross join lateral (
         select ${COLUMNS}
         from (select * from alerts where id = any(array(select id from alerts
@@ -277,15 +287,38 @@ async function readNeighbourhood(
         order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
       ) loose
       where not exists (
-        select 1 from near join sizes using (storm_id) where near.n = r.n and sizes.n >= ${STORM_MAX_MEMBERS})
+        select 1 from near join sizes on sizes.id = near.storm_id
+        where near.n = r.n and sizes.size >= ${STORM_MAX_MEMBERS})
+    ), found as (
+      ${MEMBER_ROWS(touchedIds, tenant)}
+      union all
+      select * from loose
     )
-    select coalesce(json_agg(found), '[]') as alerts from found`);
-  const value = rows[0]?.alerts;
-  const records = (typeof value === "string" ? JSON.parse(value) : (value ?? [])) as Record<
-    string,
-    unknown
-  >[];
-  return records.map(stormAlertOf);
+    select (select coalesce(json_agg(found), '[]') from found) as alerts,
+      (select coalesce(json_agg(sizes), '[]') from sizes where id <> all(${touchedIds})) as storms`);
+  const alerts = jsonRows(rows[0]?.alerts).map(stormAlertOf);
+  const summaries = jsonRows(rows[0]?.storms).map((row) => ({
+    id: String(row.id),
+    scope: String(row.scope),
+    size: Number(row.size),
+    first: toDate(row.first),
+    last: toDate(row.last),
+  }));
+  return { alerts, summaries };
+}
+
+/** The members of some storms, for a round whose plan adds joiners to them. */
+async function readMembers(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  stormIds: string[],
+): Promise<StormAlert[]> {
+  const { rows } = await db.execute(MEMBER_ROWS(boundArray(stormIds, "uuid"), tenant));
+  return rows.map(stormAlertOf);
+}
+
+function jsonRows(value: unknown): Record<string, unknown>[] {
+  return (typeof value === "string" ? JSON.parse(value) : (value ?? [])) as Record<string, unknown>[];
 }
 
 /** What a plan writes for one alert whose storm fields or impact change. */
@@ -326,19 +359,22 @@ function historyOf(
   return { event: null, detail: null };
 }
 
-/** The plan for one round: the writes, from the pending alerts and their neighbourhood. */
-export function planScope(
+/**
+ * What planStorms is given for a round: the neighbourhood with the pending alerts as they are now
+ * (a member that left or changed scope no longer in its storm), and what they were.
+ */
+function roundInput(
   pending: PendingAlert[],
-  neighbourhood: StormAlert[],
-  impact: ImpactOptions = {},
-): StormWrite[] {
-  const input = new Map(neighbourhood.map((alert) => [alert.id, alert]));
+  { alerts: neighbourhood, summaries }: Neighbourhood,
+  impact: ImpactOptions,
+) {
+  const given = new Map(neighbourhood.map((alert) => [alert.id, alert]));
   const originals = new Map<string, Pick<StormAlert, "stormId" | "alertRole" | "likelyUpstream">>();
   for (const alert of [...neighbourhood, ...pending]) originals.set(alert.id, alert);
   const leavers: PendingAlert[] = [];
   for (const alert of pending) {
     if (!alert.eligible) {
-      input.delete(alert.id);
+      given.delete(alert.id);
       if (alert.stormId !== null) leavers.push(alert);
       continue;
     }
@@ -349,13 +385,28 @@ export function planScope(
         (other) =>
           other.id !== alert.id && other.stormId === alert.stormId && other.stormScope !== alert.stormScope,
       );
-    input.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
+    given.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
   }
   const changed = {
     alerts: new Set(pending.map((alert) => alert.id)),
     storms: new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : []))),
   };
-  const changes: StormFields[] = planStorms({ alerts: [...input.values()], impact, changed });
+  return {
+    input: { alerts: [...given.values()], summaries, impact, changed } satisfies StormPlanInput,
+    given,
+    originals,
+    leavers,
+  };
+}
+
+/** The plan for one round: the writes, from the pending alerts and their neighbourhood. */
+function planScope(
+  pending: PendingAlert[],
+  neighbourhood: Neighbourhood,
+  impact: ImpactOptions,
+): StormWrite[] {
+  const { input, given, originals, leavers } = roundInput(pending, neighbourhood, impact);
+  const changes: StormFields[] = planStorms(input);
   // planStorms compares with the fields it was given: a mover's storm id was blanked in its input,
   // and a leaver that is no longer eligible was not given at all.
   const planned = new Map(changes.map((change) => [change.id, change]));
@@ -374,8 +425,8 @@ export function planScope(
     };
   };
   for (const alert of pending) {
-    const movedOut = input.get(alert.id)?.stormId !== originals.get(alert.id)?.stormId;
-    if (!planned.has(alert.id) && input.has(alert.id) && movedOut) planned.set(alert.id, leave(alert));
+    const movedOut = given.get(alert.id)?.stormId !== originals.get(alert.id)?.stormId;
+    if (!planned.has(alert.id) && given.has(alert.id) && movedOut) planned.set(alert.id, leave(alert));
   }
   for (const alert of leavers) planned.set(alert.id, leave(alert));
   const writes: StormWrite[] = [];
@@ -505,11 +556,19 @@ export async function correlateScopes(
         if (entries.length === 0) return 0;
         const eligible = pending.filter((alert) => alert.eligible);
         const touched = [...new Set(pending.flatMap((alert) => (alert.stormId ? [alert.stormId] : [])))];
-        const neighbourhood =
+        let neighbourhood: Neighbourhood =
           eligible.length === 0 && touched.length === 0
-            ? []
+            ? { alerts: [], summaries: [] }
             : await readNeighbourhood(tx, tenant, rangesAround(eligible), touched);
-        await writePlan(tx, tenant, planScope(pending, neighbourhood, options.impact), entries, options.now);
+        const impact = options.impact ?? {};
+        const joined = stormsToLoad(roundInput(pending, neighbourhood, impact).input);
+        if (joined.length > 0) {
+          neighbourhood = {
+            alerts: [...neighbourhood.alerts, ...(await readMembers(tx, tenant, joined))],
+            summaries: neighbourhood.summaries.filter((storm) => !joined.includes(storm.id)),
+          };
+        }
+        await writePlan(tx, tenant, planScope(pending, neighbourhood, impact), entries, options.now);
         return entries.length;
       });
     } catch (err) {
