@@ -21,8 +21,20 @@ function kindOf(args: unknown[]): string {
       : typeof first === "object" && first !== null && typeof (first as { text?: unknown }).text === "string"
         ? (first as { text: string }).text
         : "";
-  // The head names the statement; lower-casing a whole 50-alert write would cost more than it.
-  const sql = text.slice(0, 400).trim().toLowerCase().replace(/\s+/g, " ");
+  // The head names the statement; lower-casing a whole 50-alert write would cost more than it. The
+  // kind of each head is kept: the counter runs inside the measured process.
+  const head = text.slice(0, 400);
+  const known = kinds.get(head);
+  if (known !== undefined) return known;
+  const kind = kindOfHead(head);
+  if (kinds.size < 10_000) kinds.set(head, kind);
+  return kind;
+}
+
+const kinds = new Map<string, string>();
+
+function kindOfHead(head: string): string {
+  const sql = head.trim().toLowerCase().replace(/\s+/g, " ");
   const verb = /^(select|insert|update|delete|begin|commit|rollback|with)/.exec(sql)?.[1] ?? "other";
   if (sql.includes("pg_advisory_xact_lock")) return "select pg_advisory_xact_lock";
   const table = /(?:from|into|update) "?([a-z_.]+)"?/.exec(sql)?.[1];
