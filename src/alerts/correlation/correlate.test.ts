@@ -243,6 +243,14 @@ function checkoutImpact(size: number) {
   return { impactScore: impact.score, impactExplanation: impact.explanation };
 }
 
+/** A stored storm of two checkout alerts: PostgreSQLDown the cause at minute 0, a symptom at `at`. */
+function storedPair(at: number, upstream = "PostgreSQLDown"): [StormAlert, StormAlert] {
+  return [
+    stormAlert({ at: 0, title: "PostgreSQLDown", stormId: STORM, alertRole: "cause", ...checkoutImpact(2) }),
+    stormAlert({ at, stormId: STORM, alertRole: "symptom", likelyUpstream: upstream, ...checkoutImpact(2) }),
+  ];
+}
+
 describe("planStorms", () => {
   it("groups two loose alerts of one scope within the window, the earlier as cause", () => {
     const first = stormAlert({ at: 0, title: "HighRequestLatency" });
@@ -396,29 +404,14 @@ describe("planStorms", () => {
   it("with the changed alerts named, recomputes only the storms they are in, were in or that take a joiner", () => {
     // Stored fields that are out of date (the symptom's upstream is wrong): left alone unless the
     // storm changes, because the plan trusts what it wrote before.
-    const stale = () => [
-      stormAlert({
-        at: 0,
-        title: "PostgreSQLDown",
-        stormId: STORM,
-        alertRole: "cause",
-        ...checkoutImpact(2),
-      }),
-      stormAlert({
-        at: 1,
-        stormId: STORM,
-        alertRole: "symptom",
-        likelyUpstream: "Other",
-        ...checkoutImpact(2),
-      }),
-    ];
+    const stale = () => storedPair(1, "Other");
     const none = { alerts: new Set<string>(), storms: new Set<string>() };
     expect(planStorms({ alerts: stale(), newStormId, changed: none })).toEqual([]);
     // Without the names every storm is recomputed, and the stale upstream is corrected.
     expect(planStorms({ alerts: stale(), newStormId }).map((change) => change.likelyUpstream)).toEqual([
       "PostgreSQLDown",
     ]);
-    const [cause, symptom] = stale() as [StormAlert, StormAlert];
+    const [cause, symptom] = stale();
     const pendingMember = { alerts: new Set([symptom.id]), storms: new Set([STORM]) };
     expect(
       planStorms({ alerts: [cause, symptom], newStormId, changed: pendingMember }).map((change) => change.id),
@@ -431,7 +424,7 @@ describe("planStorms", () => {
     // A joiner changes the storm's size, so every member is recomputed.
     const joiner = stormAlert({ at: 5 });
     const joined = { alerts: new Set([joiner.id]), storms: new Set<string>() };
-    const [c2, s2] = stale() as [StormAlert, StormAlert];
+    const [c2, s2] = stale();
     expect(
       planStorms({ alerts: [c2, s2, joiner], newStormId, changed: joined }).map((change) => [
         change.id,
@@ -462,22 +455,7 @@ describe("planStorms", () => {
     expect(planStorms({ alerts: two(), summaries: [full], maxMembers: 3, newStormId })).toEqual([]);
     expect(stormsToLoad({ alerts: two(), summaries: [summary], maxMembers: 3 })).toEqual([STORM]);
     // Given the members instead, the same joiner is placed and every member recomputed.
-    const members = [
-      stormAlert({
-        at: 0,
-        title: "PostgreSQLDown",
-        stormId: STORM,
-        alertRole: "cause",
-        ...checkoutImpact(2),
-      }),
-      stormAlert({
-        at: 4,
-        stormId: STORM,
-        alertRole: "symptom",
-        likelyUpstream: "PostgreSQLDown",
-        ...checkoutImpact(2),
-      }),
-    ];
+    const members = storedPair(4);
     const joiner = stormAlert({ at: 9 });
     expect(
       planStorms({ alerts: [...members, joiner], newStormId }).map((change) => [change.id, change.stormId]),
