@@ -124,7 +124,31 @@ export function describeEachEngine(
   configOverrides: Partial<Config> = {},
   options: StartOptions = {},
 ): void {
-  for (const engine of ENGINES) {
+  describeOn(ENGINES, name, body, configOverrides, options);
+}
+
+/**
+ * Runs `body` on one engine: PostgreSQL where the tests have one, else the embedded database. For
+ * clients of the HTTP API (the OpenTofu provider), whose checks do not depend on the engine behind
+ * it: the API's own tests run on both.
+ */
+export function describeOnOneEngine(
+  name: string,
+  body: (harness: () => Harness) => void,
+  configOverrides: Partial<Config> = {},
+  options: StartOptions = {},
+): void {
+  describeOn(ENGINES.slice(-1), name, body, configOverrides, options);
+}
+
+function describeOn(
+  engines: Engine[],
+  name: string,
+  body: (harness: () => Harness) => void,
+  configOverrides: Partial<Config>,
+  options: StartOptions,
+): void {
+  for (const engine of engines) {
     describe(`${name} [${engine}]`, () => {
       let current: (Harness & { stop(): Promise<void> }) | null = null;
       beforeAll(async () => {

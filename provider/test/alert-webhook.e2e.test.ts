@@ -4,12 +4,12 @@
 // import by both ID forms, destroy.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readFixture } from "../../test/fixtures.ts";
-import { type Auth, describeEachEngine, type Harness } from "../../test/harness.ts";
+import { type Auth, describeOnOneEngine, type Harness } from "../../test/harness.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
 const ADDRESS = "svc_sre_alert_webhook.am";
 
-describeEachEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
+describeOnOneEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
   let h: Harness;
   let base = "";
   let org = "";

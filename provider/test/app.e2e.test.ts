@@ -1,13 +1,13 @@
 // svc_app driven by the real OpenTofu against a listening Vigil, written to the apps contract
 // (GET/PUT/DELETE /api/v1/apps/{app}, the discovery runs and GET /api/setup).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Auth, call, describeEachEngine, type Harness, type Method } from "../../test/harness.ts";
+import { type Auth, call, describeOnOneEngine, type Harness, type Method } from "../../test/harness.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
 const ADDRESS = "svc_app.sre";
 const UUID = /^[0-9a-f-]{36}$/;
 
-describeEachEngine("svc_app with OpenTofu", (harness) => {
+describeOnOneEngine("svc_app with OpenTofu", (harness) => {
   let h: Harness;
   let base = "";
   let org = "";

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeEachEngine } from "../../test/harness.ts";
+import { describeOnOneEngine } from "../../test/harness.ts";
 import { publishToMirror } from "../scripts/mirror.ts";
 import { createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
@@ -156,7 +156,7 @@ resource "svc_sre_alert_webhook" "am" {
   });
 });
 
-describeEachEngine("the 0.1.27 build installed by tofu init", (harness) => {
+describeOnOneEngine("the 0.1.27 build installed by tofu init", (harness) => {
   let ws: Workspace;
   afterAll(() => ws?.remove());
   beforeAll(async () => {
