@@ -129,8 +129,9 @@ export function describeEachEngine(
 
 /**
  * Runs `body` on one engine: PostgreSQL where the tests have one, else the embedded database. For
- * clients of the HTTP API (the OpenTofu provider), whose checks do not depend on the engine behind
- * it: the API's own tests run on both.
+ * slow tests whose checks do not depend on the engine: clients of the HTTP API (the OpenTofu
+ * provider, the console in a browser) and the investigator reading a real Prometheus, which wait on
+ * their peers' real time. The API's own tests and the investigations' storage run on both.
  */
 export function describeOnOneEngine(
   name: string,

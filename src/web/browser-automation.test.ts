@@ -20,7 +20,7 @@ import {
   sidewaysOverflow,
   tabThrough,
 } from "../../test/browser.ts";
-import { type Auth, call, describeEachEngine } from "../../test/harness.ts";
+import { type Auth, call, describeOnOneEngine } from "../../test/harness.ts";
 
 const WAIT = 60_000;
 const STEP = { timeout: 180_000 };
@@ -48,7 +48,7 @@ const RESTART = {
 /** The host of the tenant's integration: links to it are verified, others are not. */
 const TRUSTED = "http://grafana.example:3000";
 
-describeEachEngine("web console automation pages in chromium", (harness) => {
+describeOnOneEngine("web console automation pages in chromium", (harness) => {
   let browser: Browser;
   let page: Page;
   let base = "";

@@ -11,7 +11,7 @@ import { registerAlerts } from "../../test/alerts.ts";
 import { registerAgent } from "../../test/automation-runs.ts";
 import { ARTIFACTS, ensureConsoleBuilt, launchChromium, lowContrastText } from "../../test/browser.ts";
 import { fixtureFiles, readFixture } from "../../test/fixtures.ts";
-import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
+import { type Auth, call, describeOnOneEngine, type Harness, waitFor } from "../../test/harness.ts";
 
 const SOURCES = ["alertmanager", "grafana", "datadog", "pagerduty", "opsgenie", "sentry", "uptime-kuma"];
 const WAIT = 30_000;
@@ -26,7 +26,7 @@ interface AlertList {
   summary: { total_active: number; needs_attention: number };
 }
 
-describeEachEngine(
+describeOnOneEngine(
   "web console in chromium",
   (harness) => {
     let browser: Browser;

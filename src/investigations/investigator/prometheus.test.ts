@@ -4,7 +4,7 @@
 // expression and reads the verdict.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
-import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
+import { type Auth, call, describeOnOneEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import {
   type Exporter,
   type PrometheusProcess,
@@ -59,7 +59,7 @@ async function investigateExpression(h: Harness, auth: Auth, expr: string, label
   }, 60_000);
 }
 
-describeEachEngine(
+describeOnOneEngine(
   "the investigator with a real Prometheus",
   (harness) => {
     it("a threshold crossed and held: real_problem, with a verified metric link", async () => {
