@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { describeEachEngine, waitFor } from "../../../test/harness.ts";
 import { defineJob } from "./catalog.ts";
+import { installJobSchema } from "./queue.ts";
 
 const ran: string[] = [];
 const attempts = new Map<string, number>();
@@ -83,6 +84,25 @@ describeEachEngine(
       );
       return Number(rows[0]?.n);
     };
+
+    it("gives a queue made earlier its job's current retry settings", async () => {
+      const { database } = harness().vigil.services;
+      const settings = async () => {
+        const { rows } = await database.db.execute(
+          sql`select retry_limit, retry_delay, retry_backoff from pgboss.queue where name = 'probe.flaky'`,
+        );
+        return rows[0];
+      };
+      // As started: the definition's 2 retries, 1 s apart, no backoff.
+      expect(await settings()).toEqual({ retry_limit: 2, retry_delay: 1, retry_backoff: false });
+      // A later release defines the job otherwise: installing its schema updates the queue.
+      await installJobSchema(database, [
+        { ...flakyJob, retryLimit: 5, retryDelaySeconds: 7, retryBackoff: true },
+      ]);
+      expect(await settings()).toEqual({ retry_limit: 5, retry_delay: 7, retry_backoff: true });
+      await installJobSchema(database, [flakyJob]);
+      expect(await settings()).toEqual({ retry_limit: 2, retry_delay: 1, retry_backoff: false });
+    });
 
     it("runs a job sent inside a transaction after the transaction commits", async () => {
       const { database, queue } = harness().vigil.services;

@@ -179,16 +179,17 @@ function createBoss(database: Database, extra: Partial<ConstructorOptions> = {},
 /** Upserts a queue per job: creating one creates its tables, so it costs DDL the first time only. */
 async function createQueues(boss: PgBoss, jobs: JobDefinition[]): Promise<void> {
   for (const job of jobs) {
-    await boss.createQueue(job.name, {
+    const settings = {
       retryLimit: job.retryLimit,
       retryDelay: job.retryDelaySeconds,
       retryBackoff: job.retryBackoff,
       expireInSeconds: job.expireInSeconds,
-      ...(job.policy ? { policy: job.policy } : {}),
       notify: job.notify ?? false,
-    });
-    // createQueue leaves an existing queue as it was: a queue that gained `notify` gets it here.
-    if (job.notify) await boss.updateQueue(job.name, { notify: true });
+    };
+    await boss.createQueue(job.name, { ...settings, ...(job.policy ? { policy: job.policy } : {}) });
+    // createQueue leaves an existing queue as it was (one made by an earlier release, or the
+    // embedded database's template): the job's current settings are applied to it here.
+    await boss.updateQueue(job.name, settings);
   }
 }
 
