@@ -27,27 +27,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/**
- * A new database: in-memory PGlite, or a fresh database on the TEST_DATABASE_URL server; empty, or
- * with `migrated` a PGlite copy of the migrated template in a temporary folder when it is built
- * (as a Vigil's first start makes it): creating an empty PGlite costs 3 to 5 s of CPU, a copy 1.
- */
-export async function createTestDatabase(
-  engine: Engine,
-  { migrated = false }: { migrated?: boolean } = {},
-): Promise<TestDatabase> {
-  if (engine === "pglite" && migrated) {
-    const dataDir = mkdtempSync(join(tmpdir(), "vigil-test-db-"));
-    const database = await openDatabase({ dataDir });
-    return {
-      database,
-      url: null,
-      async drop() {
-        await database.close();
-        rmSync(dataDir, { recursive: true, force: true });
-      },
-    };
-  }
+/** A new, empty database: in-memory PGlite, or a fresh database on the TEST_DATABASE_URL server. */
+export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
   if (engine === "pglite") {
     const database = await openDatabase({ memory: true });
     return { database, url: null, drop: () => database.close() };
@@ -102,7 +83,7 @@ export async function startHarness(
   configOverrides: Partial<Config> = {},
   options: StartOptions = {},
 ): Promise<Harness & { stop(): Promise<void> }> {
-  const testDatabase = await createTestDatabase(engine, { migrated: true });
+  const testDatabase = await createTestDatabase(engine);
   const config = testConfig(configOverrides);
   const vigil = await startVigil(config, {
     pollingIntervalSeconds: 0.5,
