@@ -3,10 +3,11 @@
 // creates a database there for the file and drops it afterwards.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe } from "vitest";
+import { afterAll, beforeAll, describe, inject } from "vitest";
 import { type Config, loadConfig } from "../src/config.ts";
 import { createApiKey, createOrg, revokeApiKey } from "../src/core/auth/keys.ts";
 import type { Scope } from "../src/core/auth/scopes.ts";
@@ -27,10 +28,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, empty database: in-memory PGlite, or a fresh database on the TEST_DATABASE_URL server. */
-export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
+/** The migrated template's image, read once per test file (test/global-setup.ts writes it). */
+let pgliteImage: Promise<Blob | undefined> | null = null;
+function templateImage(): Promise<Blob | undefined> {
+  const path = inject("pgliteImage");
+  pgliteImage ??= path ? readFile(path).then((bytes) => new Blob([bytes])) : Promise.resolve(undefined);
+  return pgliteImage;
+}
+
+/**
+ * A new database: in-memory PGlite, or a fresh database on the TEST_DATABASE_URL server. The
+ * in-memory one starts as a copy of the migrated template unless `empty` (for tests of a migration's
+ * own work); both take any migrations they lack when Vigil starts on them.
+ */
+export async function createTestDatabase(engine: Engine, { empty = false } = {}): Promise<TestDatabase> {
   if (engine === "pglite") {
-    const database = await openDatabase({ memory: true });
+    const image = empty ? undefined : await templateImage();
+    const database = await openDatabase({ memory: true, image });
     return { database, url: null, drop: () => database.close() };
   }
   if (!postgresUrl) throw new Error("TEST_DATABASE_URL is not set");

@@ -11,7 +11,7 @@ const QUEUE_MIGRATION = "0014_storm_queue.sql";
 for (const engine of ENGINES) {
   describe(`migration ${QUEUE_MIGRATION} [${engine}]`, () => {
     it("queues the alerts flagged storm_pending, with their seq, tenant and scope", async () => {
-      const { database, drop } = await createTestDatabase(engine);
+      const { database, drop } = await createTestDatabase(engine, { empty: true });
       const { db } = database;
       const apply = async (name: string) => {
         const text = readFileSync(new URL(name, MIGRATIONS_DIR), "utf8");

@@ -49,8 +49,14 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** `cacheMb`: the embedded database's page cache (PostgreSQL's shared_buffers), PGLITE_CACHE_MB. */
-export type DatabaseTarget = { url: string } | { dataDir: string; cacheMb?: number } | { memory: true };
+/**
+ * `cacheMb`: the embedded database's page cache (PostgreSQL's shared_buffers), PGLITE_CACHE_MB.
+ * `image`: an in-memory database starts as this copy of one (PGlite's `dumpDataDir`), not empty.
+ */
+export type DatabaseTarget =
+  | { url: string }
+  | { dataDir: string; cacheMb?: number }
+  | { memory: true; image?: Blob };
 
 /** The page cache of an embedded database unless its target says otherwise. */
 export const PGLITE_CACHE_MB = 16;
@@ -88,6 +94,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
   const cacheMb = ("cacheMb" in target && target.cacheMb) || PGLITE_CACHE_MB;
   const client = await PGlite.create(dataPath, {
     extensions: { pg_trgm },
+    loadDataDir: "image" in target ? target.image : undefined,
     startParams: pgliteStartParams(cacheMb),
   }).catch((err) => {
     unlock();

@@ -24,7 +24,7 @@ export function pgliteVersion(): string {
 }
 
 /** Why the template cannot seed a database here, or null when it can. */
-function unusable(template: string): string | null {
+export function templateUnusable(template: string): string | null {
   const stampPath = join(template, TEMPLATE_STAMP);
   if (!existsSync(stampPath)) return "no template (npm run build prepares one)";
   const stamp = JSON.parse(readFileSync(stampPath, "utf8")) as TemplateStamp;
@@ -46,7 +46,7 @@ export function seedFromTemplate(
   template = fileURLToPath(PGLITE_TEMPLATE_DIR),
 ): { seeded: boolean; reason: string } {
   if (readdirSync(dataPath).length > 0) return { seeded: false, reason: "existing" };
-  const why = unusable(template);
+  const why = templateUnusable(template);
   if (why) return { seeded: false, reason: why };
   // Copied aside, then renamed over the (empty) directory: an interrupted copy leaves no half database.
   const copying = `${dataPath}.copying`;
