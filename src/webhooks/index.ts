@@ -1,5 +1,5 @@
 export { webhooksRoutes as registerWebhooks } from "./routes.ts";
-export { storableText, storableValue } from "./storable.ts";
+export { storableJson, storableText, storableValue } from "./storable.ts";
 export { webhookInvocations } from "./tables.ts";
 export type { BatchedTarget, TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "./targets.ts";
 export {

@@ -1,6 +1,6 @@
 // The cleaning rule on its own: what PostgreSQL cannot store becomes U+FFFD, and nothing else changes.
 import { describe, expect, it } from "vitest";
-import { storableText, storableValue } from "./storable.ts";
+import { storableJson, storableText, storableValue } from "./storable.ts";
 
 describe("storableText", () => {
   it("replaces U+0000 and unpaired surrogates with U+FFFD, keeping surrogate pairs", () => {
@@ -41,5 +41,28 @@ describe("storableValue", () => {
       ["x", 1],
     ]);
     expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+  });
+});
+
+describe("storableJson", () => {
+  it("returns a clean value itself with its JSON, surrogate pairs and escaped-looking text included", () => {
+    const value = { title: "fire \ud83d\udd25", note: "a literal \\u0000 and \\ud800", n: [1, "x"] };
+    const { value: stored, json } = storableJson(value);
+    expect(stored).toBe(value);
+    expect(JSON.parse(json)).toEqual(value);
+  });
+
+  it("cleans what storableValue cleans, at any depth and in keys, and gives the cleaned value's JSON", () => {
+    for (const value of [
+      { title: "a\u0000b" },
+      { labels: { "k\ud800": "v" } },
+      { links: [{ url: "u\udfff" }] },
+      ["\udc00\ud800"],
+    ]) {
+      const { value: stored, json } = storableJson(value);
+      expect(stored).toEqual(storableValue(value));
+      expect(stored).not.toBe(value);
+      expect(JSON.parse(json)).toEqual(stored);
+    }
   });
 });

@@ -14,6 +14,22 @@ export function storableText(text: string): string {
   return UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, "\ufffd") : text;
 }
 
+// JSON.stringify escapes every U+0000 and every unpaired surrogate (as `\u0000`, `\ud800`), and
+// nothing else as these: JSON without them holds no text to clean. A backslash the text holds
+// before such letters also matches (`\\u0000`), which costs a walk and changes nothing.
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/;
+
+/**
+ * `storableValue`, with the value's JSON: for a value stringified anyway (hashed, sent as json), one
+ * JSON.stringify replaces the walk whenever there is nothing to clean, which is almost always.
+ */
+export function storableJson<T>(value: T): { value: T; json: string } {
+  const json = JSON.stringify(value);
+  if (!UNSTORABLE_ESCAPE.test(json)) return { value, json };
+  const cleaned = storableValue(value);
+  return { value: cleaned, json: cleaned === value ? json : JSON.stringify(cleaned) };
+}
+
 function isPlainObject(value: object): value is Record<string, unknown> {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;

@@ -382,6 +382,54 @@ describeEachEngine(
       expect(await readHistory(h, auth, id)).toEqual(historyBefore);
     });
 
+    it("tells repeats from changes alert by alert, in one delivery and for one alert twice in a body", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "alertmanager", "mixed");
+      const [a, b] = [fingerprint(), fingerprint()];
+      const firingA = { status: "firing" as const, fingerprint: a, startsAt: T0 };
+      const firingB = { status: "firing" as const, fingerprint: b, startsAt: T0 };
+      tick();
+      const first = await deliver(h, registration, checkoutBody([firingA, firingB]));
+      const [idA, idB] = first.json().alerts.map((alert: { id: string }) => alert.id);
+      const { db } = h.vigil.services.database;
+      const versionOf = async (id: string) =>
+        (await db.execute(sql`select xmin::text as v from alerts where id = ${id}`)).rows[0]?.v;
+      const storedA = await versionOf(idA);
+
+      // A repeats its last event, B resolves: only B changes, A's row is not written.
+      tick();
+      const mixed = await deliver(
+        h,
+        registration,
+        checkoutBody([firingA, { ...firingB, status: "resolved", endsAt: T1 }]),
+      );
+      expect(mixed.statusCode).toBe(202);
+      expect(mixed.json().alerts).toEqual([
+        { id: idA, external_uid: a, outcome: "duplicate" },
+        { id: idB, external_uid: b, outcome: "resolved" },
+      ]);
+      expect(await versionOf(idA)).toBe(storedA);
+      expect(await readAlert(h, auth, idB)).toMatchObject({ status: "resolved", resolved_at: T1 });
+
+      // A's repeat, then its resolve, in one body: the repeat changes nothing, the resolve applies.
+      tick();
+      const twice = await deliver(
+        h,
+        registration,
+        checkoutBody([firingA, { ...firingA, status: "resolved", endsAt: T2 }]),
+      );
+      expect(twice.json().alerts).toEqual([
+        { id: idA, external_uid: a, outcome: "duplicate" },
+        { id: idA, external_uid: a, outcome: "resolved" },
+      ]);
+      expect(await readAlert(h, auth, idA)).toMatchObject({ status: "resolved", resolved_at: T2 });
+      expect((await readHistory(h, auth, idA)).events.map((event) => event.kind)).toEqual([
+        "created",
+        "resolved",
+      ]);
+    });
+
     it("keeps a newer episode active when an older resolve arrives late, and counts the earlier episode", async () => {
       const h = harness();
       const { auth } = await h.createKey();
