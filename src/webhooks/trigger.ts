@@ -7,7 +7,7 @@ import type { Services } from "../core/context.ts";
 import { deferWrite, type Executor, executeNamed, sql } from "../core/db/database.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
-import { storableValue } from "./storable.ts";
+import { storableJson } from "./storable.ts";
 import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
 import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
 
@@ -122,8 +122,8 @@ async function recordInvocations(
   const rows = records.map(({ webhook, invocation, result }) => {
     // Headers, error, note and outcome carry the sender's text: what PostgreSQL cannot store is
     // cleaned here, or the record itself would fail and the delivery be lost. The payload is bytes.
-    const row = storableValue(invocationRow(webhook, invocation, result));
-    return { ...row, payload: row.payload.toString("hex") };
+    const row = invocationRow(webhook, invocation, result);
+    return storableJson({ ...row, payload: row.payload.toString("hex") }).json;
   });
   await deferWrite(db, () =>
     executeNamed(
@@ -135,7 +135,7 @@ async function recordInvocations(
       select id, "webhookId", "orgId", "ownerId", "receivedAt", "finishedAt", status, "contentType",
         headers, decode(payload, 'hex'), "payloadBytes", error, note, outcome, "sessionId", "traceId",
         "runId"
-      from json_to_recordset(${JSON.stringify(rows)}::json) as r(id uuid, "webhookId" uuid,
+      from json_to_recordset(${`[${rows.join(",")}]`}::json) as r(id uuid, "webhookId" uuid,
         "orgId" uuid, "ownerId" uuid, "receivedAt" timestamptz, "finishedAt" timestamptz,
         status text, "contentType" text, headers jsonb, payload text, "payloadBytes" int,
         error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text)`,
