@@ -134,7 +134,9 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 /** Vigil as `vigil serve` runs it, from the sources (tsx), in a child process with an IPC channel. */
 async function startVigilProcess(env: Record<string, string>): Promise<VigilProcess> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", SERVER_ENTRY], {
+  // BENCH_NODE_FLAGS: Node flags for Vigil's process, to measure one (README.md).
+  const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, "--import", "tsx", SERVER_ENTRY], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
