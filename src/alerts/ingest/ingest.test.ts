@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import { expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AmAlert,
   amBody,
@@ -16,9 +16,16 @@ import {
   triggerPathOf,
 } from "../../../test/alerts.ts";
 import { fixtureFiles, readFixture } from "../../../test/fixtures.ts";
-import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
+import {
+  type Auth,
+  describeEachEngine,
+  ENGINES,
+  type Harness,
+  startHarness,
+  waitFor,
+} from "../../../test/harness.ts";
 import { type AlertEvent, PARSERS, SOURCE_TYPES, type SourceType } from "../sources/index.ts";
-import { HISTORY_LIMIT, lockAlertsStatement } from "./ingest.ts";
+import { alertKeysStatement, HISTORY_LIMIT } from "./ingest.ts";
 
 interface Fixture {
   source: SourceType;
@@ -652,7 +659,7 @@ describeEachEngine(
         sql`select org_id, owner_id from alert_webhooks where id = ${registration.id}`,
       );
       const tenant = owner.rows[0] as { org_id: string | null; owner_id: string };
-      const { query: statement } = lockAlertsStatement([
+      const { query: statement } = alertKeysStatement([
         {
           scope: {
             orgId: tenant.org_id,
@@ -963,5 +970,55 @@ function itHandlesBadInput(harness: () => Harness) {
       const target = [...registrations.values()].find((item) => item.id === row.webhook_id);
       expect(row.source_type).toBe(target?.source);
     }
+  });
+}
+
+// On PostgreSQL, where other connections run beside ingest: a transaction that holds an alert's row
+// (a classification or a change under way) does not hold up a repeat of the alert's last event,
+// which writes nothing; a change of the alert waits for it and then applies.
+if (ENGINES.includes("postgres")) {
+  describe("alert ingest beside a held alert row [postgres]", () => {
+    let h: Harness & { stop(): Promise<void> };
+    beforeAll(async () => {
+      h = await startHarness("postgres");
+    });
+    afterAll(() => h?.stop());
+
+    it("answers a repeat while the row is held, and applies a change once it is let go", async () => {
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "alertmanager", "held");
+      const uid = fingerprint();
+      const firing = checkoutBody([{ status: "firing", fingerprint: uid, startsAt: T0 }]);
+      tick();
+      const [{ id }] = (await deliver(h, registration, firing)).json().alerts;
+      const { database } = h.vigil.services;
+      let change: ReturnType<typeof deliver> | undefined;
+      let changeSettled = false;
+      await database.transaction(async (tx) => {
+        await tx.execute(sql`select id from alerts where id = ${id} for update`);
+        tick();
+        const repeat = await deliver(h, registration, firing);
+        expect(repeat.json().alerts).toEqual([{ id, external_uid: uid, outcome: "duplicate" }]);
+        tick();
+        change = deliver(
+          h,
+          registration,
+          checkoutBody([{ status: "resolved", fingerprint: uid, startsAt: T0, endsAt: T1 }]),
+        );
+        void change.then(() => {
+          changeSettled = true;
+        });
+        // The change's transaction waits for this one's lock.
+        await waitFor(async () => {
+          const { rows } = await database.db.execute(sql`select 1 from pg_locks where not granted`);
+          return rows.length > 0 ? true : undefined;
+        });
+        expect(changeSettled).toBe(false);
+      });
+      if (!change) throw new Error("the change was not sent");
+      const changed = await change;
+      expect(changed.json().alerts).toEqual([{ id, external_uid: uid, outcome: "resolved" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({ status: "resolved", resolved_at: T1 });
+    });
   });
 }

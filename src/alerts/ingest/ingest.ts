@@ -2,7 +2,8 @@
 // hands over deliveries that arrived together (trigger.ts, group commit), so one transaction and a
 // handful of statements serve them all:
 //   1. parse each body with its registration's source parser (prepare, before the transaction)
-//   2. lock the deliveries' stored alerts in one query, and read whole the ones an event changes
+//   2. read the stored alerts' keys and last event hashes, then read whole and lock the ones an
+//      event changes (a repeat of an alert's last event reads and writes nothing more)
 //   3. plan each event against the alert's current state (lifecycle.ts), deliveries in arrival order
 //   4. storms (storms.ts): scope, impact outside a storm, and the mark for the storm correlator
 //   5. write the bodies, all alerts, their history and the storm queue in one statement; queue
@@ -94,12 +95,11 @@ function alertKey(
 }
 
 /**
- * The stored alerts of these deliveries, locked. Concurrent deliveries of one alert: FOR UPDATE (in
- * id order, so no deadlock) makes the second wait and then read the first one's result. Two
- * deliveries that both create the same new alert collide on the unique key instead; the trigger
- * retries the loser, which then finds the alert.
+ * The key and last event hash of each stored alert of these deliveries, not locked: a repeat of the
+ * last event writes nothing, so it needs no lock, and its verdict holds as if it came before any
+ * change under way. The alerts an event changes are then read whole and locked (`loadAlerts`).
  */
-export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events">[]): {
+export function alertKeysStatement(batches: Pick<IngestBatch, "scope" | "events">[]): {
   query: SQL;
   scopes: number;
 } {
@@ -119,17 +119,16 @@ export function lockAlertsStatement(batches: Pick<IngestBatch, "scope" | "events
         and source_type = ${scope.sourceType} and integration_name = ${scope.integrationName}`,
   );
   const query = sql`
-    select ${sql.raw(LOCK_SELECT_LIST)} from alerts
-    where id = any(array(${sql.join(branches, sql` union all `)}))
-    order by id for update`;
+    select ${sql.raw(KEY_SELECT_LIST)} from alerts
+    where id = any(array(${sql.join(branches, sql` union all `)}))`;
   return { query, scopes: branches.length };
 }
 
-/** What the lock-read returns of an alert: its key, and the hash that tells a repeat of its last event. */
-const LOCK_SELECT_LIST = "id, external_uid, org_id, owner_id, source_type, integration_name, last_event_hash";
+/** What the key read returns of an alert: its key, and the hash that tells a repeat of its last event. */
+const KEY_SELECT_LIST = "id, external_uid, org_id, owner_id, source_type, integration_name, last_event_hash";
 
-/** Lock reads of at most this many scopes run as named statements (their text is fixed by the number of scopes). */
-const NAMED_LOCK_MAX_SCOPES = 4;
+/** Key reads of at most this many scopes run as named statements (their text is fixed by the number of scopes). */
+const NAMED_KEYS_MAX_SCOPES = 4;
 
 /** The deliveries' stored alerts, by alertKey: whole when an event may change them, else only their id. */
 interface StoredAlerts {
@@ -143,15 +142,15 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
   // this transaction (this read, the write of a few alerts, the job and invocation inserts) run on
   // the plan made when they were prepared: left to choose, PostgreSQL planned the read again on
   // every execution (0.25 to 0.5 ms, against 0.05 ms to run it).
-  const { query, scopes } = lockAlertsStatement(batches);
+  const { query, scopes } = alertKeysStatement(batches);
   const [, { rows }] = await Promise.all([
     executeNow(tx, sql`set local plan_cache_mode = force_generic_plan`),
-    scopes <= NAMED_LOCK_MAX_SCOPES
-      ? executeNamed(tx, `alerts.lock.${scopes}`, query)
+    scopes <= NAMED_KEYS_MAX_SCOPES
+      ? executeNamed(tx, `alerts.keys.${scopes}`, query)
       : executeNow(tx, query),
   ]);
-  const locked = new Map<string, { id: string; lastEventHash: string | null }>();
-  for (const record of rows as unknown as LockedRecord[]) {
+  const keyed = new Map<string, { id: string; lastEventHash: string | null }>();
+  for (const record of rows as unknown as KeyRecord[]) {
     const key = alertKey(
       {
         orgId: record.org_id,
@@ -161,14 +160,18 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
       },
       record.external_uid,
     );
-    locked.set(key, { id: record.id, lastEventHash: record.last_event_hash });
+    keyed.set(key, { id: record.id, lastEventHash: record.last_event_hash });
   }
-  // Only alerts that an event may change are read whole (a second round trip, when there are any):
-  // parsing 50 columns of every repeated alert was a tenth of the process's time on repeats.
+  // Only alerts that an event may change are read whole and locked (a second round trip, when there
+  // are any): parsing 50 columns of every repeated alert was a tenth of the process's time on
+  // repeats, and locking it wrote to its page. Concurrent deliveries of one alert: FOR UPDATE (in
+  // id order, so no deadlock) makes the second wait and then read the first one's result, which
+  // the plan checks again (a repeat of it is a duplicate). Two deliveries that both create the same
+  // new alert collide on the unique key instead; the trigger retries the loser, which then finds it.
   const changing = new Set<string>();
   for (const { scope, events, hashes } of batches) {
     for (let n = 0; n < events.length; n++) {
-      const stored = locked.get(alertKey(scope, (events[n] as AlertEvent).external_uid));
+      const stored = keyed.get(alertKey(scope, (events[n] as AlertEvent).external_uid));
       if (stored && stored.lastEventHash !== hashes[n]) changing.add(stored.id);
     }
   }
@@ -176,19 +179,20 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
   if (changing.size > 0) {
     const { rows: records } = await executeNamed(
       tx,
-      "alerts.read",
-      sql`select ${sql.raw(ALERT_SELECT_LIST)} from alerts where id = any(${boundArray([...changing], "uuid")})`,
+      "alerts.lock",
+      sql`select ${sql.raw(ALERT_SELECT_LIST)} from alerts where id = any(${boundArray([...changing], "uuid")})
+        order by id for update`,
     );
     for (const record of records) {
       const row = rowFromRecord(record);
       loaded.rows.set(alertKey(row, row.externalUid), row);
     }
   }
-  for (const [key, { id }] of locked) if (!changing.has(id)) loaded.repeated.set(key, id);
+  for (const [key, { id }] of keyed) if (!changing.has(id)) loaded.repeated.set(key, id);
   return loaded;
 }
 
-interface LockedRecord {
+interface KeyRecord {
   id: string;
   external_uid: string;
   org_id: string | null;
