@@ -975,7 +975,7 @@ function itHandlesBadInput(harness: () => Harness) {
 
 // On PostgreSQL, where other connections run beside ingest: a transaction that holds an alert's row
 // (a classification or a change under way) does not hold up a repeat of the alert's last event,
-// which writes nothing; a change of the alert waits for it and then applies.
+// which writes nothing; a change of the alert waits for it, then reads what it wrote and keeps it.
 if (ENGINES.includes("postgres")) {
   describe("alert ingest beside a held alert row [postgres]", () => {
     let h: Harness & { stop(): Promise<void> };
@@ -984,7 +984,7 @@ if (ENGINES.includes("postgres")) {
     });
     afterAll(() => h?.stop());
 
-    it("answers a repeat while the row is held, and applies a change once it is let go", async () => {
+    it("answers a repeat while the row is held, and applies a change on top of the holder's write", async () => {
       const { auth } = await h.createKey();
       const registration = await register(h, auth, "alertmanager", "held");
       const uid = fingerprint();
@@ -995,7 +995,11 @@ if (ENGINES.includes("postgres")) {
       let change: ReturnType<typeof deliver> | undefined;
       let changeSettled = false;
       await database.transaction(async (tx) => {
+        // As a classification does: the row locked, then written.
         await tx.execute(sql`select id from alerts where id = ${id} for update`);
+        await tx.execute(
+          sql`update alerts set attention = 'needs_attention', attention_reason = 'held' where id = ${id}`,
+        );
         tick();
         const repeat = await deliver(h, registration, firing);
         expect(repeat.json().alerts).toEqual([{ id, external_uid: uid, outcome: "duplicate" }]);
@@ -1008,9 +1012,12 @@ if (ENGINES.includes("postgres")) {
         void change.then(() => {
           changeSettled = true;
         });
-        // The change's transaction waits for this one's lock.
+        // The change's transaction waits for this one's lock (a backend of this test's database
+        // waiting on a lock; other test files may share the server).
         await waitFor(async () => {
-          const { rows } = await database.db.execute(sql`select 1 from pg_locks where not granted`);
+          const { rows } = await database.db.execute(
+            sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+          );
           return rows.length > 0 ? true : undefined;
         });
         expect(changeSettled).toBe(false);
@@ -1018,7 +1025,12 @@ if (ENGINES.includes("postgres")) {
       if (!change) throw new Error("the change was not sent");
       const changed = await change;
       expect(changed.json().alerts).toEqual([{ id, external_uid: uid, outcome: "resolved" }]);
-      expect(await readAlert(h, auth, id)).toMatchObject({ status: "resolved", resolved_at: T1 });
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "resolved",
+        resolved_at: T1,
+        attention: "needs_attention",
+        attention_reason: "held",
+      });
     });
   });
 }
