@@ -169,9 +169,9 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
   // the plan checks again (a repeat of it is a duplicate). Two deliveries that both create the same
   // new alert collide on the unique key instead; the trigger retries the loser, which then finds it.
   const changing = new Set<string>();
-  for (const { scope, events, hashes } of batches) {
-    for (let n = 0; n < events.length; n++) {
-      const stored = keyed.get(alertKey(scope, (events[n] as AlertEvent).external_uid));
+  for (const { keys, hashes } of batches) {
+    for (let n = 0; n < keys.length; n++) {
+      const stored = keyed.get(keys[n] as string);
       if (stored && stored.lastEventHash !== hashes[n]) changing.add(stored.id);
     }
   }
@@ -202,8 +202,8 @@ interface KeyRecord {
   last_event_hash: string | null;
 }
 
-/** A delivery with its events storable and hashed. */
-type HashedBatch = IngestBatch & { hashes: string[] };
+/** A delivery with its events storable and hashed, and the alertKey of each. */
+type HashedBatch = IngestBatch & { hashes: string[]; keys: string[] };
 
 /** A text[] literal. Safe here: uids are path-safe (alert-sources.md 1.2), so no quote or backslash. */
 function textArray(values: string[]): string {
@@ -283,9 +283,13 @@ export async function applyAlertBatches(
 ): Promise<IngestResult[][]> {
   if (batches.every((batch) => batch.events.length === 0)) return batches.map(() => []);
   // Pushed events were made storable in prepare; pulled ones (alert sync) come straight here.
-  const hashed: HashedBatch[] = batches.map((batch) =>
-    batch.hashes ? { ...batch, hashes: batch.hashes } : { ...batch, ...storableEvents(batch.events) },
-  );
+  const hashed: HashedBatch[] = batches.map((batch) => {
+    const storable = batch.hashes
+      ? { events: batch.events, hashes: batch.hashes }
+      : storableEvents(batch.events);
+    const keys = storable.events.map((event) => alertKey(batch.scope, event.external_uid));
+    return { ...batch, ...storable, keys };
+  });
   const { rows: current, repeated } = await loadAlerts(tx, hashed);
   const stored = new Map([...current.values()].map((row) => [row.id, row]));
 
@@ -305,10 +309,10 @@ export async function applyAlertBatches(
         ? null
         : { id: uuidv7(), body: storableText(batch.rawPayload), received_at: batch.receivedAt };
     const rawPayloadId = batch.rawPayload === null ? null : (batch.invocationId ?? payload?.id ?? null);
-    const { events, hashes } = batch;
+    const { events, hashes, keys } = batch;
     for (let n = 0; n < events.length; n++) {
       const event = events[n] as AlertEvent;
-      const key = alertKey(batch.scope, event.external_uid);
+      const key = keys[n] as string;
       const repeatOf = repeated.get(key);
       if (repeatOf !== undefined) {
         delivery.push({ id: repeatOf, external_uid: event.external_uid, outcome: "duplicate" });
