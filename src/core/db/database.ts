@@ -13,6 +13,7 @@ import pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
 import type { Logger } from "pino";
 import { lockDataDir } from "./data-dir-lock.ts";
+import { executeNamedOnPglite, pgliteOf, trackTransactions } from "./pglite-statements.ts";
 import { seedFromTemplate } from "./pglite-template.ts";
 
 /** Both drivers answer `execute` with an object holding `rows`; this is all Vigil relies on. */
@@ -100,6 +101,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     unlock();
     throw err;
   });
+  trackTransactions(client);
   const db = drizzlePglite({ client }) as unknown as Db;
   return {
     engine: "pglite",
@@ -277,8 +279,9 @@ interface Preparing {
 /**
  * execute() under a statement name, for the hot paths: PostgreSQL parses and plans a named
  * statement once per connection instead of for every call (planning a statement on `alerts`, with
- * its many indexes, costs several times its execution). One name, one SQL text: a query whose text
- * varies must put what varies into its name. PGlite ignores the name. Sent at once, like executeNow.
+ * its many indexes, costs several times its execution), and PGlite too (pglite-statements.ts). One
+ * name, one SQL text: a query whose text varies must put what varies into its name. Sent at once,
+ * like executeNow.
  */
 export function executeNamed(
   executor: Executor,
@@ -297,8 +300,16 @@ export function executeNow(executor: Executor, query: SQL): Promise<{ rows: Reco
 }
 
 function prepared(executor: Executor, query: SQL, name: string | undefined) {
-  // Drizzle's raw execute() has no name option; its session's prepareQuery does.
+  // Drizzle's raw execute() has no name option; its session's prepareQuery does. Its PGlite
+  // session ignores the name, so there a named statement takes a path of its own.
   const { session, dialect } = executor as unknown as Preparing;
+  const embedded = name ? pgliteOf((session as unknown as { client: unknown }).client) : null;
+  if (name && embedded) {
+    const { sql: text, params } = dialect.sqlToQuery(query) as { sql: string; params: unknown[] };
+    return {
+      execute: () => executeNamedOnPglite(embedded.pglite, embedded.inTransaction, name, text, params),
+    };
+  }
   return session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false);
 }
 

@@ -216,17 +216,16 @@ export async function installJobSchema(database: Database, jobs: JobDefinition[]
 
 /**
  * pg-boss's statements on the caller's executor, for insert(): it reads no rows back (no returnId),
- * so inside a pipelined transaction the insert is sent and its answer awaited at COMMIT. There it
- * also runs under a name made from its text (one text per queue), so PostgreSQL plans the insert
- * once per connection instead of for every group of deliveries.
+ * so inside a pipelined transaction the insert is sent and its answer awaited at COMMIT. It runs
+ * under a name made from its text (one text per queue), so the database plans the insert once per
+ * connection instead of for every group of deliveries.
  */
 function insertOnly(executor: Executor) {
-  const db = fromDrizzle(executor, sql);
   return {
     async executeSql(text: string, values?: unknown[]) {
-      if (!defersWrites(executor)) return db.executeSql(text, values);
       const name = statementName(text);
       const named = fromDrizzle({ execute: (query: SQL) => executeNamed(executor, name, query) }, sql);
+      if (!defersWrites(executor)) return named.executeSql(text, values);
       await deferWrite(executor, () => named.executeSql(text, values));
       return { rows: [] };
     },

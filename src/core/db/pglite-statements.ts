@@ -1,0 +1,136 @@
+// Named statements on the embedded database. PGlite's query() parses, describes and plans every
+// statement again, in six calls into the database; the hot paths' statements on `alerts` cost more
+// to plan than to run. A named statement is parsed and described once per database, and then each
+// run is one call: bind, execute, sync.
+import { type PGlite, type Transaction, types } from "@electric-sql/pglite";
+import { serialize } from "pg-protocol";
+
+interface Prepared {
+  text: string;
+  paramTypes: number[];
+  fields: { name: string; dataTypeID: number }[];
+}
+
+interface BackendMessage {
+  name: string;
+  dataTypeIDs?: number[];
+  fields?: unknown[];
+}
+
+/** Each database's transactions, so that a statement run in one finds the database it runs on. */
+const owners = new WeakMap<Transaction, PGlite>();
+const statements = new WeakMap<PGlite, Map<string, Prepared>>();
+
+// Date and time values stay as the database wrote them, as drizzle's own PGlite queries leave them.
+const keptAsText = new Set([
+  types.TIMESTAMP,
+  types.TIMESTAMPTZ,
+  types.INTERVAL,
+  types.DATE,
+  1231, // numeric[]
+  1115, // timestamp[]
+  1185, // timestamptz[]
+  1187, // interval[]
+  1182, // date[]
+]);
+
+/** Makes the transactions of `client` known to `pgliteOf`. Called once, when the database opens. */
+export function trackTransactions(client: PGlite): void {
+  const transaction = client.transaction.bind(client);
+  client.transaction = <T>(callback: (tx: Transaction) => Promise<T>) =>
+    transaction((tx) => {
+      owners.set(tx, client);
+      return callback(tx);
+    });
+}
+
+/** The database a drizzle session's client runs on, and whether it is an open transaction. */
+export function pgliteOf(client: unknown): { pglite: PGlite; inTransaction: boolean } | null {
+  if (!client || typeof client !== "object") return null;
+  if ("execProtocolStream" in client) return { pglite: client as PGlite, inTransaction: false };
+  const pglite = owners.get(client as Transaction);
+  return pglite ? { pglite, inTransaction: true } : null;
+}
+
+/**
+ * Runs the statement `text` under `name`, preparing it the first time. Rows come back as objects, as
+ * from drizzle's execute(). One name must always carry one text.
+ */
+export async function executeNamedOnPglite(
+  pglite: PGlite,
+  inTransaction: boolean,
+  name: string,
+  text: string,
+  params: unknown[],
+): Promise<{ rows: Record<string, unknown>[] }> {
+  const run = () => pglite.runExclusive(() => runNamed(pglite, inTransaction, name, text, params));
+  // Outside a transaction it waits, as query() does, for any transaction under way to end.
+  if (inTransaction) return run();
+  return (
+    pglite as unknown as { _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T> }
+  )._runExclusiveTransaction(run);
+}
+
+async function runNamed(
+  pglite: PGlite,
+  inTransaction: boolean,
+  name: string,
+  text: string,
+  params: unknown[],
+): Promise<{ rows: Record<string, unknown>[] }> {
+  const prepared = await prepare(pglite, name, text);
+  const values = params.map((param, i) => {
+    if (param === null || param === undefined) return null;
+    const serializer = pglite.serializers[prepared.paramTypes[i] as number];
+    return serializer ? serializer(param) : String(param);
+  });
+  const messages = (await pglite.execProtocolStream(
+    concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]),
+    { syncToFs: !inTransaction },
+  )) as BackendMessage[];
+  const rows: Record<string, unknown>[] = [];
+  for (const message of messages) {
+    if (message.name !== "dataRow") continue;
+    const row: Record<string, unknown> = {};
+    const fields = message.fields as (string | null)[];
+    prepared.fields.forEach((field, i) => {
+      const value = fields[i];
+      const parser = keptAsText.has(field.dataTypeID) ? undefined : pglite.parsers[field.dataTypeID];
+      row[field.name] =
+        value === null || value === undefined ? null : parser ? parser(value, field.dataTypeID) : value;
+    });
+    rows.push(row);
+  }
+  return { rows };
+}
+
+async function prepare(pglite: PGlite, name: string, text: string): Promise<Prepared> {
+  let known = statements.get(pglite);
+  if (!known) {
+    known = new Map();
+    statements.set(pglite, known);
+  }
+  const found = known.get(name);
+  if (found) {
+    if (found.text !== text) throw new Error(`statement ${name} was prepared with another text`);
+    return found;
+  }
+  // A failure leaves nothing prepared: the error ends the messages' run before the sync.
+  const messages = (await pglite.execProtocolStream(
+    concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]),
+    { syncToFs: false },
+  )) as BackendMessage[];
+  const parameters = messages.find((message) => message.name === "parameterDescription");
+  const description = messages.find((message) => message.name === "rowDescription");
+  const prepared: Prepared = {
+    text,
+    paramTypes: parameters?.dataTypeIDs ?? [],
+    fields: (description?.fields as Prepared["fields"] | undefined) ?? [],
+  };
+  known.set(name, prepared);
+  return prepared;
+}
+
+function concat(parts: Buffer[]): Uint8Array {
+  return Buffer.concat(parts);
+}
