@@ -169,7 +169,7 @@ describe("computeImpact on the fixtures", () => {
     ).toEqual({
       score: 100,
       explanation:
-        "prod environment (env=prod) +50; cluster- or region-wide scope (cluster=c1) +30; storm of 6 co-firing alerts +20.",
+        "prod environment (env=prod) +50; cluster- or region-wide scope (cluster=c1) +30; storm of 5 or more co-firing alerts +20.",
     });
   });
 });

@@ -238,6 +238,21 @@ export function fanOutPoints(stormSize: number): number {
   return Math.min(FAN_OUT_MAX_POINTS, FAN_OUT_POINTS_PER_MEMBER * (stormSize - 1));
 }
 
+/** The smallest storm that earns the most fan-out points (5). */
+const FAN_OUT_FULL_SIZE = FAN_OUT_MAX_POINTS / FAN_OUT_POINTS_PER_MEMBER + 1;
+
+/**
+ * The storm part of the explanation. Past the size that earns the most points it names that size,
+ * not the storm's: the score no longer changes as the storm grows, and neither does any member's
+ * row (a count in the text rewrote every member of a growing storm at each joiner, with all its
+ * index entries). The storm itself says how many members it has.
+ */
+function stormWords(stormSize: number): string {
+  if (stormSize < 2) return "not in a storm";
+  if (stormSize >= FAN_OUT_FULL_SIZE) return `storm of ${FAN_OUT_FULL_SIZE} or more co-firing alerts`;
+  return `storm of ${stormSize} co-firing alerts`;
+}
+
 /** The impact score and its plain-English explanation (formula at the top of this file). */
 export function computeImpact(input: ImpactInput, options: ImpactOptions = {}): Impact {
   const map = environmentCriticality(options.environmentCriticality);
@@ -246,7 +261,7 @@ export function computeImpact(input: ImpactInput, options: ImpactOptions = {}): 
   const environmentPoints = ENVIRONMENT_POINTS[environment.level];
   const scopePoints = SCOPE_POINTS[scope.level];
   const fanOut = fanOutPoints(input.stormSize);
-  const storm = input.stormSize < 2 ? "not in a storm" : `storm of ${input.stormSize} co-firing alerts`;
+  const storm = stormWords(input.stormSize);
   const score = Math.min(100, environmentPoints + scopePoints + fanOut);
   return {
     score,

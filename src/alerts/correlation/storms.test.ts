@@ -1,6 +1,7 @@
 // Storms through real HTTP: a database outage replayed through the trigger from fixtures and
 // hand-built bodies of two sources, read back with getAlertV1. Expected groupings, roles and impact
 // scores are worked out by hand from the rules of README.md ("Impact", "Storms").
+import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import {
   type AmAlert,
@@ -12,6 +13,7 @@ import {
 } from "../../../test/alerts.ts";
 import { readFixture } from "../../../test/fixtures.ts";
 import { describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { boundArray } from "../../core/db/bound-array.ts";
 import { correlatePendingStorms } from "./storm-correlator.ts";
 
 let clock = new Date("2024-05-14T09:30:00.000Z");
@@ -114,7 +116,7 @@ describeEachEngine(
         ["Failure rate increase", ...Object.values(symptom), 90],
       ]);
       expect(members[0].impact_explanation).toBe(
-        "production environment (env=production) +50; one host or resource (instance=payments-db-0:9187) +10; storm of 5 co-firing alerts +20.",
+        "production environment (env=production) +50; one host or resource (instance=payments-db-0:9187) +10; storm of 5 or more co-firing alerts +20.",
       );
 
       // The database recovers: it leaves the storm; among the four left (all application alerts),
@@ -223,6 +225,56 @@ describeEachEngine(
       await settle(h);
       expect((await readAlert(h, first.auth, a as string)).storm_id).toBeNull();
       expect((await readAlert(h, second.auth, b as string)).storm_id).toBeNull();
+    });
+
+    it("past five members, a joiner rewrites no member whose storm fields stay the same", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      // A long batch window and no bypass: classification writes none of these rows meanwhile.
+      const trigger = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "growing",
+        classify_mode: "batch",
+        classify_batch_window_seconds: 300,
+        classify_critical_bypass: false,
+      });
+      const scope = { cluster: "prod-us-east-1", env: "production", namespace: "checkout" };
+      const member = (n: number): AmAlert => ({
+        status: "firing",
+        fingerprint: `e00000000000000${n}`,
+        startsAt: `2024-05-14T09:1${n}:00.000Z`,
+        labels: { alertname: `CheckoutSymptom${n}`, ...scope, severity: "warning" },
+      });
+      const first = await deliverIds(h, trigger, amBody([1, 2, 3, 4, 5].map(member)));
+      await settle(h);
+      const { db } = h.vigil.services.database;
+      const versions = async () =>
+        (
+          await db.execute(
+            sql`select xmin::text as v from alerts where id = any(${boundArray(first as string[], "uuid")}) order by id`,
+          )
+        ).rows.map((row) => row.v);
+      const before = await Promise.all(first.map((id) => readAlert(h, auth, id as string)));
+      const stormId = before[0].storm_id;
+      expect(stormId).toMatch(/^[0-9a-f-]{36}$/);
+      const stored = await versions();
+
+      const [joiner] = await deliverIds(h, trigger, amBody([member(6)]));
+      await settle(h);
+      const joined = await readAlert(h, auth, joiner as string);
+      expect([joined.storm_id, joined.alert_role, joined.likely_upstream]).toEqual([
+        stormId,
+        "symptom",
+        "CheckoutSymptom1",
+      ]);
+      // production 50 + namespace (service-wide) 20 + the most fan-out, 20
+      expect([joined.impact_score, joined.impact_explanation]).toEqual([
+        90,
+        "production environment (env=production) +50; service-wide scope (namespace=checkout) +20; storm of 5 or more co-firing alerts +20.",
+      ]);
+      const after = await Promise.all(first.map((id) => readAlert(h, auth, id as string)));
+      expect(after).toEqual(before);
+      expect(await versions()).toEqual(stored);
     });
   },
   {},
