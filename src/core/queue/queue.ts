@@ -34,7 +34,10 @@ export interface QueueOptions {
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const { database, config, log, jobs } = options;
-  // One listening connection on PostgreSQL, so a queue with `notify` wakes its workers when a job commits.
+  // A queue with `notify` wakes its workers when a job commits, and they poll only every 30 s as a
+  // backstop: on PostgreSQL through one listening connection, on PGlite within the process. Polling
+  // instead cost the embedded default a fetch every 2 s from each of the 20 sync workers: an idle
+  // embedded Vigil used 9.7% of a core with them, 6.7% without.
   const boss = createBoss(database, {}, true);
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
@@ -173,7 +176,13 @@ function createBoss(database: Database, extra: Partial<ConstructorOptions> = {},
         useListenNotify: listen,
         ...extra,
       })
-    : new PgBoss({ db: database.jobStore, backend: "pglite", schema: "pgboss", ...extra });
+    : new PgBoss({
+        db: database.jobStore,
+        backend: "pglite",
+        schema: "pgboss",
+        useListenNotify: listen,
+        ...extra,
+      });
 }
 
 /** Upserts a queue per job: creating one creates its tables, so it costs DDL the first time only. */
