@@ -300,8 +300,9 @@ export const classifyAlertsJob = defineJob({
   }),
   retryLimit: RETRY_LIMIT,
   retryDelaySeconds: 5,
-  // Immediate classification is a job per delivery: woken at commit, fetched many at a time.
-  notify: true,
+  // Immediate classification is a job per delivery: woken at commit on PostgreSQL, fetched many at a
+  // time; the embedded database polls it, to classify in fewer, larger rounds.
+  notify: "postgres",
   batchSize: 20,
   concurrency: 4,
   handler: async ({ ctx, data, attempt }) => {

@@ -313,6 +313,11 @@ function prepared(executor: Executor, query: SQL, name: string | undefined) {
   return session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false);
 }
 
+/** True when `executor` runs on the embedded database (PGlite), in a transaction or not. */
+export function isEmbedded(executor: Executor): boolean {
+  return pgliteOf((executor as unknown as { session: { client: unknown } }).session.client) !== null;
+}
+
 /** Runs fn in a transaction, or inside the caller's transaction when it already has one. */
 export async function withTransaction<T>(executor: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if (isTransaction(executor)) return fn(executor);

@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES, type TestDatabase } from "../../../test/harness.ts";
-import { executeNamed, executeNow } from "./database.ts";
+import { executeNamed, executeNow, isEmbedded } from "./database.ts";
 import { sqlStateOf } from "./pg-errors.ts";
 
 describe.each(ENGINES)("named statements (%s)", (engine) => {
@@ -41,6 +41,11 @@ describe.each(ENGINES)("named statements (%s)", (engine) => {
     // Run again, with another parameter: the prepared statement takes the new value.
     const missing = await executeNamed(test.database.db, "test.named_probe.read", readProbe(2));
     expect(missing.rows).toEqual([]);
+  });
+
+  it("knows which engine it runs on, in and out of transactions", async () => {
+    expect(isEmbedded(test.database.db)).toBe(engine === "pglite");
+    expect(await test.database.transaction(async (tx) => isEmbedded(tx))).toBe(engine === "pglite");
   });
 
   it("is prepared once under its name and run again from there, in and out of transactions", async () => {
