@@ -307,7 +307,7 @@ function prepared(executor: Executor, query: SQL, name: string | undefined) {
   if (name && embedded) {
     const { sql: text, params } = dialect.sqlToQuery(query) as { sql: string; params: unknown[] };
     return {
-      execute: () => executeNamedOnPglite(embedded.pglite, embedded.inTransaction, name, text, params),
+      execute: () => executeNamedOnPglite(embedded.pglite, embedded.inTransaction, { name, text, params }),
     };
   }
   return session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false);

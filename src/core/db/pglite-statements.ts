@@ -52,18 +52,20 @@ export function pgliteOf(client: unknown): { pglite: PGlite; inTransaction: bool
   return pglite ? { pglite, inTransaction: true } : null;
 }
 
-/**
- * Runs the statement `text` under `name`, preparing it the first time. Rows come back as objects, as
- * from drizzle's execute(). One name must always carry one text.
- */
+/** A statement with the name it is prepared under. One name must always carry one text. */
+interface NamedStatement {
+  name: string;
+  text: string;
+  params: unknown[];
+}
+
+/** Runs `statement`, preparing it the first time. Rows come back as objects, as from drizzle's execute(). */
 export async function executeNamedOnPglite(
   pglite: PGlite,
   inTransaction: boolean,
-  name: string,
-  text: string,
-  params: unknown[],
+  statement: NamedStatement,
 ): Promise<{ rows: Record<string, unknown>[] }> {
-  const run = () => pglite.runExclusive(() => runNamed(pglite, inTransaction, name, text, params));
+  const run = () => pglite.runExclusive(() => runNamed(pglite, inTransaction, statement));
   // Outside a transaction it waits, as query() does, for any transaction under way to end.
   if (inTransaction) return run();
   return (
@@ -74,9 +76,7 @@ export async function executeNamedOnPglite(
 async function runNamed(
   pglite: PGlite,
   inTransaction: boolean,
-  name: string,
-  text: string,
-  params: unknown[],
+  { name, text, params }: NamedStatement,
 ): Promise<{ rows: Record<string, unknown>[] }> {
   const prepared = await prepare(pglite, name, text);
   const values = params.map((param, i) => {
