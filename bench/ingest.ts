@@ -495,8 +495,10 @@ function printDetails(rows: Row[]): void {
 
 /** The aims, as ratios to Alertmanager in this run; "not measured" when the engine or scenario did not run. */
 function printAims(rows: Row[]): void {
+  const find = (engine: string, scenario: string) =>
+    rows.find((r) => r.engine.key === engine && r.scenario.name === scenario);
   const ratio = (engine: string, scenario: string) => {
-    const row = rows.find((r) => r.engine.key === engine && r.scenario.name === scenario);
+    const row = find(engine, scenario);
     return row ? ratioOf(row) : null;
   };
   const verdict = (value: number | null, aim: number) =>
@@ -529,6 +531,13 @@ function printAims(rows: Row[]): void {
       `  ${name.padEnd(width)}  ${shown.padStart(6)}  aim >= ${aim.toFixed(1)}x  ${verdict(value, aim)}`,
     );
   }
+  // Alertmanager's rate can drift between the engines' blocks too: Vigil's own rates beside them.
+  const own = ALL_SCENARIOS.filter((s) => s.concurrency === undefined).flatMap((scenario) => {
+    const all = find("all", scenario.name);
+    const api = find("api", scenario.name);
+    return all && api ? [`${scenario.name} ${(rate(all.vigil) / rate(api.vigil)).toFixed(2)}x`] : [];
+  });
+  if (own.length > 0) console.log(`  Vigil's own rates, all roles / api role: ${own.join(", ")}`);
 }
 
 const load = () =>

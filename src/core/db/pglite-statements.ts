@@ -85,7 +85,7 @@ async function runNamed(
     return serializer ? serializer(param) : String(param);
   });
   const messages = (await pglite.execProtocolStream(
-    concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]),
+    Buffer.concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]),
     { syncToFs: !inTransaction },
   )) as BackendMessage[];
   const rows: Record<string, unknown>[] = [];
@@ -117,7 +117,11 @@ async function prepare(pglite: PGlite, name: string, text: string): Promise<Prep
   }
   // A failure leaves nothing prepared: the error ends the messages' run before the sync.
   const messages = (await pglite.execProtocolStream(
-    concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]),
+    Buffer.concat([
+      serialize.parse({ name, text }),
+      serialize.describe({ type: "S", name }),
+      serialize.sync(),
+    ]),
     { syncToFs: false },
   )) as BackendMessage[];
   const parameters = messages.find((message) => message.name === "parameterDescription");
@@ -129,8 +133,4 @@ async function prepare(pglite: PGlite, name: string, text: string): Promise<Prep
   };
   known.set(name, prepared);
   return prepared;
-}
-
-function concat(parts: Buffer[]): Uint8Array {
-  return Buffer.concat(parts);
 }
