@@ -10,6 +10,7 @@ import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";
 import { type Database, openDatabase } from "./core/db/database.ts";
+import { type EmbeddedMaintenance, startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { createMetrics } from "./core/http/metrics.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
@@ -73,6 +74,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
   const log = options.logger ?? createLogger(config);
   const database = options.database ?? (await openConfiguredDatabase(config, log));
   let correlator: StormCorrelator | null = null;
+  let maintenance: EmbeddedMaintenance | null = null;
   try {
     const applied = await migrateLogged(database, log);
     log.info({ applied: applied.length }, applied.length ? "migrations applied" : "schema is current");
@@ -103,6 +105,8 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
             impact: { environmentCriticality: config.environmentCriticality },
             log,
           });
+    // The embedded database has no autovacuum and no checkpointer of its own, whatever the role.
+    maintenance = database.engine === "pglite" ? startEmbeddedMaintenance(database.db, { log }) : null;
     const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
     log.info("preparing the HTTP API");
     const app = await buildApp(services, log, options.extraRoutes);
@@ -116,12 +120,14 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       async stop() {
         await app.close();
         await correlator?.stop();
+        await maintenance?.stop();
         await queue.stop();
         await database.close();
       },
     };
   } catch (err) {
     await correlator?.stop();
+    await maintenance?.stop();
     await database.close();
     throw err;
   }

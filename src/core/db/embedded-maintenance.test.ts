@@ -1,0 +1,207 @@
+// The embedded database's maintenance (embedded-maintenance.ts): PGlite has no autovacuum and no
+// checkpointer, so this is what reclaims dead rows, gathers statistics and bounds the WAL. What
+// must hold: a table is vacuumed or analyzed exactly when PostgreSQL's own thresholds say so, the
+// vacuum really reclaims and the analyze really gives the planner its statistics, and a checkpoint
+// moves the redo point (what a restart replays) up to the present only when one is due.
+import { sql } from "drizzle-orm";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/harness.ts";
+import { executeNow } from "./database.ts";
+import { maintainEmbeddedDatabase, startEmbeddedMaintenance } from "./embedded-maintenance.ts";
+
+describe("embedded database maintenance (pglite)", () => {
+  let test: TestDatabase;
+  const db = () => test.database.db;
+  beforeAll(async () => {
+    test = await createTestDatabase("pglite");
+  });
+  afterAll(async () => {
+    await test?.drop();
+  });
+
+  async function tableState(table: string) {
+    const { rows } = await executeNow(
+      db(),
+      sql`select s.n_dead_tup::int as dead, s.last_vacuum is not null as vacuumed,
+        s.last_analyze is not null as analyzed, c.reltuples::int as reltuples,
+        (select count(*)::int from pg_stats where tablename = ${table}) as column_stats
+      from pg_stat_user_tables s join pg_class c on c.oid = s.relid where s.relname = ${table}`,
+    );
+    return rows[0] as {
+      dead: number;
+      vacuumed: boolean;
+      analyzed: boolean;
+      reltuples: number;
+      column_stats: number;
+    };
+  }
+
+  const redoPoint = async () =>
+    (
+      (await executeNow(db(), sql`select redo_lsn::text as lsn from pg_control_checkpoint()`)).rows[0] as {
+        lsn: string;
+      }
+    ).lsn;
+
+  it("vacuums a table past the dead-row threshold, analyzes one past the change threshold, and leaves a quiet one alone", async () => {
+    for (const table of ["maint_churned", "maint_grown", "maint_quiet"]) {
+      await executeNow(db(), sql.raw(`create table ${table} (id int primary key, note text)`));
+    }
+    // A first pass settles what the migrations and the template left due, so that the tables of
+    // this test are judged on their own writes.
+    await maintainEmbeddedDatabase(db());
+    await executeNow(db(), sql`insert into maint_churned select g, 'a' from generate_series(1, 500) g`);
+    await executeNow(db(), sql`insert into maint_grown select g, 'a' from generate_series(1, 300) g`);
+    await executeNow(db(), sql`insert into maint_quiet select g, 'a' from generate_series(1, 10) g`);
+    await maintainEmbeddedDatabase(db()); // all three are new: analyzed or vacuumed for their inserts
+    const churnedBefore = await tableState("maint_churned");
+    expect(churnedBefore.reltuples).toBe(500);
+
+    // 400 dead rows against 50 + 0.2 x 500 = 150: due. 60 changes against 50 + 0.1 x 300 = 80 and
+    // no dead row: not due. 5 changes of a table of 10 (51 needed): not due.
+    await executeNow(db(), sql`update maint_churned set note = 'b' where id <= 400`);
+    await executeNow(db(), sql`update maint_grown set note = 'b' where id <= 60`);
+    await executeNow(db(), sql`update maint_quiet set note = 'b' where id <= 5`);
+    const first = await maintainEmbeddedDatabase(db());
+    const touched = (name: string) => first.tables.filter(({ table }) => table === `public.${name}`);
+    expect(touched("maint_churned")).toEqual([
+      {
+        table: "public.maint_churned",
+        action: "vacuum",
+        reason: "dead rows",
+        durationMs: expect.any(Number),
+      },
+    ]);
+    expect(touched("maint_grown")).toEqual([]);
+    expect(touched("maint_quiet")).toEqual([]);
+    const churned = await tableState("maint_churned");
+    expect(churned).toMatchObject({ dead: 0, vacuumed: true, analyzed: true, reltuples: 500 });
+
+    // 60 + 40 changes of maint_grown (100 against 80): due for an analyze, not a vacuum (its 100
+    // dead rows are under 50 + 0.2 x 300).
+    await executeNow(db(), sql`delete from maint_grown where id > 260`);
+    const second = await maintainEmbeddedDatabase(db());
+    expect(second.tables.filter(({ table }) => table.startsWith("public.maint_"))).toEqual([
+      { table: "public.maint_grown", action: "analyze", reason: "changes", durationMs: expect.any(Number) },
+    ]);
+    const grown = await tableState("maint_grown");
+    expect(grown).toMatchObject({ vacuumed: false, analyzed: true, reltuples: 260 });
+    expect(grown.column_stats).toBe(2);
+    // Nothing written since: a pass finds nothing to do.
+    const third = await maintainEmbeddedDatabase(db());
+    expect(third.tables.filter(({ table }) => table.startsWith("public.maint_"))).toEqual([]);
+  });
+
+  it("vacuums an insert-only table past the insert threshold, so that its pages are marked all-visible", async () => {
+    await executeNow(db(), sql`create table maint_appended (id int primary key, note text)`);
+    await maintainEmbeddedDatabase(db());
+    // 1,000 + 0.2 x 0 rows: the 1,200 inserted are past it.
+    await executeNow(db(), sql`insert into maint_appended select g, 'a' from generate_series(1, 1200) g`);
+    const report = await maintainEmbeddedDatabase(db());
+    expect(report.tables.filter(({ table }) => table === "public.maint_appended")).toEqual([
+      { table: "public.maint_appended", action: "vacuum", reason: "inserts", durationMs: expect.any(Number) },
+    ]);
+    const { rows } = await executeNow(
+      db(),
+      sql`select relpages, relallvisible from pg_class where relname = 'maint_appended'`,
+    );
+    const pages = rows[0] as { relpages: number; relallvisible: number };
+    expect(pages.relpages).toBeGreaterThan(0);
+    expect(pages.relallvisible).toBe(pages.relpages);
+  });
+
+  it("leaves a table alone whose reloptions switch autovacuum off", async () => {
+    await executeNow(
+      db(),
+      sql`create table maint_off (id int primary key, note text) with (autovacuum_enabled = false)`,
+    );
+    await executeNow(db(), sql`insert into maint_off select g, 'a' from generate_series(1, 1200) g`);
+    await executeNow(db(), sql`update maint_off set note = 'b'`);
+    const report = await maintainEmbeddedDatabase(db());
+    expect(report.tables.filter(({ table }) => table === "public.maint_off")).toEqual([]);
+    expect(await tableState("maint_off")).toMatchObject({ dead: 1200, vacuumed: false });
+  });
+
+  it("checkpoints once the WAL since the last checkpoint passes its bound, and not before", async () => {
+    await executeNow(db(), sql`checkpoint`);
+    const settled = await redoPoint();
+    await executeNow(db(), sql`create table maint_wal (id int, note text)`);
+    await executeNow(
+      db(),
+      sql`insert into maint_wal select g, repeat('x', 100) from generate_series(1, 2000) g`,
+    );
+    // Under both bounds: no checkpoint, the redo point stays.
+    const under = await maintainEmbeddedDatabase(db(), {
+      checkpointWalBytes: 1024 * 1024 * 1024,
+      checkpointIntervalSeconds: 3600,
+    });
+    expect(under.checkpoint).toBeNull();
+    expect(await redoPoint()).toBe(settled);
+    // Past the size bound (2,000 rows of 100 bytes wrote more than 64 kB of WAL).
+    const over = await maintainEmbeddedDatabase(db(), {
+      checkpointWalBytes: 64 * 1024,
+      checkpointIntervalSeconds: 3600,
+    });
+    expect(over.checkpoint?.walBytes).toBeGreaterThan(64 * 1024);
+    const moved = await redoPoint();
+    expect(moved).not.toBe(settled);
+    // Nothing written since the last checkpoint: not even a zero interval makes another.
+    await executeNow(db(), sql`checkpoint`);
+    const idleFrom = await redoPoint();
+    const idle = await maintainEmbeddedDatabase(db(), {
+      checkpointWalBytes: 1024 * 1024 * 1024,
+      checkpointIntervalSeconds: 0,
+    });
+    expect(idle.checkpoint).toBeNull();
+    expect(await redoPoint()).toBe(idleFrom);
+    // A write, then the interval: due by time alone.
+    await executeNow(
+      db(),
+      sql`insert into maint_wal select g, repeat('y', 100) from generate_series(1, 50) g`,
+    );
+    const timed = await maintainEmbeddedDatabase(db(), {
+      checkpointWalBytes: 1024 * 1024 * 1024,
+      checkpointIntervalSeconds: 0,
+    });
+    expect(timed.checkpoint).not.toBeNull();
+    expect(await redoPoint()).not.toBe(idleFrom);
+  });
+
+  it("runs passes in the background until stopped, logging what each did", async () => {
+    await executeNow(db(), sql`create table maint_loop (id int primary key, note text)`);
+    await executeNow(db(), sql`insert into maint_loop select g, 'a' from generate_series(1, 200) g`);
+    await executeNow(db(), sql`update maint_loop set note = 'b'`);
+    const lines: { msg: string; tables?: { table: string }[] }[] = [];
+    const log = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const maintenance = startEmbeddedMaintenance(db(), { log, intervalMs: 10 });
+    try {
+      // Each pass is logged only when it did something; the table is vacuumed by one of them.
+      const deadline = Date.now() + 60_000;
+      while (!(await tableState("maint_loop")).vacuumed && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await maintenance.stop();
+    }
+    expect(await tableState("maint_loop")).toMatchObject({ dead: 0, vacuumed: true });
+    const passes = lines.filter(({ msg }) => msg === "embedded database maintenance");
+    expect(passes.some(({ tables }) => tables?.some(({ table }) => table === "public.maint_loop"))).toBe(
+      true,
+    );
+    // Stopped: no pass runs any more, so the table is not vacuumed again.
+    const lastVacuum = async () =>
+      (
+        (
+          await executeNow(
+            db(),
+            sql`select last_vacuum::text as at from pg_stat_user_tables where relname = 'maint_loop'`,
+          )
+        ).rows[0] as { at: string }
+      ).at;
+    const before = await lastVacuum();
+    await executeNow(db(), sql`update maint_loop set note = 'c'`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await lastVacuum()).toBe(before);
+  });
+});
