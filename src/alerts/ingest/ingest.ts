@@ -149,8 +149,9 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
   // this transaction (this read, the write of a few alerts, the job and invocation inserts) run on
   // the plan made when they were prepared: left to choose, PostgreSQL planned the read again on
   // every execution (0.25 to 0.5 ms, against 0.05 ms to run it). Not on the embedded database,
-  // which never gathers statistics (PGlite runs no autovacuum): there the read's generic plan took
-  // 10.5 ms in the ingest bench, against 1.7 ms to parse, plan and run it each time.
+  // which has statistics only once its maintenance pass has analyzed the tables (a minute after
+  // the start, embedded-maintenance.ts): without them the read's generic plan took 10.5 ms in the
+  // ingest bench, against 1.7 ms to parse, plan and run it each time.
   const { query, scopes } = alertKeysStatement(batches);
   const [, { rows }] = await Promise.all([
     executeNow(tx, sql`set local plan_cache_mode = force_generic_plan`),
