@@ -81,6 +81,18 @@ describe("stormScopeOf", () => {
     ]).toEqual(["host:web-01", "host:m-1", "host:db-1", null]);
   });
 
+  it("reads one labels object by each source's meaning, however often and in whatever order it is asked", () => {
+    // The kinds of an alert's labels are worked out once per labels object: what `service` means
+    // still depends on the source.
+    const labels = { service: "Filesystem /", host: "db-1:9100" };
+    expect([
+      stormScopeOf(labels, "alertmanager"),
+      stormScopeOf(labels, "checkmk"),
+      stormScopeOf(labels, "alertmanager"),
+      stormScopeOf(labels, "checkmk"),
+    ]).toEqual(["service:filesystem /", "host:db-1", "service:filesystem /", "host:db-1"]);
+  });
+
   it("reads labels named like Object.prototype members as ordinary labels", () => {
     const labels = JSON.parse(
       '{"constructor":"a","__proto__":"b","toString":"c","hasOwnProperty":"d","service":"Checkout","env":"__proto__"}',
