@@ -1032,3 +1032,49 @@ if (ENGINES.includes("postgres")) {
     });
   });
 }
+
+// The group's key read runs as a named statement, planned once. On the embedded database only once
+// `alerts` has planner statistics: a generic plan made while the table was new and empty would be
+// kept, however large the table grew.
+describe("the key read on the embedded database", () => {
+  let h: Harness & { stop(): Promise<void> };
+  beforeAll(async () => {
+    h = await startHarness("pglite");
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it("runs unnamed until alerts has statistics, then named, with the same outcomes", async () => {
+    const { auth } = await h.createKey();
+    const path = triggerPathOf(
+      await registerAlerts(h, auth, { source: "alertmanager", integration: "key-read" }),
+    );
+    const db = h.vigil.services.database.db;
+    const preparedKeyReads = async () =>
+      (
+        await db.execute(sql`select name from pg_prepared_statements where name like 'alerts.keys.%'`)
+      ).rows.map((row) => row.name);
+    const outcomes = async (fingerprint: string) => {
+      const body = amBody([
+        { status: "firing", fingerprint, startsAt: "2026-11-27T08:00:00Z", labels: { alertname: "KeyRead" } },
+      ]);
+      const response = await h.vigil.app.inject({
+        method: "POST",
+        url: path,
+        headers: { "content-type": "application/json" },
+        payload: body,
+      });
+      expect(response.statusCode, response.body).toBe(202);
+      return (response.json() as { alerts: { outcome: string }[] }).alerts.map(({ outcome }) => outcome);
+    };
+
+    expect(await outcomes("key-read-1")).toEqual(["created"]);
+    expect(await preparedKeyReads()).toEqual([]);
+    await db.execute(sql`analyze alerts`);
+    expect(await outcomes("key-read-1")).toEqual(["duplicate"]);
+    expect(await preparedKeyReads()).toEqual(["alerts.keys.1"]);
+    expect(await outcomes("key-read-2")).toEqual(["created"]);
+    expect(await outcomes("key-read-2")).toEqual(["duplicate"]);
+  });
+});

@@ -318,6 +318,34 @@ export function isEmbedded(executor: Executor): boolean {
   return pgliteOf((executor as unknown as { session: { client: unknown } }).session.client) !== null;
 }
 
+/**
+ * Whether the planner has statistics of `table` (it was analyzed or vacuumed at least once): on the
+ * embedded database, only its maintenance pass gathers them (embedded-maintenance.ts). A named
+ * statement's generic plan made without them is kept after the table has grown, however wrong.
+ * Asked of the database until the answer is yes, then remembered: statistics are never dropped.
+ */
+export async function hasPlannerStatistics(executor: Executor, table: string): Promise<boolean> {
+  const known = analyzedTables.get(databaseOf(executor));
+  if (known?.has(table)) return true;
+  const { rows } = await executeNow(
+    executor,
+    sql`select reltuples >= 0 as analyzed from pg_class where oid = to_regclass(${table})`,
+  );
+  if (rows[0]?.analyzed !== true) return false;
+  const tables = known ?? new Set<string>();
+  tables.add(table);
+  analyzedTables.set(databaseOf(executor), tables);
+  return true;
+}
+
+const analyzedTables = new WeakMap<object, Set<string>>();
+
+/** What identifies the database an executor runs on: its PGlite, or its connection pool. */
+function databaseOf(executor: Executor): object {
+  const client = (executor as unknown as { session: { client: object } }).session.client;
+  return pgliteOf(client)?.pglite ?? client;
+}
+
 /** Runs fn in a transaction, or inside the caller's transaction when it already has one. */
 export async function withTransaction<T>(executor: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if (isTransaction(executor)) return fn(executor);
