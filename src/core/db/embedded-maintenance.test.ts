@@ -124,6 +124,9 @@ describe("embedded database maintenance (pglite)", () => {
   });
 
   it("checkpoints once the WAL since the last checkpoint passes its bound, and not before", async () => {
+    const pass = (checkpointWalBytes: number, checkpointIntervalSeconds: number) =>
+      maintainEmbeddedDatabase(db(), { checkpointWalBytes, checkpointIntervalSeconds });
+    const never = 1024 * 1024 * 1024;
     await executeNow(db(), sql`checkpoint`);
     const settled = await redoPoint();
     await executeNow(db(), sql`create table maint_wal (id int, note text)`);
@@ -132,40 +135,54 @@ describe("embedded database maintenance (pglite)", () => {
       sql`insert into maint_wal select g, repeat('x', 100) from generate_series(1, 2000) g`,
     );
     // Under both bounds: no checkpoint, the redo point stays.
-    const under = await maintainEmbeddedDatabase(db(), {
-      checkpointWalBytes: 1024 * 1024 * 1024,
-      checkpointIntervalSeconds: 3600,
-    });
-    expect(under.checkpoint).toBeNull();
+    expect((await pass(never, 3600)).checkpoint).toBeNull();
     expect(await redoPoint()).toBe(settled);
     // Past the size bound (2,000 rows of 100 bytes wrote more than 64 kB of WAL).
-    const over = await maintainEmbeddedDatabase(db(), {
-      checkpointWalBytes: 64 * 1024,
-      checkpointIntervalSeconds: 3600,
-    });
-    expect(over.checkpoint?.walBytes).toBeGreaterThan(64 * 1024);
-    const moved = await redoPoint();
-    expect(moved).not.toBe(settled);
+    expect((await pass(64 * 1024, 3600)).checkpoint?.walBytes).toBeGreaterThan(64 * 1024);
+    expect(await redoPoint()).not.toBe(settled);
     // Nothing written since the last checkpoint: not even a zero interval makes another.
     await executeNow(db(), sql`checkpoint`);
     const idleFrom = await redoPoint();
-    const idle = await maintainEmbeddedDatabase(db(), {
-      checkpointWalBytes: 1024 * 1024 * 1024,
-      checkpointIntervalSeconds: 0,
-    });
-    expect(idle.checkpoint).toBeNull();
+    expect((await pass(never, 0)).checkpoint).toBeNull();
     expect(await redoPoint()).toBe(idleFrom);
     // A write, then the interval: due by time alone.
     await executeNow(
       db(),
       sql`insert into maint_wal select g, repeat('y', 100) from generate_series(1, 50) g`,
     );
-    const timed = await maintainEmbeddedDatabase(db(), {
-      checkpointWalBytes: 1024 * 1024 * 1024,
-      checkpointIntervalSeconds: 0,
-    });
-    expect(timed.checkpoint).not.toBeNull();
+    expect((await pass(never, 0)).checkpoint).not.toBeNull();
     expect(await redoPoint()).not.toBe(idleFrom);
+  });
+
+  it("between passes, checks in the background only whether a checkpoint is due", async () => {
+    await executeNow(db(), sql`create table maint_between (id int primary key, note text)`);
+    await executeNow(db(), sql`insert into maint_between select g, 'a' from generate_series(1, 300) g`);
+    await executeNow(db(), sql`update maint_between set note = repeat('b', 200)`);
+    await executeNow(db(), sql`checkpoint`);
+    const settled = await redoPoint();
+    await executeNow(
+      db(),
+      sql`insert into maint_between select g, repeat('c', 200) from generate_series(301, 1000) g`,
+    );
+    const log = pino({ level: "silent" });
+    // No full pass within the test (an hour apart); checks every 10 ms, past 64 kB of WAL.
+    const maintenance = startEmbeddedMaintenance(db(), {
+      log,
+      intervalMs: 3_600_000,
+      checkpointCheckMs: 10,
+      checkpointWalBytes: 64 * 1024,
+    });
+    try {
+      const deadline = Date.now() + 60_000;
+      while ((await redoPoint()) === settled && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await maintenance.stop();
+    }
+    expect(await redoPoint()).not.toBe(settled);
+    // The table past its dead-row threshold waits for the next full pass.
+    expect(await tableState("maint_between")).toMatchObject({ vacuumed: false });
   });
 
   it("runs passes in the background until stopped, logging what each did", async () => {
