@@ -76,10 +76,13 @@ describeEachEngine(
       ]);
       expect((results[4] as PromiseRejectedResult).reason.message).toBe("poisoned");
       expect((results[5] as PromiseFulfilledResult<{ echoed?: unknown }>).value.echoed).toBe("good-1");
-      // The queued three went together, failed, and each ran again alone.
+      // The queued three went together, failed, and each ran again alone. A blocker prepared late (a
+      // loaded machine) may run in a group of its own at any point, or with them: only the groups
+      // without one are in a fixed order.
       const together = groups.find((group) => group.includes("poison") && group.includes("good-1"));
       expect(together).toEqual(expect.arrayContaining(["poison", "good-1", "good-2"]));
-      expect(groups.slice(-3)).toEqual([["poison"], ["good-1"], ["good-2"]]);
+      const withoutBlockers = groups.filter((group) => !group.some((body) => body.startsWith("block")));
+      expect(withoutBlockers.slice(-3)).toEqual([["poison"], ["good-1"], ["good-2"]]);
 
       const { rows } = await services.database.db.execute(sql`
         select convert_from(payload, 'UTF8') as body, status from webhook_invocations
