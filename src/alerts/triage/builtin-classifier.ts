@@ -43,7 +43,15 @@ export interface BuiltInResult extends Classification {
  */
 export async function runBuiltInClassifier(
   ctx: Ctx,
-  input: { row: AlertRow; history: SourceHistory; bucket: BucketPeer[]; now: Date; refine: boolean },
+  input: {
+    row: AlertRow;
+    history: SourceHistory;
+    /** Some or all of the other alerts classified with it; `bucketSize` counts them all. */
+    bucket: BucketPeer[];
+    bucketSize?: number;
+    now: Date;
+    refine: boolean;
+  },
 ): Promise<BuiltInResult> {
   const { row, bucket } = input;
   const environment = readEnvironment(
@@ -56,6 +64,7 @@ export async function runBuiltInClassifier(
     environment,
     history: input.history.get(row.id) ?? [],
     bucket,
+    bucketSize: input.bucketSize,
     now: input.now,
   });
   // With an LLM configured it may correct the label; any failure leaves the deterministic result.

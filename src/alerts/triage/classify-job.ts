@@ -27,6 +27,15 @@ import {
 
 const RETRY_LIMIT = 3;
 const CORRELATE_WAIT_MS = 250;
+/**
+ * Alerts claimed, classified and stored per transaction. A batch window can gather thousands of
+ * alerts in a few buckets; classified at once they held their rows' locks, and the embedded
+ * database's one thread, for seconds (10,000 alerts: 3 s to claim and store, the deliveries
+ * meanwhile unanswered).
+ */
+export const ALERTS_PER_ROUND = 500;
+/** Peers named with each alert: the classifier and a triage run see how many there are, and these. */
+export const PEERS_LISTED = 20;
 
 const tenantOf = (data: Pick<ClassifyJobData, "orgId" | "ownerId">) => inTenant({ alias: "alerts" }, data);
 
@@ -49,23 +58,55 @@ const bucketIds = (data: BucketsOf, states = sql`('queued', 'running')`) =>
     where triage_bucket = any(${boundArray(data.buckets, "text")}) and analysis_status in ('queued', 'running')
     offset 0) alerts where ${tenantOf(data)} and analysis_status in ${states})`;
 
-type Claimed = { row: AlertRow; bucket: string };
+/** The other alerts of an alert's bucket in its round: how many, and the first PEERS_LISTED. */
+interface Peers {
+  size: number;
+  listed: { id: string; title: string; severity: AlertRow["severity"] }[];
+}
+
+type Claimed = { row: AlertRow; bucket: string; peers: Peers };
+
+/** A round of a job: its attempt, and the last alert id the job's earlier rounds claimed. */
+type Round = { attempt: number; after: string | null };
+
+/** Each alert's peers, in one pass over the round (listing every peer with every alert grew as n²). */
+function withPeers(rows: { row: AlertRow; bucket: string }[]): Claimed[] {
+  const byBucket = new Map<string, AlertRow[]>();
+  for (const { row, bucket } of rows) {
+    const members = byBucket.get(bucket) ?? [];
+    members.push(row);
+    byBucket.set(bucket, members);
+  }
+  return rows.map(({ row, bucket }) => {
+    const members = byBucket.get(bucket) ?? [];
+    const listed = members
+      .slice(0, PEERS_LISTED + 1)
+      .filter((other) => other.id !== row.id)
+      .slice(0, PEERS_LISTED)
+      .map((other) => ({ id: other.id, title: other.title, severity: other.severity }));
+    return { row, bucket, peers: { size: members.length - 1, listed } };
+  });
+}
 
 /**
- * Takes the queued alerts of the buckets, with the history the classifier weighs. `mark`: they
- * become `running` (committed, so others see the work is taken while it runs long); otherwise they
- * are only locked in the transaction of `ctx.db`, which stores their classification before it ends.
+ * Takes the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`), with the history
+ * the classifier weighs. `mark`: they become `running` (committed, so others see the work is taken
+ * while it runs long); otherwise they are only locked in the transaction of `ctx.db`, which stores
+ * their classification before it ends.
  */
 async function claim(
   ctx: Ctx,
   data: BucketsOf,
-  attempt: number,
-  mark: boolean,
+  round: Round & { mark: boolean },
 ): Promise<{ claimed: Claimed[]; history: SourceHistory }> {
   // A retry takes back the alerts its failed attempt left running.
-  const states = attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
-  // Rows are locked in id order, as ingest locks them, so the two never deadlock.
-  const waiting = sql`select id from alerts where id = any(${bucketIds(data, states)}) order by id for update`;
+  const states = round.attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
+  // Rows are locked in id order, as ingest locks them, so the two never deadlock. Rounds go on in
+  // id order: an alert a round left running (a triage run's) is not claimed again by the next.
+  const past = round.after === null ? sql`` : sql`and id > ${round.after}`;
+  const waiting = sql`select id from alerts where id = any(${bucketIds(data, states)}) ${past}
+    order by id limit ${ALERTS_PER_ROUND} for update`;
+  const mark = round.mark;
   const { rows } = mark
     ? await ctx.db.execute(sql`
         update alerts set analysis_status = 'running' where id in (${waiting})
@@ -73,10 +114,13 @@ async function claim(
     : await ctx.db.execute(sql`
         select ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket from alerts
         where id in (${waiting}) order by id`);
-  const claimed = rows.map((record) => ({
-    row: rowFromRecord(record),
-    bucket: String(record.claimed_bucket),
-  }));
+  // In id order (an UPDATE returns its rows in no set order): the next round starts past the last.
+  // Lower-case hex compares as the uuid's bytes do.
+  const claimed = withPeers(
+    rows
+      .map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }))
+      .sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0)),
+  );
   if (claimed.length === 0) return { claimed, history: new Map() };
   return {
     claimed,
@@ -118,54 +162,59 @@ async function correlateBuckets(ctx: Ctx, data: BucketsOf): Promise<void> {
   }
 }
 
-/** Claims, classifies and stores the queued alerts of the buckets, in a fixed number of round trips. */
+/**
+ * Claims, classifies and stores the queued alerts of the buckets, ALERTS_PER_ROUND at a time, each
+ * round in a fixed number of round trips.
+ */
 async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Promise<void> {
   await correlateBuckets(ctx, data);
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const port = triageWorkflowPort();
   const workflow = port ? await port.choose(ctx.db, tenant) : null;
-  if (port && workflow) return startTriageRuns(ctx, data, attempt, port, workflow);
+  let after: string | null = null;
+  for (;;) {
+    const round: Round = { attempt, after };
+    const claimed: string[] =
+      port && workflow
+        ? await startTriageRuns(ctx, data, round, port, workflow)
+        : await classifyRound(ctx, data, round);
+    if (claimed.length < ALERTS_PER_ROUND) return;
+    after = claimed[claimed.length - 1] ?? null;
+  }
+}
+
+/** One round of the built-in classifier; answers the ids it claimed, in order. */
+async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<string[]> {
   // With an LLM each alert takes seconds: the alerts are marked running and each is shown as soon
   // as it is classified.
   if (ctx.config.llm) {
-    const { claimed, history } = await claim(ctx, data, attempt, true);
+    const { claimed, history } = await claim(ctx, data, { ...round, mark: true });
     for (const alert of claimed) {
-      await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert, claimed, history)], ctx.now());
+      await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert, history)], ctx.now());
     }
-    return;
+    return claimed.map(({ row }) => row.id);
   }
   // The built-in classifier alone takes microseconds: the alerts are locked, classified and stored
   // in one transaction, queued to completed with no `running` in between. Every change of an alert
   // writes a new version of its row and of each of its index entries, so the mark would cost about
   // as much as the classification's own write.
-  await ctx.db.transaction(async (tx) => {
+  return ctx.db.transaction(async (tx) => {
     const txCtx = { ...ctx, db: tx };
-    const { claimed, history } = await claim(txCtx, data, attempt, false);
-    if (claimed.length === 0) return;
+    const { claimed, history } = await claim(txCtx, data, { ...round, mark: false });
     const results: Classified[] = [];
-    for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert, claimed, history));
+    for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert, history));
     await storeClassifications(tx, results, ctx.now(), { locked: true });
+    return claimed.map(({ row }) => row.id);
   });
 }
 
-/** The other alerts of an alert's bucket, as the classifier weighs them. */
-function peersOf({ row, bucket }: Claimed, claimed: Claimed[]) {
-  return claimed
-    .filter((other) => other.bucket === bucket && other.row.id !== row.id)
-    .map((other) => ({ id: other.row.id, title: other.row.title, severity: other.row.severity }));
-}
-
-async function classifyBuiltIn(
-  ctx: Ctx,
-  alert: Claimed,
-  claimed: Claimed[],
-  history: SourceHistory,
-): Promise<Classified> {
-  const { row } = alert;
+async function classifyBuiltIn(ctx: Ctx, alert: Claimed, history: SourceHistory): Promise<Classified> {
+  const { row, peers } = alert;
   const result = await runBuiltInClassifier(ctx, {
     row,
     history,
-    bucket: peersOf(alert, claimed),
+    bucket: peers.listed,
+    bucketSize: peers.size,
     now: ctx.now(),
     refine: true,
   });
@@ -185,16 +234,19 @@ async function classifyBuiltIn(
   };
 }
 
-/** The tenant's triage workflow classifies: one run per claimed alert, each ending in its classification. */
+/**
+ * The tenant's triage workflow classifies: one run per claimed alert, each ending in its
+ * classification. Answers the ids the round claimed, in order.
+ */
 async function startTriageRuns(
   ctx: Ctx,
   data: BucketsOf,
-  attempt: number,
+  round: Round,
   port: TriageWorkflowPort,
   workflow: string,
-): Promise<void> {
-  const { claimed, history } = await claim(ctx, data, attempt, true);
-  if (claimed.length === 0) return;
+): Promise<string[]> {
+  const { claimed, history } = await claim(ctx, data, { ...round, mark: true });
+  if (claimed.length === 0) return [];
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const now = ctx.now();
   const results: Classified[] = [];
@@ -204,13 +256,14 @@ async function startTriageRuns(
       workflow,
       row: alert.row,
       bucketKey: alert.bucket,
-      bucket: peersOf(alert, claimed),
+      peers: alert.peers,
       history,
       now,
     });
     if (fallback) results.push(fallback);
   }
   await storeClassifications(ctx.db, results, now);
+  return claimed.map(({ row }) => row.id);
 }
 
 const asOutput = (result: Classification): TriageOutput => ({
@@ -232,7 +285,7 @@ async function startTriageRun(
     workflow: string;
     row: AlertRow;
     bucketKey: string;
-    bucket: { id: string; title: string; severity: AlertRow["severity"] }[];
+    peers: Peers;
     history: SourceHistory;
     now: Date;
   },
@@ -242,7 +295,8 @@ async function startTriageRun(
     await runBuiltInClassifier(ctx, {
       row,
       history: input.history,
-      bucket: input.bucket,
+      bucket: input.peers.listed,
+      bucketSize: input.peers.size,
       now: input.now,
       refine: false,
     }),
@@ -263,7 +317,8 @@ async function startTriageRun(
       refire_count: row.refireCount,
       impact_score: row.impactScore,
     },
-    bucket: input.bucket,
+    bucket: input.peers.listed,
+    bucket_size: input.peers.size,
     classification: builtIn,
   };
   try {

@@ -34,8 +34,10 @@ export interface ClassifyInput {
   environment: EnvironmentReading;
   /** The alert's history, oldest first: kind (created, refired, resolved, ...) and time. */
   history: { kind: string; at: Date }[];
-  /** The other alerts classified in the same bucket. */
+  /** The other alerts classified in the same bucket (some or all of them). */
   bucket: { id: string; title: string; severity: SeverityBucket }[];
+  /** How many other alerts were classified in the bucket; `bucket.length` when absent. */
+  bucketSize?: number;
   now: Date;
 }
 
@@ -137,6 +139,7 @@ function hypotheses(input: ClassifyInput): string[] {
 
 function relatedSignals(input: ClassifyInput, signals: HistorySignals): string[] {
   const { alert, environment, bucket } = input;
+  const together = input.bucketSize ?? bucket.length;
   const related = [environment.reason];
   if (alert.impactExplanation) related.push(`impact ${alert.impactScore}: ${alert.impactExplanation}`);
   if (alert.stormId) {
@@ -150,9 +153,9 @@ function relatedSignals(input: ClassifyInput, signals: HistorySignals): string[]
     related.push(`re-fired ${alert.refireCount} times (${signals.refiresToday} in 24 h)`);
   if (signals.quickResolves > 0)
     related.push(`${signals.quickResolves} past episodes resolved within 5 minutes`);
-  if (bucket.length > 0) {
+  if (together > 0) {
     const names = bucket.slice(0, 5).map((other) => `${other.title} (${other.severity})`);
-    related.push(`classified together with ${bucket.length} alert(s): ${names.join(", ")}`);
+    related.push(`classified together with ${together} alert(s): ${names.join(", ")}`);
   }
   return related;
 }

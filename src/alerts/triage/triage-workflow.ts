@@ -44,8 +44,10 @@ export interface TriageRunInput {
     refire_count: number;
     impact_score: number;
   };
-  /** The other alerts classified with it. */
+  /** The other alerts classified with it: the first 20 of them (by id). */
   bucket: { id: string; title: string; severity: string }[];
+  /** How many other alerts were classified with it. */
+  bucket_size: number;
   /** The built-in classifier's result (without LLM refinement): the workflow may keep or override it. */
   classification: TriageOutput;
 }

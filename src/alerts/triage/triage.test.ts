@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   amBody,
   deliver,
+  deliverIds,
   readAlert,
   readHistory,
   registerAlerts,
@@ -19,8 +20,9 @@ import { applyAlertBatches } from "../ingest/ingest.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
 import { PARSERS } from "../sources/index.ts";
 import type { AlertEvent, ParseResult } from "../sources/types.ts";
-import { classifyAlertsJob } from "./classify-job.ts";
+import { ALERTS_PER_ROUND, classifyAlertsJob, PEERS_LISTED } from "./classify-job.ts";
 import { type TriageSettings, triageBucketOf } from "./triage.ts";
+import { setTriageWorkflowPort, type TriageRunInput, triageWorkflowPort } from "./triage-workflow.ts";
 
 /** Firing Alertmanager alerts, starting now, each summarised "<name> is firing". */
 function firingBody(alerts: { name: string; severity: string; labels?: Record<string, string> }[]) {
@@ -484,6 +486,85 @@ describeEachEngine(
       ]);
       expect(after.attention_reason).toBe('symptom of a storm: look at "PostgresDown" first');
     });
+  },
+  { role: "api" },
+);
+
+// A batch window can gather thousands of alerts in one bucket: the job classifies them in rounds
+// of ALERTS_PER_ROUND, each its own transaction, and names each alert's peers in its round.
+describeEachEngine(
+  "classification in rounds",
+  (harness) => {
+    it("classifies a bucket larger than a round in rounds, starting each triage run once", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const url = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "rounds",
+        classify_mode: "batch",
+        classify_batch_window_seconds: 300,
+        classify_bucket_by: "service",
+        classify_critical_bypass: false,
+      });
+      const total = 2 * ALERTS_PER_ROUND + 20;
+      const ids: string[] = [];
+      for (let first = 0; first < total; first += 50) {
+        const names = Array.from({ length: Math.min(50, total - first) }, (_, k) => `Disk${first + k}`);
+        const body = firingBody(
+          names.map((name) => ({ name, severity: "warning", labels: { service: "ledger" } })),
+        );
+        ids.push(...(await deliverIds(h, url, body)));
+      }
+      const { db } = h.vigil.services.database;
+      const { rows: queued } = await db.execute(
+        sql`select distinct triage_bucket, owner_id from alerts where id = any(${boundArray(ids, "uuid")})`,
+      );
+      expect(queued).toHaveLength(1);
+      const data = {
+        orgId: null,
+        ownerId: String(queued[0]?.owner_id),
+        buckets: [String(queued[0]?.triage_bucket)],
+      };
+
+      // A triage workflow: each claimed alert starts one run, with at most PEERS_LISTED peers named.
+      const started: TriageRunInput[] = [];
+      const appPort = triageWorkflowPort();
+      setTriageWorkflowPort({
+        choose: async () => "triage-rounds",
+        start: async (_ctx, _tenant, run) => {
+          started.push(run.input);
+          return "trace";
+        },
+      });
+      try {
+        // A retry's attempt: running alerts are claimed too, so only the rounds' order keeps a round
+        // from claiming the alerts whose runs an earlier round started.
+        await classifyAlertsJob.handler({ ctx: jobContext(h, db), data, attempt: 2 });
+      } finally {
+        if (appPort) setTriageWorkflowPort(appPort);
+      }
+      expect(new Set(started.map((input) => input.alert_id)).size).toBe(total);
+      expect(started).toHaveLength(total);
+      const sizes = new Map<number, number>();
+      for (const input of started) {
+        expect(input.bucket.length).toBe(Math.min(PEERS_LISTED, input.bucket_size));
+        expect(input.bucket.map((peer) => peer.id)).not.toContain(input.alert_id);
+        sizes.set(input.bucket_size, (sizes.get(input.bucket_size) ?? 0) + 1);
+      }
+      expect([...sizes].sort(([a], [b]) => b - a)).toEqual([
+        [ALERTS_PER_ROUND - 1, 2 * ALERTS_PER_ROUND],
+        [19, 20],
+      ]);
+
+      // The runs never ended: a retry takes the running alerts back, and the built-in classifier
+      // stores each round in a transaction of its own.
+      await classifyAlertsJob.handler({ ctx: jobContext(h, db), data, attempt: 2 });
+      const { rows } = await db.execute(sql`
+        select count(*)::int as alerts, count(distinct xmin::text)::int as transactions,
+          count(*) filter (where initial_investigation like ${`%classified together with ${ALERTS_PER_ROUND - 1} alert(s)%`})::int as in_full_rounds
+        from alerts where id = any(${boundArray(ids, "uuid")}) and analysis_status = 'completed'`);
+      expect(rows[0]).toEqual({ alerts: total, transactions: 3, in_full_rounds: 2 * ALERTS_PER_ROUND });
+    }, 120_000);
   },
   { role: "api" },
 );

@@ -13,7 +13,12 @@ import pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
 import type { Logger } from "pino";
 import { lockDataDir } from "./data-dir-lock.ts";
-import { executeNamedOnPglite, pgliteOf, trackTransactions } from "./pglite-statements.ts";
+import {
+  executeNamedOnPglite,
+  pgliteOf,
+  trackTransactions,
+  yieldBeforeStatements,
+} from "./pglite-statements.ts";
 import { seedFromTemplate } from "./pglite-template.ts";
 
 /** Both drivers answer `execute` with an object holding `rows`; this is all Vigil relies on. */
@@ -102,6 +107,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     throw err;
   });
   trackTransactions(client);
+  yieldBeforeStatements(client);
   const db = drizzlePglite({ client }) as unknown as Db;
   return {
     engine: "pglite",

@@ -144,3 +144,39 @@ describe.each(ENGINES)("named statements (%s)", (engine) => {
     expect((await read).rows).toEqual([{ n: 0 }]);
   });
 });
+
+// PGlite runs each statement in Vigil's own thread and settles its promise at once: without a turn
+// of the event loop between statements, a worker's chain of them starved every socket and timer.
+describe("the embedded database's statements", () => {
+  let test: TestDatabase;
+  beforeAll(async () => {
+    test = await createTestDatabase("pglite");
+  });
+  afterAll(async () => {
+    await test?.drop();
+  });
+
+  it("let the event loop turn between them, named, unnamed and in a transaction", async () => {
+    const { db } = test.database;
+    const turnedDuring = async (chain: () => Promise<void>) => {
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      await chain();
+      return turned;
+    };
+    const unnamed = await turnedDuring(async () => {
+      for (let n = 0; n < 5; n++) await db.execute(sql`select ${n}::int as n`);
+    });
+    const named = await turnedDuring(async () => {
+      for (let n = 0; n < 5; n++) await executeNamed(db, "test.turn", sql`select ${n}::int as n`);
+    });
+    const inTransaction = await turnedDuring(() =>
+      test.database.transaction(async (tx) => {
+        for (let n = 0; n < 5; n++) await tx.execute(sql`select ${n}::int as n`);
+      }),
+    );
+    expect({ unnamed, named, inTransaction }).toEqual({ unnamed: true, named: true, inTransaction: true });
+  });
+});

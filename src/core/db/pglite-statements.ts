@@ -44,6 +44,21 @@ export function trackTransactions(client: PGlite): void {
     });
 }
 
+/**
+ * Lets the event loop turn before each statement of `client`. PGlite runs a statement in this
+ * thread and answers with a promise that is already settled, so a chain of statements (a worker's
+ * round, a maintenance pass) ran in microtasks alone: no timer fired, no socket was read and no
+ * delivery answered until the chain ended, 27 s once under a flood of deliveries. With a turn
+ * before each statement, waiting deliveries are read and queue their statements between them.
+ */
+export function yieldBeforeStatements(client: PGlite): void {
+  const execute = client.execProtocolStream.bind(client);
+  client.execProtocolStream = async (...args: Parameters<PGlite["execProtocolStream"]>) => {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return execute(...args);
+  };
+}
+
 /** The database a drizzle session's client runs on, and whether it is an open transaction. */
 export function pgliteOf(client: unknown): { pglite: PGlite; inTransaction: boolean } | null {
   if (!client || typeof client !== "object") return null;
