@@ -2,7 +2,7 @@
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type DestinationStream, type Logger } from "pino";
-import { type StormCorrelator, startStormCorrelator } from "./alerts/index.ts";
+import { startStormCorrelator } from "./alerts/index.ts";
 import { buildApp } from "./app.ts";
 import { configureApps } from "./apps/index.ts";
 import { configureAgentRunners } from "./automation/index.ts";
@@ -10,12 +10,13 @@ import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";
 import { type Database, openDatabase } from "./core/db/database.ts";
-import { type EmbeddedMaintenance, startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
+import { startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { createMetrics } from "./core/http/metrics.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
 import { startQueue } from "./core/queue/queue.ts";
 import { redactSecrets } from "./core/redact.ts";
+import type { Repeating } from "./core/repeat.ts";
 import { createSecrets, resolveSecretKey } from "./core/secrets.ts";
 import { configureInvestigations } from "./investigations/index.ts";
 import { JOBS, SCHEDULES } from "./jobs.ts";
@@ -73,8 +74,8 @@ export function migrateLogged(database: Database, log: Logger): Promise<string[]
 export async function startVigil(config: Config, options: StartOptions = {}): Promise<Vigil> {
   const log = options.logger ?? createLogger(config);
   const database = options.database ?? (await openConfiguredDatabase(config, log));
-  let correlator: StormCorrelator | null = null;
-  let maintenance: EmbeddedMaintenance | null = null;
+  let correlator: Repeating | null = null;
+  let maintenance: Repeating | null = null;
   try {
     const applied = await migrateLogged(database, log);
     log.info({ applied: applied.length }, applied.length ? "migrations applied" : "schema is current");

@@ -35,7 +35,6 @@ export {
 export { type ListAlertsInput, listAlerts } from "./console/list-alerts.ts";
 export { getAlert, getAlertHistory } from "./console/read-alerts.ts";
 export { ListAlertsQuery } from "./console/routes.ts";
-export type { StormCorrelator } from "./correlation/storm-correlator.ts";
 export { correlateStormOf } from "./correlation/storms.ts";
 export { AUTO_INVESTIGATE_JOB } from "./ingest/auto-investigate.ts";
 export type { RegistrationHook } from "./registrations/registrations.ts";

@@ -3,6 +3,7 @@
 // locks. The classification job runs it first for its tenant, so triage always sees current storms.
 import type { Logger } from "pino";
 import type { Executor } from "../../core/db/database.ts";
+import { type Repeating, repeat } from "../../core/repeat.ts";
 import type { AlertScope } from "../ingest/lifecycle.ts";
 import type { ImpactOptions } from "./impact.ts";
 import { correlateScopes, pendingScopes, SCOPES_PER_ROUND } from "./storms.ts";
@@ -62,10 +63,6 @@ export async function correlatePendingStorms(
   return total;
 }
 
-export interface StormCorrelator {
-  stop(): Promise<void>;
-}
-
 /**
  * Runs one round of correlatePendingStorms every CORRELATOR_INTERVAL_MS until stopped. One round per
  * tick, even under load: what arrives meanwhile is correlated together in the next one, which costs
@@ -74,26 +71,11 @@ export interface StormCorrelator {
 export function startStormCorrelator(
   db: Executor,
   options: Omit<CorrelatePendingOptions, "tenant"> & { log: Logger; intervalMs?: number },
-): StormCorrelator {
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = correlatePendingStorms(db, { ...options, rounds: 1 })
-      .then(
-        () => {},
-        (err: unknown) => options.log.error({ err }, "storm correlation failed"),
-      )
-      .finally(() => {
-        if (!stopped) timer = setTimeout(tick, options.intervalMs ?? CORRELATOR_INTERVAL_MS);
-      });
-  };
-  timer = setTimeout(tick, 0);
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+): Repeating {
+  const round = () =>
+    correlatePendingStorms(db, { ...options, rounds: 1 }).then(
+      () => {},
+      (err: unknown) => options.log.error({ err }, "storm correlation failed"),
+    );
+  return repeat(round, options.intervalMs ?? CORRELATOR_INTERVAL_MS, 0);
 }

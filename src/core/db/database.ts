@@ -17,7 +17,7 @@ import {
   executeNamedOnPglite,
   pgliteOf,
   trackTransactions,
-  yieldBeforeStatements,
+  yieldBetweenStatements,
 } from "./pglite-statements.ts";
 import { seedFromTemplate } from "./pglite-template.ts";
 
@@ -107,7 +107,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     throw err;
   });
   trackTransactions(client);
-  yieldBeforeStatements(client);
+  yieldBetweenStatements(client);
   const db = drizzlePglite({ client }) as unknown as Db;
   return {
     engine: "pglite",

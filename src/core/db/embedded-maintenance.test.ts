@@ -154,6 +154,42 @@ describe("embedded database maintenance (pglite)", () => {
     expect(await redoPoint()).not.toBe(idleFrom);
   });
 
+  it("goes on with the next table when one cannot be maintained, and says why", async () => {
+    // An expression index whose function fails on demand: ANALYZE evaluates it on sampled rows.
+    await executeNow(
+      db(),
+      sql.raw(`create function maint_boom(v int) returns int language plpgsql immutable as $$
+        begin
+          if current_setting('maint.boom', true) = 'on' then raise exception 'boom on %', v; end if;
+          return v;
+        end $$`),
+    );
+    await executeNow(db(), sql`create table maint_failing (id int primary key, note text)`);
+    await executeNow(db(), sql`create index on maint_failing (maint_boom(id))`);
+    await executeNow(db(), sql`create table maint_after (id int primary key, note text)`);
+    await maintainEmbeddedDatabase(db());
+    // Both past the dead-row threshold; the failing one has more dead rows, so it comes first.
+    await executeNow(db(), sql`insert into maint_failing select g, 'a' from generate_series(1, 400) g`);
+    await executeNow(db(), sql`insert into maint_after select g, 'a' from generate_series(1, 300) g`);
+    await maintainEmbeddedDatabase(db());
+    await executeNow(db(), sql`update maint_failing set note = 'b'`);
+    await executeNow(db(), sql`update maint_after set note = 'b'`);
+    await executeNow(db(), sql`set maint.boom = 'on'`);
+    try {
+      const report = await maintainEmbeddedDatabase(db());
+      const mine = report.tables.filter(
+        ({ table }) => table.startsWith("public.maint_failing") || table.startsWith("public.maint_after"),
+      );
+      expect(mine.map(({ table, error }) => ({ table, error: error?.replace(/ on \d+$/, "") }))).toEqual([
+        { table: "public.maint_failing", error: "boom" },
+        { table: "public.maint_after", error: undefined },
+      ]);
+    } finally {
+      await executeNow(db(), sql`reset maint.boom`);
+    }
+    expect(await tableState("maint_after")).toMatchObject({ dead: 0, vacuumed: true });
+  });
+
   it("between passes, checks in the background only whether a checkpoint is due", async () => {
     await executeNow(db(), sql`create table maint_between (id int primary key, note text)`);
     await executeNow(db(), sql`insert into maint_between select g, 'a' from generate_series(1, 300) g`);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES, type TestDatabase } from "../../../test/harness.ts";
 import { executeNamed, executeNow, isEmbedded } from "./database.ts";
 import { sqlStateOf } from "./pg-errors.ts";
+import { STATEMENT_SLICE_MS } from "./pglite-statements.ts";
 
 describe.each(ENGINES)("named statements (%s)", (engine) => {
   let test: TestDatabase;
@@ -156,8 +157,10 @@ describe("the embedded database's statements", () => {
     await test?.drop();
   });
 
-  it("let the event loop turn between them, named, unnamed and in a transaction", async () => {
+  it("let the event loop turn once a chain of them has run a while, named, unnamed and in a transaction", async () => {
     const { db } = test.database;
+    // Each statement sleeps: five of them run past the slice whatever the machine's speed.
+    const pause = STATEMENT_SLICE_MS / 1000;
     const turnedDuring = async (chain: () => Promise<void>) => {
       let turned = false;
       setImmediate(() => {
@@ -167,14 +170,14 @@ describe("the embedded database's statements", () => {
       return turned;
     };
     const unnamed = await turnedDuring(async () => {
-      for (let n = 0; n < 5; n++) await db.execute(sql`select ${n}::int as n`);
+      for (let n = 0; n < 5; n++) await db.execute(sql`select pg_sleep(${pause})`);
     });
     const named = await turnedDuring(async () => {
-      for (let n = 0; n < 5; n++) await executeNamed(db, "test.turn", sql`select ${n}::int as n`);
+      for (let n = 0; n < 5; n++) await executeNamed(db, "test.turn", sql`select pg_sleep(${pause})`);
     });
     const inTransaction = await turnedDuring(() =>
       test.database.transaction(async (tx) => {
-        for (let n = 0; n < 5; n++) await tx.execute(sql`select ${n}::int as n`);
+        for (let n = 0; n < 5; n++) await tx.execute(sql`select pg_sleep(${pause})`);
       }),
     );
     expect({ unnamed, named, inTransaction }).toEqual({ unnamed: true, named: true, inTransaction: true });
