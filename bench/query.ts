@@ -263,6 +263,7 @@ export async function runQueryBench(): Promise<void> {
       // counts be index-only scans.
       await loader.query("vacuum (analyze) alerts");
       await loader.query("vacuum (analyze) alert_payloads");
+      await loader.query("vacuum (analyze) alert_search");
     }
     const { rows: mix } = await loader.query(
       `select status, count(*)::int as n, count(*) filter (where org_id is null and owner_id = $1)::int as bench

@@ -8,7 +8,7 @@ import { webhookInvocations } from "../../webhooks/index.ts";
 import { ANALYSIS_STATUSES, ATTENTIONS } from "../schemas.ts";
 import { DISPLAY_PRIORITY } from "../sources/normalize/severity.ts";
 import type { SeverityBucket } from "../sources/types.ts";
-import { alertPayloads, alerts, SEARCH_SEPARATOR, searchText } from "../tables.ts";
+import { alertPayloads, alertSearch, alerts, SEARCH_SEPARATOR } from "../tables.ts";
 import { ALERT_V1_JSON, withRawPayload } from "./present.ts";
 import { rawPayloadColumns, rawPayloadText } from "./raw-payload.ts";
 
@@ -64,7 +64,11 @@ export async function listAlerts({
 }): Promise<string> {
   const integrationNames = parseIntegrationNames(input.integration_names);
   const scope = scopeConditions(ctx, integrationNames);
+  // A storm is an incident of active alerts: storm_id lists the active members.
+  const status = input.storm_id ? "active" : input.status;
   const filters: SQL[] = [];
+  /** The search's condition on alert_search (alias s), when there is a q. */
+  let search: SQL | null = null;
   if (input.storm_id) filters.push(eq(alerts.stormId, input.storm_id));
   if (input.attention) filters.push(eq(alerts.attention, input.attention));
   if (input.source_type) filters.push(eq(alerts.sourceType, input.source_type));
@@ -79,15 +83,19 @@ export async function listAlerts({
     // One condition on the trigram indexes' text (title, U+001F, description): a q without U+001F
     // cannot match across the two. Only a q holding it needs the columns checked one by one (a
     // second condition the planner would count as more selective than it is, so not by default).
-    filters.push(sql`${searchText(alerts)} ilike ${pattern}`);
+    // `active` as a literal, so that the planner can use the partial index of the status searched:
+    // for a common word it reads the page in sort order and looks each alert's text up by its id,
+    // for a rare one it reads the word's few alerts from the trigram index.
+    search = sql`${sql.raw(status === "active" ? "s.active" : "not s.active")} and s.text ilike ${pattern}`;
     if (input.q.includes(SEARCH_SEPARATOR)) {
       filters.push(or(ilike(alerts.title, pattern), ilike(alerts.description, pattern)) as SQL);
     }
   }
-  // A storm is an incident of active alerts: storm_id lists the active members.
-  const status = input.storm_id ? "active" : input.status;
-  const where = and(...scope, eq(alerts.status, status), ...filters);
-  const countedBySummary = status === "active" && filters.length === (input.attention ? 1 : 0);
+  const found = and(...scope, eq(alerts.status, status), ...filters);
+  const where = search
+    ? and(found, sql`exists (select from ${alertSearch} s where s.alert_id = ${alerts.id} and ${search})`)
+    : found;
+  const countedBySummary = !search && status === "active" && filters.length === (input.attention ? 1 : 0);
   // Ties always end on id, so pages never overlap or skip.
   const order =
     input.sort_by === "impact"
@@ -114,7 +122,11 @@ export async function listAlerts({
       .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
       .orderBy(...order),
     // The summary counts the active list, whole or by attention, already: not twice.
-    countedBySummary ? null : countAlerts(ctx, where, countLimit(ctx, input.q !== undefined)),
+    countedBySummary
+      ? null
+      : search
+        ? countSearch(ctx, found, search, countLimit(ctx, true))
+        : countAlerts(ctx, where, countLimit(ctx, false)),
     attentionSummary(ctx, scope),
   ]);
   const counted = total ?? {
@@ -161,6 +173,26 @@ async function countAlerts(
     .as("matches");
   const [row] = await ctx.db.select({ n: count() }).from(matches);
   const n = row?.n ?? 0;
+  return n > limit ? { n: limit, exact: false } : { n, exact: true };
+}
+
+/**
+ * A search's total, exact up to `limit`, as countAlerts. It starts from the search's matches and
+ * looks each up in alerts by its id, to the limit: from alerts, the planner hashed all of the
+ * tenant's active alerts first (60,000 in the query bench: 40 ms, for a word with 7 matches too).
+ */
+async function countSearch(
+  ctx: CallerCtx,
+  found: SQL | undefined,
+  search: SQL,
+  limit: number,
+): Promise<{ n: number; exact: boolean }> {
+  const { rows } = await ctx.db.execute(sql`
+    select count(*)::int as n from (
+      select from (select s.alert_id from ${alertSearch} s where ${search} offset 0) s
+      cross join lateral (select from ${alerts} where ${alerts.id} = s.alert_id and ${found} limit 1) a
+      limit ${limit + 1}) matches`);
+  const n = Number(rows[0]?.n ?? 0);
   return n > limit ? { n: limit, exact: false } : { n, exact: true };
 }
 
