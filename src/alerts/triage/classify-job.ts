@@ -8,6 +8,7 @@ import { sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
+import { isEmbedded } from "../../core/db/database.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
@@ -174,12 +175,42 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
   let after: string | null = null;
   for (;;) {
     const round: Round = { attempt, after };
-    const claimed: string[] =
-      port && workflow
-        ? await startTriageRuns(ctx, data, round, port, workflow)
-        : await classifyRound(ctx, data, round);
+    const claimed: string[] = await paced(ctx, () =>
+      port && workflow ? startTriageRuns(ctx, data, round, port, workflow) : classifyRound(ctx, data, round),
+    );
     if (claimed.length < ALERTS_PER_ROUND) return;
     after = claimed[claimed.length - 1] ?? null;
+  }
+}
+
+const MAX_PAUSE_MS = 1000;
+/** Per embedded database: when its last classification round's pause ends. */
+const embeddedTurns = new WeakMap<object, Promise<void>>();
+
+/**
+ * Runs a round. On the embedded database, one thread runs every statement, the deliveries' too, and
+ * a delivery's few statements each waited for a whole round when rounds followed one another: under
+ * a flood, with a batch window's backlog to classify, deliveries were answered at 50 to 75 alerts/s
+ * for 20 s at a time. There, rounds run one at a time, and each is followed by a pause as long as it
+ * took (at most MAX_PAUSE_MS), so a backlog takes at most half of the thread; on PostgreSQL they run
+ * as they come. Rounds with an LLM are left alone: they spend their time waiting for its answers.
+ */
+async function paced<T>(ctx: Ctx, round: () => Promise<T>): Promise<T> {
+  if (ctx.config.llm || !isEmbedded(ctx.db)) return round();
+  const previous = embeddedTurns.get(ctx.db) ?? Promise.resolve();
+  let release = () => {};
+  embeddedTurns.set(
+    ctx.db,
+    new Promise((resolve) => {
+      release = resolve;
+    }),
+  );
+  await previous;
+  const started = performance.now();
+  try {
+    return await round();
+  } finally {
+    setTimeout(release, Math.min(MAX_PAUSE_MS, performance.now() - started));
   }
 }
 
