@@ -1,7 +1,6 @@
 // What `q` searches lives in a table of its own (alert_search), kept by triggers on alerts. What
 // must hold: every alert is found by its current title and description under its current status,
 // and a change that touches none of them (a classification) leaves its search row unwritten.
-import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../../test/alerts.ts";
@@ -13,7 +12,7 @@ import {
   type Harness,
   waitFor,
 } from "../../../test/harness.ts";
-import { MIGRATIONS_DIR, migrationNames } from "../../core/package-files.ts";
+import { applyMigration, migrateUpTo } from "../../../test/migrations.ts";
 
 const startsAt = new Date(Date.now() - 60_000).toISOString();
 const firing = (description: string, startsAt: string) =>
@@ -137,12 +136,6 @@ for (const engine of ENGINES) {
     it("gives each stored alert its search row, active or not, and keeps it from then on", async () => {
       const { database, drop } = await createTestDatabase(engine, { empty: true });
       const { db } = database;
-      const apply = async (name: string) => {
-        const text = readFileSync(new URL(name, MIGRATIONS_DIR), "utf8");
-        for (const statement of text.split("--> statement-breakpoint")) {
-          if (statement.trim()) await db.execute(sql.raw(statement));
-        }
-      };
       const owner = "e8b7059f-2900-4675-9add-f93cd707f5aa";
       const alert = (id: string, title: string, description: string, status: string) => sql`
         insert into alerts (id, owner_id, source_type, integration_name, external_uid, title, description,
@@ -156,11 +149,11 @@ for (const engine of ENGINES) {
       const rows = async () =>
         (await db.execute(sql`select alert_id, active, text from alert_search order by alert_id`)).rows;
       try {
-        for (const name of migrationNames().filter((name) => name < SEARCH_MIGRATION)) await apply(name);
+        await migrateUpTo(db, SEARCH_MIGRATION);
         await db.execute(alert(active, "NodeDown", "node-7 unreachable", "active"));
         await db.execute(alert(resolved, "DiskFull", "", "resolved"));
 
-        await apply(SEARCH_MIGRATION);
+        await applyMigration(db, SEARCH_MIGRATION);
 
         expect(await rows()).toEqual([
           { alert_id: active, active: true, text: "NodeDown\u001fnode-7 unreachable" },

@@ -1,10 +1,9 @@
 // Migration 0014 on a database that has alerts waiting for the correlator: each alert flagged
 // storm_pending becomes a queue entry (its event_seq, tenant and scope), and no other does.
-import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES } from "../../../test/harness.ts";
-import { MIGRATIONS_DIR, migrationNames } from "../../core/package-files.ts";
+import { applyMigration, migrateUpTo } from "../../../test/migrations.ts";
 
 const QUEUE_MIGRATION = "0014_storm_queue.sql";
 
@@ -13,14 +12,8 @@ for (const engine of ENGINES) {
     it("queues the alerts flagged storm_pending, with their seq, tenant and scope", async () => {
       const { database, drop } = await createTestDatabase(engine, { empty: true });
       const { db } = database;
-      const apply = async (name: string) => {
-        const text = readFileSync(new URL(name, MIGRATIONS_DIR), "utf8");
-        for (const statement of text.split("--> statement-breakpoint")) {
-          if (statement.trim()) await db.execute(sql.raw(statement));
-        }
-      };
       try {
-        for (const name of migrationNames().filter((name) => name < QUEUE_MIGRATION)) await apply(name);
+        await migrateUpTo(db, QUEUE_MIGRATION);
         const owner = "e8b7059f-2900-4675-9add-f93cd707f5aa";
         const org = "0d8c2a52-93a5-4c1f-8f0e-6f1b7bb8a0c4";
         const alert = (
@@ -44,7 +37,7 @@ for (const engine of ENGINES) {
         await db.execute(alert(unscoped, null, null, true, 1));
         await db.execute(alert(settled, null, "cluster:prod-1", false, 2));
 
-        await apply(QUEUE_MIGRATION);
+        await applyMigration(db, QUEUE_MIGRATION);
 
         const { rows } = await db.execute(sql`
           select alert_id, seq, org_id, owner_id, storm_scope from alert_storm_queue order by alert_id`);

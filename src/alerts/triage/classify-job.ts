@@ -210,7 +210,7 @@ async function paced<T>(ctx: Ctx, round: () => Promise<T>): Promise<T> {
   try {
     return await round();
   } finally {
-    setTimeout(release, Math.min(MAX_PAUSE_MS, performance.now() - started));
+    setTimeout(release, Math.min(MAX_PAUSE_MS, performance.now() - started)).unref();
   }
 }
 
