@@ -721,7 +721,7 @@ describeEachEngine(
     });
 
     describe("the body as the run's input", () => {
-      it("maps JSON objects to inputs and text to `message`; refuses the rest with 400, recorded", async () => {
+      it("maps JSON objects to inputs and text to `message`; a body the inputs refuse is 202 with its run failed", async () => {
         const h = harness();
         const { auth } = await h.createKey();
         const workflow = await approvedWorkflow(h, auth, {
@@ -749,6 +749,8 @@ describeEachEngine(
           run_id: expect.any(String),
           workflow_version: 1,
         });
+        // Every trigger of a named webhook is answered 202 (the spec lists 401, 404 and 423 besides):
+        // a body the target's inputs refuse starts nothing, and its run record says why.
         const refusals: [string, string, string][] = [
           ["checkout is down", "text/plain", "input.service: is required"],
           ["", "text/plain", "input.service: is required"],
@@ -759,8 +761,20 @@ describeEachEngine(
         ];
         for (const [payload, contentType, msg] of refusals) {
           const response = await trigger(h, created.token, payload, contentType);
-          expect(response.statusCode, payload).toBe(400);
-          expect(response.json()).toEqual({ msg, errCode: "INVALID_PAYLOAD", extras: [identity] });
+          expect(response.statusCode, payload).toBe(202);
+          expect(response.json()).toEqual(identity);
+          const run = await call(
+            h,
+            auth,
+            "GET",
+            `${BASE}/${created.id}/runs/${response.json().invocation_id}`,
+          );
+          expect(run.json(), payload).toMatchObject({
+            status: "failed",
+            error: msg,
+            trace_id: null,
+            session_id: null,
+          });
         }
         const runs = (await call(h, auth, "GET", `${BASE}/${created.id}/runs`)).json();
         expect(runs.total).toBe(6);

@@ -31,6 +31,14 @@ export type TargetResult =
       runId?: string | null;
     }
   | {
+      /**
+       * Taken but nothing started (a named webhook's body misses its target's required inputs):
+       * answered 202, as every trigger of a named webhook is; the invocation records why.
+       */
+      status: "failed";
+      message: string;
+    }
+  | {
       status: "rejected";
       message: string;
       /** INVALID_PAYLOAD (400) unless given, e.g. a readiness code answered with 423. */

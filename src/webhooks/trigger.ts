@@ -331,6 +331,8 @@ export async function triggerWebhook({
       result.httpStatus,
     );
   }
+  // Taken but nothing started: the identity alone; the run record holds the reason.
+  if (result.status === "failed") return identity;
   return {
     ...identity,
     ...(result.sessionId ? { session_id: result.sessionId } : {}),

@@ -59,7 +59,8 @@ async function targetReadiness(
  * any other body is the text input `message`: a JSON string as its value, anything else (text of
  * another content type, a JSON array or number, JSON that does not parse, an object nested too deep
  * to store) as the text received. Every body thus starts the run, as the spec answers every trigger
- * of a ready target with 202; only the target's own input rules (required inputs, patterns) refuse.
+ * of a ready target with 202; only the target's own input rules (required inputs, patterns) keep the
+ * run from starting, and the trigger is still answered 202 with its run record failed.
  */
 export function bodyToInput(body: string, contentType: string | undefined): unknown {
   const mediaType = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
@@ -143,9 +144,11 @@ function automationTarget(type: TargetType): WebhookTarget {
       // Readiness changed between the check and the start (a concurrent delete): still a 423.
       if (READINESS_CODES.has(err.code))
         return refused({ errCode: err.code, msg: err.message, extras: err.details });
-      // Missing or malformed inputs: the sender's payload is at fault.
+      // Missing or malformed inputs: the sender's payload is at fault. The trigger is still
+      // answered 202 (the spec answers every trigger of a named webhook so); its run record says
+      // why no run started.
       if (err.code === "VALIDATION_FAILED")
-        return { status: "rejected", message: err.message } satisfies TargetResult;
+        return { status: "failed", message: err.message } satisfies TargetResult;
       throw err;
     }
   };
