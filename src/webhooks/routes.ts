@@ -95,8 +95,9 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             "Agent and workflow targets: the run starts in the same transaction as the invocation record; " +
             "a JSON object body (application/json or +json) becomes the run's inputs, any other body the input " +
             "`message` (text as received, a JSON string's value, other JSON as its text); an empty body gives " +
-            "no inputs, and only the target's own input rules (required inputs, patterns) refuse a body (400). " +
-            "The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows.",
+            "no inputs. The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. " +
+            "When the target's own input rules (required inputs, patterns) refuse the body, no run starts: " +
+            "the 202 carries the identity alone and getWebhookRun shows status failed with the reason in error.",
           security: [{ WebhookToken: [] }],
           consumes: ["application/json", "text/plain", "application/x-www-form-urlencoded", "*/*"],
           querystring: Type.Object({
@@ -108,8 +109,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             400: {
               ...jsonError,
               description:
-                "The target could not read the body, or required inputs are missing (errCode INVALID_PAYLOAD); " +
-                "the invocation is recorded as failed",
+                "Alert ingest could not read the body (errCode INVALID_PAYLOAD); the invocation is recorded as failed",
             },
             401: { ...jsonError, description: "Missing or invalid webhook token" },
             404: { ...jsonError, description: "Webhook deleted or disabled" },

@@ -825,7 +825,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, never by an API key. Any content type; the body is recorded exactly as received. Agent and workflow targets: the run starts in the same transaction as the invocation record; a JSON object body (application/json or +json) becomes the run's inputs, any other body the input `message` (text as received, a JSON string's value, other JSON as its text); an empty body gives no inputs, and only the target's own input rules (required inputs, patterns) refuse a body (400). The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. */
+        /** @description Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, never by an API key. Any content type; the body is recorded exactly as received. Agent and workflow targets: the run starts in the same transaction as the invocation record; a JSON object body (application/json or +json) becomes the run's inputs, any other body the input `message` (text as received, a JSON string's value, other JSON as its text); an empty body gives no inputs. The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. When the target's own input rules (required inputs, patterns) refuse the body, no run starts: the 202 carries the identity alone and getWebhookRun shows status failed with the reason in error. */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -8016,7 +8016,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTriggerAccepted"];
                 };
             };
-            /** @description The target could not read the body, or required inputs are missing (errCode INVALID_PAYLOAD); the invocation is recorded as failed */
+            /** @description Alert ingest could not read the body (errCode INVALID_PAYLOAD); the invocation is recorded as failed */
             400: {
                 headers: {
                     [name: string]: unknown;
