@@ -172,7 +172,11 @@ async function countAlerts(
     .limit(limit + 1)
     .as("matches");
   const [row] = await ctx.db.select({ n: count() }).from(matches);
-  const n = row?.n ?? 0;
+  return bounded(row?.n ?? 0, limit);
+}
+
+/** A count of at most limit + 1 rows as a total: past the limit, a lower bound. */
+function bounded(n: number, limit: number): { n: number; exact: boolean } {
   return n > limit ? { n: limit, exact: false } : { n, exact: true };
 }
 
@@ -192,8 +196,7 @@ async function countSearch(
       select from (select s.alert_id from ${alertSearch} s where ${search} offset 0) s
       cross join lateral (select from ${alerts} where ${alerts.id} = s.alert_id and ${found} limit 1) a
       limit ${limit + 1}) matches`);
-  const n = Number(rows[0]?.n ?? 0);
-  return n > limit ? { n: limit, exact: false } : { n, exact: true };
+  return bounded(Number(rows[0]?.n ?? 0), limit);
 }
 
 /**

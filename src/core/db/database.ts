@@ -321,8 +321,12 @@ function prepared(executor: Executor, query: SQL, name: string | undefined) {
 
 /** True when `executor` runs on the embedded database (PGlite), in a transaction or not. */
 export function isEmbedded(executor: Executor): boolean {
-  return pgliteOf((executor as unknown as { session: { client: unknown } }).session.client) !== null;
+  return pgliteOf(clientOf(executor)) !== null;
 }
+
+/** The driver client under a drizzle executor: a PGlite (or one of its transactions), or a pool. */
+const clientOf = (executor: Executor): object =>
+  (executor as unknown as { session: { client: object } }).session.client;
 
 /**
  * Whether the planner has statistics of `table` (it was analyzed or vacuumed at least once): on the
@@ -348,7 +352,7 @@ const analyzedTables = new WeakMap<object, Set<string>>();
 
 /** What identifies the database an executor runs on: its PGlite, or its connection pool. */
 function databaseOf(executor: Executor): object {
-  const client = (executor as unknown as { session: { client: object } }).session.client;
+  const client = clientOf(executor);
   return pgliteOf(client)?.pglite ?? client;
 }
 
