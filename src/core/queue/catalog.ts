@@ -58,6 +58,12 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    * more than the polled rounds they replaced (classification: 1.7 times the database time).
    */
   notify?: boolean | "postgres";
+  /**
+   * With `notify`, how often the workers still poll (pg-boss's backstop, 30 s by default). A job
+   * sent to start later (a batch window) or retried comes due without waking anyone, so a queue
+   * whose jobs must start near their time polls at this interval instead.
+   */
+  notifyPollingSeconds?: number;
 }
 
 export function defineJob<S extends TSchema>(

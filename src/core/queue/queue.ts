@@ -102,6 +102,12 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
             job.name,
             {
               pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+              ...(job.notifyPollingSeconds !== undefined && {
+                notifyPollingIntervalSeconds: Math.max(
+                  job.notifyPollingSeconds,
+                  options.pollingIntervalSeconds ?? 2,
+                ),
+              }),
               batchSize,
               includeMetadata: true,
               perJobResults: true,
