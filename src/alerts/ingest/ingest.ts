@@ -159,7 +159,7 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
   const named =
     scopes <= NAMED_KEYS_MAX_SCOPES && (!isEmbedded(tx) || (await hasPlannerStatistics(tx, "alerts")));
   const [, { rows }] = await Promise.all([
-    executeNow(tx, sql`set local plan_cache_mode = force_generic_plan`),
+    executeNamed(tx, "generic-plans", sql`set local plan_cache_mode = force_generic_plan`),
     named ? executeNamed(tx, `alerts.keys.${scopes}`, query) : executeNow(tx, query),
   ]);
   const keyed = new Map<string, { id: string; lastEventHash: string | null }>();

@@ -20,6 +20,7 @@ import {
   yieldBetweenStatements,
 } from "./pglite-statements.ts";
 import { seedFromTemplate } from "./pglite-template.ts";
+import { keepTypesAsText, typedJobStore } from "./pglite-text-types.ts";
 
 /** Both drivers answer `execute` with an object holding `rows`; this is all Vigil relies on. */
 export interface RowsResultHKT extends PgQueryResultHKT {
@@ -106,6 +107,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     unlock();
     throw err;
   });
+  const parsedTypes = keepTypesAsText(client);
   trackTransactions(client);
   yieldBetweenStatements(client);
   const db = drizzlePglite({ client }) as unknown as Db;
@@ -115,7 +117,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     readDb: db,
     transaction: (fn) => db.transaction((tx) => fn(tx as Tx)),
     connections: 1,
-    jobStore: fromPglite(client),
+    jobStore: fromPglite(typedJobStore(client, parsedTypes)),
     jobConnectionString: null,
     ping: async () => {
       await client.query("select 1");
@@ -332,23 +334,36 @@ const clientOf = (executor: Executor): object =>
  * Whether the planner has statistics of `table` (it was analyzed or vacuumed at least once): on the
  * embedded database, only its maintenance pass gathers them (embedded-maintenance.ts). A named
  * statement's generic plan made without them is kept after the table has grown, however wrong.
- * Asked of the database until the answer is yes, then remembered: statistics are never dropped.
+ * Asked of the database once; a yes is kept (statistics are never dropped), a no until the
+ * maintenance pass reports that it gathered statistics (`plannerStatisticsGathered`). Asking again
+ * for every ingest group cost a catalog read each through a new database's first minute.
  */
 export async function hasPlannerStatistics(executor: Executor, table: string): Promise<boolean> {
-  const known = analyzedTables.get(databaseOf(executor));
-  if (known?.has(table)) return true;
+  const database = databaseOf(executor);
+  let known = plannerStatistics.get(database);
+  const answer = known?.get(table);
+  if (answer !== undefined) return answer;
   const { rows } = await executeNow(
     executor,
     sql`select reltuples >= 0 as analyzed from pg_class where oid = to_regclass(${table})`,
   );
-  if (rows[0]?.analyzed !== true) return false;
-  const tables = known ?? new Set<string>();
-  tables.add(table);
-  analyzedTables.set(databaseOf(executor), tables);
-  return true;
+  const analyzed = rows[0]?.analyzed === true;
+  if (!known) {
+    known = new Map();
+    plannerStatistics.set(database, known);
+  }
+  known.set(table, analyzed);
+  return analyzed;
 }
 
-const analyzedTables = new WeakMap<object, Set<string>>();
+/** Tells `hasPlannerStatistics` that tables were analyzed: a table that had none is asked about again. */
+export function plannerStatisticsGathered(executor: Executor): void {
+  const known = plannerStatistics.get(databaseOf(executor));
+  for (const [table, analyzed] of known ?? []) if (!analyzed) known?.delete(table);
+}
+
+/** Per database, by table: whether it has planner statistics, as last asked. */
+const plannerStatistics = new WeakMap<object, Map<string, boolean>>();
 
 /** What identifies the database an executor runs on: its PGlite, or its connection pool. */
 function databaseOf(executor: Executor): object {

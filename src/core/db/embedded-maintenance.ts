@@ -7,7 +7,7 @@
 // checkpoint does, so each runs only when PostgreSQL's own thresholds say it is due.
 import type { Logger } from "pino";
 import { type Repeating, repeat } from "../repeat.ts";
-import { type Executor, executeNow, sql } from "./database.ts";
+import { type Executor, executeNow, plannerStatisticsGathered, sql } from "./database.ts";
 import { databaseMessageOf } from "./pg-errors.ts";
 
 /** How often a pass looks for tables to vacuum or analyze: PostgreSQL's autovacuum_naptime. */
@@ -121,6 +121,7 @@ export async function maintainEmbeddedDatabase(
     done.durationMs = Math.round(performance.now() - started);
     tables.push(done);
   }
+  if (tables.some((table) => !table.error)) plannerStatisticsGathered(db);
   return { tables, checkpoint };
 }
 

@@ -2,8 +2,9 @@
 // statement again, in six calls into the database; the hot paths' statements on `alerts` cost more
 // to plan than to run. A named statement is parsed and described once per database, and then each
 // run is one call: bind, execute, sync.
-import { type PGlite, type Transaction, types } from "@electric-sql/pglite";
+import type { PGlite, Transaction } from "@electric-sql/pglite";
 import { serialize } from "pg-protocol";
+import { keepTransactionTypesAsText } from "./pglite-text-types.ts";
 
 interface Prepared {
   text: string;
@@ -21,25 +22,13 @@ interface BackendMessage {
 const owners = new WeakMap<Transaction, PGlite>();
 const statements = new WeakMap<PGlite, Map<string, Prepared>>();
 
-// Date and time values stay as the database wrote them, as drizzle's own PGlite queries leave them.
-const keptAsText = new Set([
-  types.TIMESTAMP,
-  types.TIMESTAMPTZ,
-  types.INTERVAL,
-  types.DATE,
-  1231, // numeric[]
-  1115, // timestamp[]
-  1185, // timestamptz[]
-  1187, // interval[]
-  1182, // date[]
-]);
-
 /** Makes the transactions of `client` known to `pgliteOf`. Called once, when the database opens. */
 export function trackTransactions(client: PGlite): void {
   const transaction = client.transaction.bind(client);
   client.transaction = <T>(callback: (tx: Transaction) => Promise<T>) =>
     transaction((tx) => {
       owners.set(tx, client);
+      keepTransactionTypesAsText(tx);
       return callback(tx);
     });
 }
@@ -127,7 +116,8 @@ async function runNamed(
     const fields = message.fields as (string | null)[];
     prepared.fields.forEach((field, i) => {
       const value = fields[i];
-      const parser = keptAsText.has(field.dataTypeID) ? undefined : pglite.parsers[field.dataTypeID];
+      // Dates and times stay as the database wrote them: the client keeps them as text (pglite-text-types.ts).
+      const parser = pglite.parsers[field.dataTypeID];
       row[field.name] =
         value === null || value === undefined ? null : parser ? parser(value, field.dataTypeID) : value;
     });
