@@ -16,6 +16,7 @@ import { lockDataDir } from "./data-dir-lock.ts";
 import {
   executeNamedOnPglite,
   pgliteOf,
+  queryInOneCall,
   trackTransactions,
   yieldBetweenStatements,
 } from "./pglite-statements.ts";
@@ -107,6 +108,9 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     unlock();
     throw err;
   });
+  // Each statement in one call into the database, and drizzle's parsers left out before that, as
+  // the wrappers are applied in this order (the last one runs first).
+  queryInOneCall(client);
   const parsedTypes = keepTypesAsText(client);
   trackTransactions(client);
   yieldBetweenStatements(client);
