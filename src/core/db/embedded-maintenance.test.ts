@@ -242,7 +242,8 @@ describe("embedded database maintenance (pglite)", () => {
     expect(passes.some(({ tables }) => tables?.some(({ table }) => table === "public.maint_loop"))).toBe(
       true,
     );
-    // Stopped: no pass runs any more, so the table is not vacuumed again.
+    // Stopped: no pass runs any more, so the table is not vacuumed again (a short look here; the
+    // loop's own test, core/repeat.test.ts, shows it on a clock that stands still).
     const lastVacuum = async () =>
       (
         (
