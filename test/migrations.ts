@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import type { Db } from "../src/core/db/database.ts";
 import { MIGRATIONS_DIR, migrationNames } from "../src/core/package-files.ts";
+import { createTestDatabase, type Engine } from "./harness.ts";
 
 /** Applies one migration file of src/core/migrations. */
 export async function applyMigration(db: Db, name: string): Promise<void> {
@@ -16,4 +17,22 @@ export async function applyMigration(db: Db, name: string): Promise<void> {
 /** Applies every migration that comes before `name`, to an empty database. */
 export async function migrateUpTo(db: Db, name: string): Promise<void> {
   for (const earlier of migrationNames().filter((file) => file < name)) await applyMigration(db, earlier);
+}
+
+/**
+ * Runs `test` on a new database of `engine` migrated to just before `name` (its rows written in that
+ * time's shape); `apply` then applies `name`. The database is dropped afterwards, whatever happened.
+ */
+export async function beforeMigration(
+  engine: Engine,
+  name: string,
+  test: (db: Db, apply: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const { database, drop } = await createTestDatabase(engine, { empty: true });
+  try {
+    await migrateUpTo(database.db, name);
+    await test(database.db, () => applyMigration(database.db, name));
+  } finally {
+    await drop();
+  }
 }

@@ -4,15 +4,8 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../../test/alerts.ts";
-import {
-  type Auth,
-  createTestDatabase,
-  describeEachEngine,
-  ENGINES,
-  type Harness,
-  waitFor,
-} from "../../../test/harness.ts";
-import { applyMigration, migrateUpTo } from "../../../test/migrations.ts";
+import { type Auth, describeEachEngine, ENGINES, type Harness, waitFor } from "../../../test/harness.ts";
+import { beforeMigration } from "../../../test/migrations.ts";
 
 const startsAt = new Date(Date.now() - 60_000).toISOString();
 const firing = (description: string, startsAt: string) =>
@@ -133,27 +126,24 @@ const SEARCH_MIGRATION = "0015_alert_search.sql";
 
 for (const engine of ENGINES) {
   describe(`migration ${SEARCH_MIGRATION} [${engine}]`, () => {
-    it("gives each stored alert its search row, active or not, and keeps it from then on", async () => {
-      const { database, drop } = await createTestDatabase(engine, { empty: true });
-      const { db } = database;
-      const owner = "e8b7059f-2900-4675-9add-f93cd707f5aa";
-      const alert = (id: string, title: string, description: string, status: string) => sql`
+    it("gives each stored alert its search row, active or not, and keeps it from then on", () =>
+      beforeMigration(engine, SEARCH_MIGRATION, async (db, apply) => {
+        const owner = "e8b7059f-2900-4675-9add-f93cd707f5aa";
+        const alert = (id: string, title: string, description: string, status: string) => sql`
         insert into alerts (id, owner_id, source_type, integration_name, external_uid, title, description,
           source_severity, severity, display_priority, severity_mapping, status, labels, links, triggered_at,
           created_at, updated_at, last_status_change_at)
         values (${id}, ${owner}, 'alertmanager', 'prod', ${id}, ${title}, ${description}, 'critical', 'Critical', 1,
           'default', ${status}, '{}'::jsonb, '[]'::jsonb, now(), now(), now(), now())`;
-      const active = "00000000-0000-4000-8000-000000000001";
-      const resolved = "00000000-0000-4000-8000-000000000002";
-      const later = "00000000-0000-4000-8000-000000000003";
-      const rows = async () =>
-        (await db.execute(sql`select alert_id, active, text from alert_search order by alert_id`)).rows;
-      try {
-        await migrateUpTo(db, SEARCH_MIGRATION);
+        const active = "00000000-0000-4000-8000-000000000001";
+        const resolved = "00000000-0000-4000-8000-000000000002";
+        const later = "00000000-0000-4000-8000-000000000003";
+        const rows = async () =>
+          (await db.execute(sql`select alert_id, active, text from alert_search order by alert_id`)).rows;
         await db.execute(alert(active, "NodeDown", "node-7 unreachable", "active"));
         await db.execute(alert(resolved, "DiskFull", "", "resolved"));
 
-        await applyMigration(db, SEARCH_MIGRATION);
+        await apply();
 
         expect(await rows()).toEqual([
           { alert_id: active, active: true, text: "NodeDown\u001fnode-7 unreachable" },
@@ -167,9 +157,6 @@ for (const engine of ENGINES) {
           { alert_id: active, active: false, text: "NodeDown\u001fnode-7 unreachable" },
           { alert_id: later, active: true, text: "CpuHigh\u001f95%" },
         ]);
-      } finally {
-        await drop();
-      }
-    });
+      }));
   });
 }

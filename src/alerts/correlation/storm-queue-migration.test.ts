@@ -2,18 +2,15 @@
 // storm_pending becomes a queue entry (its event_seq, tenant and scope), and no other does.
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { createTestDatabase, ENGINES } from "../../../test/harness.ts";
-import { applyMigration, migrateUpTo } from "../../../test/migrations.ts";
+import { ENGINES } from "../../../test/harness.ts";
+import { beforeMigration } from "../../../test/migrations.ts";
 
 const QUEUE_MIGRATION = "0014_storm_queue.sql";
 
 for (const engine of ENGINES) {
   describe(`migration ${QUEUE_MIGRATION} [${engine}]`, () => {
-    it("queues the alerts flagged storm_pending, with their seq, tenant and scope", async () => {
-      const { database, drop } = await createTestDatabase(engine, { empty: true });
-      const { db } = database;
-      try {
-        await migrateUpTo(db, QUEUE_MIGRATION);
+    it("queues the alerts flagged storm_pending, with their seq, tenant and scope", () =>
+      beforeMigration(engine, QUEUE_MIGRATION, async (db, apply) => {
         const owner = "e8b7059f-2900-4675-9add-f93cd707f5aa";
         const org = "0d8c2a52-93a5-4c1f-8f0e-6f1b7bb8a0c4";
         const alert = (
@@ -37,7 +34,7 @@ for (const engine of ENGINES) {
         await db.execute(alert(unscoped, null, null, true, 1));
         await db.execute(alert(settled, null, "cluster:prod-1", false, 2));
 
-        await applyMigration(db, QUEUE_MIGRATION);
+        await apply();
 
         const { rows } = await db.execute(sql`
           select alert_id, seq, org_id, owner_id, storm_scope from alert_storm_queue order by alert_id`);
@@ -49,9 +46,6 @@ for (const engine of ENGINES) {
         const { rows: columns } = await db.execute(sql`
           select column_name from information_schema.columns where table_name = 'alerts' and column_name = 'storm_pending'`);
         expect(columns).toEqual([]);
-      } finally {
-        await drop();
-      }
-    });
+      }));
   });
 }
