@@ -35,6 +35,31 @@ describe("the embedded database's dates and times", () => {
     expectText(await database.transaction(async (tx) => (await tx.execute(VALUES)).rows[0]));
   });
 
+  it("reach drizzle in one call into the database a statement, its parsers left out first", async () => {
+    // The client's wrappers run in the order openDatabase applies them: were drizzle's parsers still
+    // there when query() is reached, the statement would take PGlite's own six calls.
+    const client = (database.db as unknown as { session: { client: PGlite } }).session.client;
+    const execute = client.execProtocolStream;
+    let calls = 0;
+    client.execProtocolStream = ((...args: Parameters<PGlite["execProtocolStream"]>) => {
+      calls += 1;
+      return execute(...args);
+    }) as PGlite["execProtocolStream"];
+    try {
+      const { rows } = await database.db.execute(sql`select ${AT}::timestamptz as tz`);
+      expect(rows).toEqual([{ tz: AT }]);
+      expect(calls).toBe(1);
+      const inTransaction = await database.transaction(async (tx) => {
+        calls = 0;
+        await tx.execute(sql`select ${AT}::timestamptz as tz`);
+        return calls;
+      });
+      expect(inTransaction).toBe(1);
+    } finally {
+      client.execProtocolStream = execute;
+    }
+  });
+
   it("come to the job queue parsed, as from PostgreSQL, with parameters and without", async () => {
     const withParameters = await database.jobStore.executeSql("select $1::timestamptz as at, $2::int as n", [
       AT,
