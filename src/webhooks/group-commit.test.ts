@@ -97,6 +97,73 @@ describeEachEngine(
         ["poison", "error"],
       ]);
     });
+
+    it("stores each body of a group byte for byte: binary, empty, and multi-byte text", async () => {
+      const h = harness();
+      const { services, log } = h.vigil;
+      const webhook = await createWebhook(services.database.db, services.secrets, {
+        tenant: { orgId: null, ownerId: randomUUID() },
+        name: "group-bytes",
+        targetType: "test-batch",
+        targetName: "echo",
+        now: new Date(),
+      });
+      const token = services.secrets.decrypt(webhook.tokenSealed);
+      let open: () => void = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const groups: number[] = [];
+      const target: WebhookTarget = Object.assign(
+        async () => {
+          throw new Error("the trigger must use the batched path");
+        },
+        {
+          batch: {
+            prepare: async ({ body }: { body: string }) => ({ status: "prepared" as const, work: body }),
+            apply: async (
+              tx: Parameters<NonNullable<WebhookTarget["batch"]>["apply"]>[0],
+              works: unknown[],
+            ) => {
+              groups.push(works.length);
+              await tx.execute(sql`select 1`);
+              if ((works as string[]).includes("block")) await gate;
+              return works.map(() => ({ status: "accepted" as const, response: {} }));
+            },
+          },
+        },
+      );
+      const send = (body: Buffer) =>
+        triggerWebhook({
+          services,
+          targets: { "test-batch": target },
+          request: { token, orgId: null, body, headers: {} },
+          log,
+        });
+      const blocker = send(Buffer.from("block"));
+      await waitFor(async () => groups.length >= 1 || undefined);
+      // Every byte value, bytes that are not UTF-8, nothing, and text of two- to four-byte characters.
+      const bodies = [
+        Buffer.from(Array.from({ length: 256 }, (_, n) => n)),
+        Buffer.from([0xff, 0xfe, 0x00, 0xc3]),
+        Buffer.alloc(0),
+        Buffer.from("caf\u00e9 \u2603 \u{1f525}", "utf8"),
+      ];
+      const queued = bodies.map(send);
+      open();
+      await blocker;
+      const accepted = await Promise.all(queued);
+      expect(groups).toContain(bodies.length);
+
+      const { rows } = await services.database.db.execute(sql`
+        select id, payload, payload_bytes from webhook_invocations where webhook_id = ${webhook.id}`);
+      const stored = new Map(rows.map((row) => [String(row.id), row]));
+      bodies.forEach((body, n) => {
+        const row = stored.get(accepted[n]?.invocation_id as string);
+        expect(Buffer.from(row?.payload as Uint8Array).equals(body), `body ${n}`).toBe(true);
+        expect(row?.payload_bytes).toBe(body.length);
+      });
+    });
   },
   { role: "api" },
 );

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { type Batcher, createBatcher } from "../core/batcher.ts";
 import type { Services } from "../core/context.ts";
 import { deferWrite, type Executor, executeNamed, sql } from "../core/db/database.ts";
+import { boundJsonTexts } from "../core/db/json-array.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { storableJson } from "./storable.ts";
@@ -112,20 +113,25 @@ function invocationRow(webhook: WebhookRow, invocation: Invocation, result: Outc
 }
 
 /**
- * One statement for any number of invocations: the rows travel as one JSON parameter (bodies in hex,
- * as JSON holds no bytes), so the statement's text is fixed and is planned once per connection.
+ * One statement for any number of invocations, whose text is fixed (planned once per connection):
+ * the rows travel as one JSON parameter, and their bodies, which JSON cannot hold, as one bytes
+ * parameter, each row naming where its body starts. Bodies as hex inside the JSON doubled them, and
+ * PostgreSQL parsed every hex digit as JSON before decoding it.
  */
 async function recordInvocations(
   db: Executor,
   records: { webhook: WebhookRow; invocation: Invocation; result: Outcome }[],
 ): Promise<void> {
+  let payloadAt = 0;
   const rows = records.map(({ webhook, invocation, result }) => {
     // Headers, error, note and outcome carry the sender's text: what PostgreSQL cannot store is
     // cleaned here, or the record itself would fail and the delivery be lost. The payload is bytes.
     const { payload, ...row } = invocationRow(webhook, invocation, result);
-    // Hex needs no escaping and holds nothing to clean: it joins the record after the check.
-    return `{"payload":"${payload.toString("hex")}",${storableJson(row).json.slice(1)}`;
+    const json = storableJson({ ...row, payloadAt }).json;
+    payloadAt += payload.length;
+    return json;
   });
+  const payloads = Buffer.concat(records.map(({ invocation }) => invocation.body));
   await deferWrite(db, () =>
     executeNamed(
       db,
@@ -134,11 +140,11 @@ async function recordInvocations(
         status, content_type, headers, payload, payload_bytes, error, note, outcome, session_id,
         trace_id, run_id)
       select id, "webhookId", "orgId", "ownerId", "receivedAt", "finishedAt", status, "contentType",
-        headers, decode(payload, 'hex'), "payloadBytes", error, note, outcome, "sessionId", "traceId",
-        "runId"
-      from json_to_recordset(${`[${rows.join(",")}]`}::json) as r(id uuid, "webhookId" uuid,
+        headers, substring(${payloads}::bytea from "payloadAt" + 1 for "payloadBytes"), "payloadBytes",
+        error, note, outcome, "sessionId", "traceId", "runId"
+      from json_to_recordset(${boundJsonTexts(rows)}) as r(id uuid, "webhookId" uuid,
         "orgId" uuid, "ownerId" uuid, "receivedAt" timestamptz, "finishedAt" timestamptz,
-        status text, "contentType" text, headers jsonb, payload text, "payloadBytes" int,
+        status text, "contentType" text, headers jsonb, "payloadAt" int, "payloadBytes" int,
         error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text)`,
     ),
   );

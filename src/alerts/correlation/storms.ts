@@ -14,6 +14,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { inTenant as inTenantOf } from "../../core/auth/tenancy.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import type { Executor } from "../../core/db/database.ts";
+import { boundJsonArray } from "../../core/db/json-array.ts";
 import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "../ingest/lifecycle.ts";
 import {
   isStormEligible,
@@ -463,7 +464,7 @@ async function writePlan(
 ): Promise<void> {
   await db.execute(sql`
     delete from alert_storm_queue q
-    using json_to_recordset(${JSON.stringify(seen)}::json) as r(alert_id uuid, seq int, storm_scope text)
+    using json_to_recordset(${boundJsonArray(seen)}) as r(alert_id uuid, seq int, storm_scope text)
     where ${inQueueTenant(tenant)} and q.storm_scope = r.storm_scope and q.alert_id = r.alert_id and q.seq = r.seq`);
   if (writes.length === 0) return;
   // Row locks in id order first, as ingest takes them: an update locks in join order, and two
@@ -476,7 +477,7 @@ async function writePlan(
     order by id for update`);
   const { rows } = await db.execute(sql`
     with u as (
-      select * from json_to_recordset(${JSON.stringify(writes)}::json) as u(id uuid, was uuid,
+      select * from json_to_recordset(${boundJsonArray(writes)}) as u(id uuid, was uuid,
         storm_id uuid, alert_role text, likely_upstream text, impact_score int, impact_explanation text,
         event text, detail jsonb)
     ), done as (

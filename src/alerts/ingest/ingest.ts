@@ -23,6 +23,7 @@ import {
   isEmbedded,
   type Tx,
 } from "../../core/db/database.ts";
+import { boundJsonArray } from "../../core/db/json-array.ts";
 import { uuidv7 } from "../../core/ids.ts";
 import type { EnqueueMany } from "../../core/queue/catalog.ts";
 import {
@@ -261,21 +262,21 @@ async function writeAlerts(
   const query = sql`
     with payloads as (
       insert into alert_payloads (id, body, received_at)
-      select id, body, received_at from json_populate_recordset(null::alert_payloads, ${JSON.stringify(payloads)}::json)
+      select id, body, received_at from json_populate_recordset(null::alert_payloads, ${boundJsonArray(payloads)})
     ), created as (
-      insert into alerts select * from json_populate_recordset(null::alerts, ${JSON.stringify(rows.created.map(recordFromRow))}::json)
+      insert into alerts select * from json_populate_recordset(null::alerts, ${boundJsonArray(rows.created.map(recordFromRow))})
     ), updated as (
       update alerts set ${sql.raw(ALERT_UPDATE_LIST)}
-      from json_populate_recordset(null::alerts, ${JSON.stringify(rows.updated.map(recordFromRow))}::json) r
+      from json_populate_recordset(null::alerts, ${boundJsonArray(rows.updated.map(recordFromRow))}) r
       where alerts.id = r.id
     ), queued as (
       insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope)
       select alert_id, seq, org_id, owner_id, storm_scope
-      from json_populate_recordset(null::alert_storm_queue, ${JSON.stringify(stormQueue)}::json)
+      from json_populate_recordset(null::alert_storm_queue, ${boundJsonArray(stormQueue)})
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail
-    from json_populate_recordset(null::alert_events, ${JSON.stringify(history)}::json)`;
+    from json_populate_recordset(null::alert_events, ${boundJsonArray(history)})`;
   const count = rows.created.length + rows.updated.length;
   await deferWrite(tx, () =>
     count <= NAMED_WRITE_MAX_ROWS ? executeNamed(tx, "alerts.write", query) : tx.execute(query),

@@ -4,6 +4,7 @@
 import { sql } from "drizzle-orm";
 import { boundArray } from "../../core/db/bound-array.ts";
 import type { Executor } from "../../core/db/database.ts";
+import { boundJsonArray } from "../../core/db/json-array.ts";
 
 export interface Classified {
   id: string;
@@ -41,7 +42,7 @@ export async function storeClassifications(
   );
   await db.execute(sql`
     with input as (
-      select * from json_to_recordset(${JSON.stringify(classified)}::json)
+      select * from json_to_recordset(${boundJsonArray(classified)})
         as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
     ), locked as (
       select a.id, a.analysis_status, a.triage_bucket from alerts a

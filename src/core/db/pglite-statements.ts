@@ -182,6 +182,8 @@ async function runNamed(
   const prepared = await prepare(pglite, name, text);
   const values = params.map((param, i) => {
     if (param === null || param === undefined) return null;
+    // Bytes are bound as they are, in binary format, as node-postgres binds a Buffer.
+    if (Buffer.isBuffer(param)) return param;
     const serializer = pglite.serializers[prepared.paramTypes[i] as number];
     return serializer ? serializer(param) : String(param);
   });
