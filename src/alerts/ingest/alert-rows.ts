@@ -35,8 +35,27 @@ export const rowFromRecord = new Function(
   record: Record<string, unknown>,
 ) => AlertRow;
 
-/** A typed row -> a JSON record for json_populate_recordset(null::alerts, ...). */
+/** A typed row -> a JSON record for json_populate_recordset(null::alerts, ...), its times as text. */
 export const recordFromRow = new Function(
-  "row",
-  `return {${COLUMNS.map(({ key: field, name }) => `${key(name)}: row[${key(field)}]`).join(", ")}};`,
-) as (row: AlertRow) => Record<string, unknown>;
+  "time",
+  `return (row) => ({${COLUMNS.map(({ key: field, name, isTime }) =>
+    isTime ? `${key(name)}: time(row[${key(field)}])` : `${key(name)}: row[${key(field)}]`,
+  ).join(", ")}});`,
+)(timeText) as (row: AlertRow) => Record<string, unknown>;
+
+// The alerts of a delivery share their received time (created, updated) and mostly their source's
+// times: the text of the last time written is kept. Date's own toJSON, run for each time of each
+// row, took half of JSON.stringify's time on an alert (3.3 of 6.7 µs).
+let lastTime = Number.NaN;
+let lastText = "";
+
+/** A time as JSON.stringify writes it (null for no time or an invalid one). */
+function timeText(value: Date | null): string | null {
+  if (value === null) return null;
+  const time = value.getTime();
+  if (time === lastTime) return lastText;
+  if (Number.isNaN(time)) return null;
+  lastTime = time;
+  lastText = value.toISOString();
+  return lastText;
+}

@@ -233,7 +233,8 @@ interface PayloadRecord {
 interface HistoryRecord {
   alert_id: string;
   seq: number;
-  at: Date;
+  /** As text, written once per delivery: Date's toJSON for each event cost more than the rest of it. */
+  at: string;
   kind: string;
   actor: string;
   source_event: string;
@@ -324,6 +325,7 @@ export async function applyAlertBatches(
         : { id: uuidv7(), body: storableText(batch.rawPayload), received_at: batch.receivedAt };
     const rawPayloadId = batch.rawPayload === null ? null : (batch.invocationId ?? payload?.id ?? null);
     const { events, hashes, keys } = batch;
+    const receivedAt = batch.receivedAt.toISOString();
     for (let n = 0; n < events.length; n++) {
       const event = events[n] as AlertEvent;
       const key = keys[n] as string;
@@ -345,7 +347,7 @@ export async function applyAlertBatches(
         history.push({
           alert_id: plan.next.id,
           seq: plan.next.eventSeq,
-          at: batch.receivedAt,
+          at: receivedAt,
           kind: plan.history.kind,
           actor: "source",
           source_event: plan.history.sourceEvent,
