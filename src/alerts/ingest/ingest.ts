@@ -233,7 +233,7 @@ interface PayloadRecord {
 interface HistoryRecord {
   alert_id: string;
   seq: number;
-  /** As text, written once per delivery: Date's toJSON for each event cost more than the rest of it. */
+  /** As text, written once per delivery instead of by Date's toJSON for each event (alert-rows.ts). */
   at: string;
   kind: string;
   actor: string;
