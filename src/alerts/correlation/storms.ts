@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { type SQL, sql } from "drizzle-orm";
 import { inTenant as inTenantOf } from "../../core/auth/tenancy.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import { type Executor, executeNamed, hasPlannerStatistics, isEmbedded } from "../../core/db/database.ts";
+import { type Executor, executeNamed, executePlannedOnce } from "../../core/db/database.ts";
 import { boundJsonArray } from "../../core/db/json-array.ts";
 import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "../ingest/lifecycle.ts";
 import {
@@ -301,12 +301,13 @@ async function readNeighbourhood(
   // Planned once per connection: planning it took twice as long as running it (7.8 against 3.6 ms a
   // round in the all-roles bench, nearly all of the correlator's share of PostgreSQL's time). What
   // it reads is chosen by the ranges, whose JSON no plan sees, so the generic plan (the round's
-  // transaction asks for it) is the plan each round would get. On the embedded database only once
-  // `alerts` has statistics, as ingest's key read (hasPlannerStatistics).
-  const named = !isEmbedded(db) || (await hasPlannerStatistics(db, "alerts"));
-  const { rows } = named
-    ? await executeNamed(db, `storms.neighbourhood.${tenant.orgId ? "org" : "personal"}`, query)
-    : await db.execute(query);
+  // transaction asks for it) is the plan each round would get.
+  const { rows } = await executePlannedOnce(
+    db,
+    "alerts",
+    `storms.neighbourhood.${tenant.orgId ? "org" : "personal"}`,
+    query,
+  );
   const alerts = jsonRows(rows[0]?.alerts).map(stormAlertOf);
   const summaries = jsonRows(rows[0]?.storms).map((row) => ({
     id: String(row.id),

@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
+import { executePlannedOnce } from "../../core/db/database.ts";
 import { environmentCriticality, readEnvironment } from "../correlation/impact.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
@@ -19,10 +20,16 @@ type BucketPeer = { id: string; title: string; severity: AlertRow["severity"] };
 
 /** The source's events of the alerts (created, refired, resolved, ...), oldest first per alert. */
 export async function historyOf(ctx: Ctx, ids: string[]): Promise<SourceHistory> {
-  const { rows } = await ctx.db.execute(sql`
-    select alert_id, kind, at from alert_events
-    where alert_id = any(${boundArray(ids, "uuid")}) and actor = 'source'
-    order by alert_id, seq`);
+  // Planned once: a read by the history's key, planned the same whatever the ids (0.12 ms a round
+  // to plan, 0.7 to run, in the all-roles bench).
+  const { rows } = await executePlannedOnce(
+    ctx.db,
+    "alert_events",
+    "classify.history",
+    sql`select alert_id, kind, at from alert_events
+      where alert_id = any(${boundArray(ids, "uuid")}) and actor = 'source'
+      order by alert_id, seq`,
+  );
   const byAlert: SourceHistory = new Map();
   for (const row of rows) {
     const list = byAlert.get(String(row.alert_id)) ?? [];

@@ -3,7 +3,7 @@
 // queued one again meanwhile keeps its new state.
 import { sql } from "drizzle-orm";
 import { boundArray } from "../../core/db/bound-array.ts";
-import type { Executor } from "../../core/db/database.ts";
+import { type Executor, executePlannedOnce } from "../../core/db/database.ts";
 import { boundJsonArray } from "../../core/db/json-array.ts";
 
 export interface Classified {
@@ -40,7 +40,13 @@ export async function storeClassifications(
     classified.map(({ id }) => id),
     "uuid",
   );
-  await db.execute(sql`
+  // Planned once (its plan goes by the ids, whatever their values): planning it took 0.65 ms a
+  // round in the all-roles bench, beside 4.3 ms to run it.
+  await executePlannedOnce(
+    db,
+    "alerts",
+    `alerts.classifications.store.${locked ? "locked" : "running"}`,
+    sql`
     with input as (
       select * from json_to_recordset(${boundJsonArray(classified)})
         as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
@@ -60,5 +66,6 @@ export async function storeClassifications(
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select id, event_seq, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null, status, status, null, detail
-    from updated`);
+    from updated`,
+  );
 }

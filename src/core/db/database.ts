@@ -360,6 +360,22 @@ export async function hasPlannerStatistics(executor: Executor, table: string): P
   return analyzed;
 }
 
+/**
+ * executeNamed, planned once per connection; except on the embedded database while `table` has no
+ * planner statistics (hasPlannerStatistics), where the statement runs unnamed and is planned each
+ * time. For statements whose plan does not depend on their parameters' values, and whose planning
+ * costs about as much as running them.
+ */
+export async function executePlannedOnce(
+  executor: Executor,
+  table: string,
+  name: string,
+  query: SQL,
+): Promise<{ rows: Record<string, unknown>[] }> {
+  const named = !isEmbedded(executor) || (await hasPlannerStatistics(executor, table));
+  return named ? executeNamed(executor, name, query) : executeNow(executor, query);
+}
+
 /** Tells `hasPlannerStatistics` that tables were analyzed: a table that had none is asked about again. */
 export function plannerStatisticsGathered(executor: Executor): void {
   const known = plannerStatistics.get(databaseOf(executor));
