@@ -5,7 +5,13 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES, type TestDatabase } from "../../../test/harness.ts";
-import { executeNamed, executeNow, isEmbedded } from "./database.ts";
+import {
+  executeNamed,
+  executeNow,
+  executePlannedOnce,
+  isEmbedded,
+  plannerStatisticsGathered,
+} from "./database.ts";
 import { sqlStateOf } from "./pg-errors.ts";
 import { STATEMENT_SLICE_MS } from "./pglite-statements.ts";
 
@@ -143,6 +149,25 @@ describe.each(ENGINES)("named statements (%s)", (engine) => {
     expect(await transaction).toBe("rolled back");
     // Run inside the transaction, it would have seen the row the rollback took away.
     expect((await read).rows).toEqual([{ n: 0 }]);
+  });
+
+  it("planned once: named, except on the embedded database before the table has statistics", async () => {
+    await test.database.db.execute(sql`create table planned_probe (id int primary key)`);
+    const name = "test.planned_probe.read";
+    const read = sql`select count(*)::int as n from planned_probe where id > ${0}`;
+    const preparedNames = async () => {
+      return test.database.transaction(async (tx) => {
+        const { rows } = await executePlannedOnce(tx, "planned_probe", name, read);
+        expect(rows).toEqual([{ n: 0 }]);
+        const prepared = await tx.execute(sql`select name from pg_prepared_statements where name = ${name}`);
+        return prepared.rows.map((row) => row.name);
+      });
+    };
+    expect(await preparedNames()).toEqual(engine === "pglite" ? [] : [name]);
+    await test.database.db.execute(sql`analyze planned_probe`);
+    // The embedded database hears of statistics from its maintenance pass.
+    plannerStatisticsGathered(test.database.db);
+    expect(await preparedNames()).toEqual([name]);
   });
 });
 
