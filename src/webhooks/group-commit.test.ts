@@ -4,65 +4,82 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { describeEachEngine, waitFor } from "../../test/harness.ts";
-import type { WebhookTarget } from "./targets.ts";
+import { describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
+import type { Tx } from "../core/db/database.ts";
+import type { BatchedTarget, TargetResult, WebhookTarget } from "./targets.ts";
 import { triggerWebhook } from "./trigger.ts";
 import { createWebhook } from "./webhooks.ts";
+
+/** A webhook whose target takes the batched path with this `apply`, and a sender of bodies to it. */
+async function batchedWebhook(
+  vigil: Harness["vigil"],
+  name: string,
+  apply: (tx: Tx, bodies: string[]) => Promise<TargetResult[]>,
+) {
+  const { services, log } = vigil;
+  const webhook = await createWebhook(services.database.db, services.secrets, {
+    tenant: { orgId: null, ownerId: randomUUID() },
+    name,
+    targetType: "test-batch",
+    targetName: "echo",
+    now: new Date(),
+  });
+  const token = services.secrets.decrypt(webhook.tokenSealed);
+  const batch: BatchedTarget<string> = {
+    prepare: async ({ body }) => ({ status: "prepared", work: body }),
+    apply: (tx, bodies) => apply(tx, bodies),
+  };
+  const target: WebhookTarget = Object.assign(
+    async () => {
+      throw new Error("the trigger must use the batched path");
+    },
+    { batch: batch as BatchedTarget<unknown> },
+  );
+  const send = (body: Buffer) =>
+    triggerWebhook({
+      services,
+      targets: { "test-batch": target },
+      request: { token, orgId: null, body, headers: {} },
+      log,
+    });
+  return { webhook, send };
+}
+
+/** A promise that holds whoever awaits it until `open()`. */
+function gate() {
+  let open: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { closed, open };
+}
 
 describeEachEngine(
   "group commit of a batched webhook target",
   (harness) => {
     it("lands the other deliveries of a failed group, and records the bad one as an error", async () => {
       const h = harness();
-      const { services, log } = h.vigil;
-      const webhook = await createWebhook(services.database.db, services.secrets, {
-        tenant: { orgId: null, ownerId: randomUUID() },
-        name: "group-commit",
-        targetType: "test-batch",
-        targetName: "echo",
-        now: new Date(),
-      });
-      const token = services.secrets.decrypt(webhook.tokenSealed);
-      let open: () => void = () => {};
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
+      const held = gate();
       const groups: string[][] = [];
-      const target: WebhookTarget = Object.assign(
-        async () => {
-          throw new Error("the trigger must use the batched path");
-        },
-        {
-          batch: {
-            prepare: async ({ body }: { body: string }) => ({ status: "prepared" as const, work: body }),
-            apply: async (
-              tx: Parameters<NonNullable<WebhookTarget["batch"]>["apply"]>[0],
-              works: unknown[],
-            ) => {
-              const bodies = works as string[];
-              groups.push(bodies);
-              await tx.execute(sql`select 1`);
-              // Hold every running group until all deliveries are submitted, so the last ones queue.
-              if (bodies.some((body) => body.startsWith("block"))) await gate;
-              if (bodies.includes("poison")) throw new Error("poisoned");
-              return bodies.map((body) => ({ status: "accepted" as const, response: { echoed: body } }));
-            },
-          },
+      const { webhook, send: sendBytes } = await batchedWebhook(
+        h.vigil,
+        "group-commit",
+        async (tx, bodies) => {
+          groups.push(bodies);
+          await tx.execute(sql`select 1`);
+          // Hold every running group until all deliveries are submitted, so the last ones queue.
+          if (bodies.some((body) => body.startsWith("block"))) await held.closed;
+          if (bodies.includes("poison")) throw new Error("poisoned");
+          return bodies.map((body) => ({ status: "accepted" as const, response: { echoed: body } }));
         },
       );
-      const send = (body: string) =>
-        triggerWebhook({
-          services,
-          targets: { "test-batch": target },
-          request: { token, orgId: null, body: Buffer.from(body), headers: {} },
-          log,
-        });
+      const send = (body: string) => sendBytes(Buffer.from(body));
       const blockers = ["block-1", "block-2", "block-3", "block-4"].map(send);
       // The blockers, sent in one turn of the event loop, go together and hold their commit; these
       // three wait for it.
       await waitFor(async () => groups.flat().length >= 1 || undefined);
       const queued = ["poison", "good-1", "good-2"].map(send);
-      open();
+      held.open();
       const results = await Promise.allSettled([...blockers, ...queued]);
 
       expect(results.map((result) => result.status)).toEqual([
@@ -84,7 +101,7 @@ describeEachEngine(
       const withoutBlockers = groups.filter((group) => !group.some((body) => body.startsWith("block")));
       expect(withoutBlockers.slice(-3)).toEqual([["poison"], ["good-1"], ["good-2"]]);
 
-      const { rows } = await services.database.db.execute(sql`
+      const { rows } = await h.vigil.services.database.db.execute(sql`
         select convert_from(payload, 'UTF8') as body, status from webhook_invocations
         where webhook_id = ${webhook.id} order by body`);
       expect(rows.map((row) => [row.body, row.status])).toEqual([
@@ -100,46 +117,14 @@ describeEachEngine(
 
     it("stores each body of a group byte for byte: binary, empty, and multi-byte text", async () => {
       const h = harness();
-      const { services, log } = h.vigil;
-      const webhook = await createWebhook(services.database.db, services.secrets, {
-        tenant: { orgId: null, ownerId: randomUUID() },
-        name: "group-bytes",
-        targetType: "test-batch",
-        targetName: "echo",
-        now: new Date(),
-      });
-      const token = services.secrets.decrypt(webhook.tokenSealed);
-      let open: () => void = () => {};
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
+      const held = gate();
       const groups: number[] = [];
-      const target: WebhookTarget = Object.assign(
-        async () => {
-          throw new Error("the trigger must use the batched path");
-        },
-        {
-          batch: {
-            prepare: async ({ body }: { body: string }) => ({ status: "prepared" as const, work: body }),
-            apply: async (
-              tx: Parameters<NonNullable<WebhookTarget["batch"]>["apply"]>[0],
-              works: unknown[],
-            ) => {
-              groups.push(works.length);
-              await tx.execute(sql`select 1`);
-              if ((works as string[]).includes("block")) await gate;
-              return works.map(() => ({ status: "accepted" as const, response: {} }));
-            },
-          },
-        },
-      );
-      const send = (body: Buffer) =>
-        triggerWebhook({
-          services,
-          targets: { "test-batch": target },
-          request: { token, orgId: null, body, headers: {} },
-          log,
-        });
+      const { webhook, send } = await batchedWebhook(h.vigil, "group-bytes", async (tx, bodies) => {
+        groups.push(bodies.length);
+        await tx.execute(sql`select 1`);
+        if (bodies.includes("block")) await held.closed;
+        return bodies.map(() => ({ status: "accepted" as const, response: {} }));
+      });
       const blocker = send(Buffer.from("block"));
       await waitFor(async () => groups.length >= 1 || undefined);
       // Every byte value, bytes that are not UTF-8, nothing, and text of two- to four-byte characters.
@@ -150,12 +135,12 @@ describeEachEngine(
         Buffer.from("caf\u00e9 \u2603 \u{1f525}", "utf8"),
       ];
       const queued = bodies.map(send);
-      open();
+      held.open();
       await blocker;
       const accepted = await Promise.all(queued);
       expect(groups).toContain(bodies.length);
 
-      const { rows } = await services.database.db.execute(sql`
+      const { rows } = await h.vigil.services.database.db.execute(sql`
         select id, payload, payload_bytes from webhook_invocations where webhook_id = ${webhook.id}`);
       const stored = new Map(rows.map((row) => [String(row.id), row]));
       bodies.forEach((body, n) => {
