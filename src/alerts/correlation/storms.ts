@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { type SQL, sql } from "drizzle-orm";
 import { inTenant as inTenantOf } from "../../core/auth/tenancy.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import { type Executor, executeNamed, executePlannedOnce } from "../../core/db/database.ts";
+import { type Executor, executePlannedOnce, useGenericPlans } from "../../core/db/database.ts";
 import { boundJsonArray } from "../../core/db/json-array.ts";
 import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "../ingest/lifecycle.ts";
 import {
@@ -545,7 +545,7 @@ export async function correlateScopes(
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
-        await executeNamed(tx, "generic-plans", sql`set local plan_cache_mode = force_generic_plan`);
+        await useGenericPlans(tx);
         if (options.wait && options.waitMs !== undefined) {
           await tx.execute(sql.raw(`set local lock_timeout = ${Math.max(1, Math.round(options.waitMs))}`));
         }

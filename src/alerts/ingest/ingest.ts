@@ -19,9 +19,9 @@ import {
   type Executor,
   executeNamed,
   executeNow,
-  hasPlannerStatistics,
-  isEmbedded,
+  executePlannedOnce,
   type Tx,
+  useGenericPlans,
 } from "../../core/db/database.ts";
 import { boundJsonArray } from "../../core/db/json-array.ts";
 import { uuidv7 } from "../../core/ids.ts";
@@ -157,11 +157,11 @@ async function loadAlerts(tx: Tx, batches: HashedBatch[]): Promise<StoredAlerts>
   // takes a third of the unnamed read's time (0.2 against 0.8 ms, net of the transaction, at
   // 10,000 alerts).
   const { query, scopes } = alertKeysStatement(batches);
-  const named =
-    scopes <= NAMED_KEYS_MAX_SCOPES && (!isEmbedded(tx) || (await hasPlannerStatistics(tx, "alerts")));
   const [, { rows }] = await Promise.all([
-    executeNamed(tx, "generic-plans", sql`set local plan_cache_mode = force_generic_plan`),
-    named ? executeNamed(tx, `alerts.keys.${scopes}`, query) : executeNow(tx, query),
+    useGenericPlans(tx),
+    scopes <= NAMED_KEYS_MAX_SCOPES
+      ? executePlannedOnce(tx, "alerts", `alerts.keys.${scopes}`, query)
+      : executeNow(tx, query),
   ]);
   const keyed = new Map<string, { id: string; lastEventHash: string | null }>();
   for (const record of rows as unknown as KeyRecord[]) {

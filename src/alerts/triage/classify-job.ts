@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import { executeNamed, isEmbedded } from "../../core/db/database.ts";
+import { isEmbedded, useGenericPlans } from "../../core/db/database.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob } from "../../core/queue/catalog.ts";
 import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
@@ -230,7 +230,7 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
   // writes a new version of its row and of each of its index entries, so the mark would cost about
   // as much as the classification's own write.
   return ctx.db.transaction(async (tx) => {
-    await executeNamed(tx, "generic-plans", sql`set local plan_cache_mode = force_generic_plan`);
+    await useGenericPlans(tx);
     const txCtx = { ...ctx, db: tx };
     const { claimed, history } = await claim(txCtx, data, { ...round, mark: false });
     const results: Classified[] = [];

@@ -376,6 +376,15 @@ export async function executePlannedOnce(
   return named ? executeNamed(executor, name, query) : executeNow(executor, query);
 }
 
+/**
+ * Keeps the rest of the transaction's named statements on the plan made when each was prepared
+ * (executePlannedOnce): left to choose, PostgreSQL may plan them again on every run. Sent at once,
+ * so in a pipelined transaction it leaves with BEGIN.
+ */
+export function useGenericPlans(tx: Tx): Promise<unknown> {
+  return executeNamed(tx, "generic-plans", sql`set local plan_cache_mode = force_generic_plan`);
+}
+
 /** Tells `hasPlannerStatistics` that tables were analyzed: a table that had none is asked about again. */
 export function plannerStatisticsGathered(executor: Executor): void {
   const known = plannerStatistics.get(databaseOf(executor));
