@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   boolean,
   customType,
@@ -60,6 +61,8 @@ export const webhookInvocations = pgTable(
   },
   (table) => [
     index("webhook_invocations_webhook_received").on(table.webhookId, table.receivedAt),
-    index("webhook_invocations_run").on(table.runId),
+    // Only deliveries that started a run (agents, workflows) have a run id: alert deliveries, nearly
+    // all of them, then write no entry here.
+    index("webhook_invocations_run").on(table.runId).where(sql`${table.runId} is not null`),
   ],
 );
