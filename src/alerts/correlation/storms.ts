@@ -230,7 +230,7 @@ interface Neighbourhood {
 
 const MEMBER_ROWS = (ids: SQL, tenant: Pick<AlertScope, "orgId" | "ownerId">) => sql`
   select ${COLUMNS}
-  from (select * from alerts where id = any(array(select id from alerts where storm_id = any(${ids}))) offset 0) a
+  from (select * from alerts where storm_id = any(${ids}) offset 0) a
   where ${inTenant(tenant)} and a.status = 'active' and not a.is_test`;
 
 /**
@@ -252,6 +252,33 @@ async function readNeighbourhood(
   ranges: { scope: string; lo: number; hi: number }[],
   touched: string[],
 ): Promise<Neighbourhood> {
+  // Planned once per connection: planning it took twice as long as running it (7.8 against 3.6 ms a
+  // round in the all-roles bench, nearly all of the correlator's share of PostgreSQL's time). What
+  // it reads is chosen by the ranges, whose JSON no plan sees, so the generic plan (the round's
+  // transaction asks for it) is the plan each round would get.
+  const { rows } = await executePlannedOnce(
+    db,
+    "alerts",
+    `storms.neighbourhood.${tenant.orgId ? "org" : "personal"}`,
+    neighbourhoodQuery(tenant, ranges, touched),
+  );
+  const alerts = jsonRows(rows[0]?.alerts).map(stormAlertOf);
+  const summaries = jsonRows(rows[0]?.storms).map((row) => ({
+    id: String(row.id),
+    scope: String(row.scope),
+    size: Number(row.size),
+    first: toDate(row.first),
+    last: toDate(row.last),
+  }));
+  return { alerts, summaries };
+}
+
+/** readNeighbourhood's statement. */
+export function neighbourhoodQuery(
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  ranges: { scope: string; lo: number; hi: number }[],
+  touched: string[],
+): SQL {
   const live = sql`a.status = 'active' and not a.is_test`;
   const rangeJson = JSON.stringify(
     ranges.map((range, n) => ({
@@ -262,7 +289,7 @@ async function readNeighbourhood(
     })),
   );
   const touchedIds = boundArray(touched, "uuid");
-  const query = sql`
+  return sql`
     with ranges as (
       select * from json_to_recordset(${rangeJson}::json) as r(n int, scope text, lo timestamptz, hi timestamptz)
     ), near as (
@@ -275,16 +302,15 @@ async function readNeighbourhood(
     ), sizes as (
       select a.storm_id as id, min(a.storm_scope) as scope, count(*)::int as size,
         min(a.triggered_at) as first, max(a.triggered_at) as last
-      from (select * from alerts where id = any(array(
-        select id from alerts where storm_id = any(array(select storm_id from near)))) offset 0) a
+      from (select * from alerts where storm_id = any(array(select storm_id from near)) offset 0) a
       where ${inTenant(tenant)} and ${live}
       group by a.storm_id
     ), loose as (
       select loose.* from ranges r cross join lateral (
         select ${COLUMNS}
-        from (select * from alerts where id = any(array(select id from alerts
+        from (select * from alerts
           where storm_scope = r.scope and storm_id is null and triggered_at between r.lo and r.hi
-            and status = 'active' and not is_test)) offset 0) a
+            and status = 'active' and not is_test offset 0) a
         where ${inTenant(tenant)} and ${live}
         order by a.triggered_at, a.id limit ${STORM_MAX_MEMBERS * 2}
       ) loose
@@ -298,25 +324,6 @@ async function readNeighbourhood(
     )
     select (select coalesce(json_agg(found), '[]') from found) as alerts,
       (select coalesce(json_agg(sizes), '[]') from sizes where id <> all(${touchedIds})) as storms`;
-  // Planned once per connection: planning it took twice as long as running it (7.8 against 3.6 ms a
-  // round in the all-roles bench, nearly all of the correlator's share of PostgreSQL's time). What
-  // it reads is chosen by the ranges, whose JSON no plan sees, so the generic plan (the round's
-  // transaction asks for it) is the plan each round would get.
-  const { rows } = await executePlannedOnce(
-    db,
-    "alerts",
-    `storms.neighbourhood.${tenant.orgId ? "org" : "personal"}`,
-    query,
-  );
-  const alerts = jsonRows(rows[0]?.alerts).map(stormAlertOf);
-  const summaries = jsonRows(rows[0]?.storms).map((row) => ({
-    id: String(row.id),
-    scope: String(row.scope),
-    size: Number(row.size),
-    first: toDate(row.first),
-    last: toDate(row.last),
-  }));
-  return { alerts, summaries };
 }
 
 /** The members of some storms, for a round whose plan adds joiners to them. */
