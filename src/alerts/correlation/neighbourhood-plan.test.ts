@@ -6,22 +6,8 @@
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { describeEachEngine } from "../../../test/harness.ts";
+import { indexesOfPlan } from "../../../test/plans.ts";
 import { neighbourhoodQuery } from "./storms.ts";
-
-/** The indexes a plan scans, each once, in the order met. */
-function indexesOf(explained: unknown): string[] {
-  const plan = (typeof explained === "string" ? JSON.parse(explained) : explained) as {
-    Plan: Record<string, unknown>;
-  }[];
-  const found: string[] = [];
-  const visit = (node: Record<string, unknown>) => {
-    const index = node["Index Name"];
-    if (typeof index === "string" && !found.includes(index)) found.push(index);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
-  };
-  visit(plan[0]?.Plan ?? {});
-  return found;
-}
 
 describeEachEngine("storm neighbourhood read", (harness) => {
   it("reads storms, members and loose alerts through the storm indexes, each alert once", async () => {
@@ -42,7 +28,7 @@ describeEachEngine("storm neighbourhood read", (harness) => {
         const { rows } = await tx.execute(
           sql`explain (format json) ${neighbourhoodQuery(tenant, ranges, touched)}`,
         );
-        return indexesOf(Object.values(rows[0] as object)[0]);
+        return indexesOfPlan(rows);
       });
       expect(indexes.sort(), JSON.stringify(tenant)).toEqual(["alerts_storm", "alerts_storm_scope"]);
     }
