@@ -1,6 +1,6 @@
 // The spec's rule "ingest rejects payloads when the SRE app has no config row": alert ingest is
-// wrapped so that a delivery to a tenant without the app's installation is refused with 409 and
-// recorded on the invocation (status failed, with the message); the answer's extras name the
+// wrapped so that a delivery to a tenant without the app's installation is refused with the
+// trigger's "target not ready" status, 423 (errCode APP_NOT_CONFIGURED), and recorded on the invocation (status failed, with the message); the answer's extras name the
 // invocation like any refusal after the token was accepted. Creating a registration installs
 // the app (ensureAppInstalled), so register-then-ingest needs no extra step; after
 // DELETE /api/v1/apps/sre the tenant's deliveries are refused until the app is configured again.
@@ -23,8 +23,8 @@ async function refusal(
   return {
     status: "rejected",
     message: `the ${appName} app is not configured for this workspace: configure it with PUT /api/v1/apps/${appName}`,
-    errCode: "CONFLICT",
-    httpStatus: 409,
+    errCode: "APP_NOT_CONFIGURED",
+    httpStatus: 423,
   };
 }
 

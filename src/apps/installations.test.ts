@@ -360,7 +360,7 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect((await call(h, admin.auth, "POST", "/api/v1/apps/sre/token/rotate")).statusCode).toBe(404);
   });
 
-  it("a registration configures the app; without the config row ingest is refused with 409, recorded; by-source reads the import id", async () => {
+  it("a registration configures the app; without the config row ingest is refused with 423 (target not ready), recorded; by-source reads the import id", async () => {
     const h = harness();
     const { auth } = await h.createKey();
     expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({ configured: false });
@@ -374,10 +374,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
 
     expect((await call(h, auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
     const refused = await deliver(h, triggerPathOf(registration), firing);
-    expect(refused.statusCode).toBe(409);
+    expect(refused.statusCode).toBe(423);
     expect(refused.json()).toEqual({
       msg: "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre",
-      errCode: "CONFLICT",
+      errCode: "APP_NOT_CONFIGURED",
       extras: [
         {
           webhook_id: registration.id,

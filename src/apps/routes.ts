@@ -99,7 +99,7 @@ export async function appRoutes(instance: FastifyInstance) {
         operationId: "deleteApp",
         summary: "Remove the app's bindings, assignments, config and token from the workspace; idempotent",
         description:
-          "After this, alert deliveries of the workspace's registrations are refused (409, recorded) until the app is configured again. Provisioned workflows stay.",
+          "After this, alert deliveries of the workspace's registrations are refused (423 APP_NOT_CONFIGURED, recorded) until the app is configured again. Provisioned workflows stay.",
         tags,
         params: AppParams,
         querystring: Query,

@@ -21,6 +21,8 @@ const STATUS_BY_CODE = {
   NO_INTEGRATIONS: 400,
   WORKFLOW_HAS_NO_STAGES: 400,
   WORKFLOW_HAS_UNBOUND_STAGE: 400,
+  // Alert ingest to a workspace whose app is not configured: the trigger's "target not ready".
+  APP_NOT_CONFIGURED: 423,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,

@@ -119,6 +119,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
               description:
                 "Target not ready (it was when the webhook was saved): errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, " +
                 "WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE, extras as on createWebhook's 400; " +
+                "APP_NOT_CONFIGURED for alert ingest to a workspace whose SRE app is not configured; " +
                 "the invocation is recorded as failed with the error",
             },
             500: {

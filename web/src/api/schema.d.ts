@@ -55,7 +55,7 @@ export interface paths {
         post?: never;
         /**
          * Remove the app's bindings, assignments, config and token from the workspace; idempotent
-         * @description After this, alert deliveries of the workspace's registrations are refused (409, recorded) until the app is configured again. Provisioned workflows stay.
+         * @description After this, alert deliveries of the workspace's registrations are refused (423 APP_NOT_CONFIGURED, recorded) until the app is configured again. Provisioned workflows stay.
          */
         delete: operations["deleteApp"];
         options?: never;
@@ -8052,7 +8052,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description Target not ready (it was when the webhook was saved): errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE, extras as on createWebhook's 400; the invocation is recorded as failed with the error */
+            /** @description Target not ready (it was when the webhook was saved): errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE, extras as on createWebhook's 400; APP_NOT_CONFIGURED for alert ingest to a workspace whose SRE app is not configured; the invocation is recorded as failed with the error */
             423: {
                 headers: {
                     [name: string]: unknown;
