@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/harness.ts";
-import { executeNow } from "./database.ts";
+import { executeNow, hasPlannerStatistics } from "./database.ts";
 import { maintainEmbeddedDatabase, startEmbeddedMaintenance } from "./embedded-maintenance.ts";
 
 describe("embedded database maintenance (pglite)", () => {
@@ -201,10 +201,11 @@ describe("embedded database maintenance (pglite)", () => {
       sql`insert into maint_between select g, repeat('c', 200) from generate_series(301, 1000) g`,
     );
     const log = pino({ level: "silent" });
-    // No full pass within the test (an hour apart); checks every 10 ms, past 64 kB of WAL.
+    // No full pass within the test (the first an hour away); checks every 10 ms, past 64 kB of WAL.
     const maintenance = startEmbeddedMaintenance(db(), {
       log,
       intervalMs: 3_600_000,
+      firstPassMs: 3_600_000,
       checkpointCheckMs: 10,
       checkpointWalBytes: 64 * 1024,
     });
@@ -219,6 +220,31 @@ describe("embedded database maintenance (pglite)", () => {
     expect(await redoPoint()).not.toBe(settled);
     // The table past its dead-row threshold waits for the next full pass.
     expect(await tableState("maint_between")).toMatchObject({ vacuumed: false });
+  });
+
+  it("runs its first pass sooner than the interval: a new table gets its statistics, and ingest's statements their plans", async () => {
+    await executeNow(db(), sql`create table maint_first (id int primary key, note text)`);
+    await executeNow(db(), sql`insert into maint_first select g, 'a' from generate_series(1, 300) g`);
+    expect(await hasPlannerStatistics(db(), "maint_first")).toBe(false);
+    const log = pino({ level: "silent" });
+    // Passes an hour apart, the first after 20 ms: only the first can run within the test.
+    const maintenance = startEmbeddedMaintenance(db(), {
+      log,
+      intervalMs: 3_600_000,
+      firstPassMs: 20,
+      checkpointCheckMs: 10,
+    });
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!(await tableState("maint_first")).analyzed && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await maintenance.stop();
+    }
+    expect(await tableState("maint_first")).toMatchObject({ analyzed: true, reltuples: 300 });
+    // The "no" asked before the pass is forgotten once the pass gathered statistics.
+    expect(await hasPlannerStatistics(db(), "maint_first")).toBe(true);
   });
 
   it("runs passes in the background until stopped, logging what each did", async () => {

@@ -13,6 +13,14 @@ import { databaseMessageOf } from "./pg-errors.ts";
 /** How often a pass looks for tables to vacuum or analyze: PostgreSQL's autovacuum_naptime. */
 export const MAINTENANCE_INTERVAL_MS = 60_000;
 /**
+ * The first pass, this long after the start: a new database's tables get planner statistics while
+ * its first deliveries arrive, and ingest's statements are planned once from then on (until then
+ * each is planned at every run: database.ts, executePlannedOnce). A new embedded Vigil took 502 µs
+ * a group for ingest's read of stored alerts without them and 78 µs with them, under a flood of
+ * one-alert deliveries (bench/README.md, "The first maintenance pass ten seconds after the start").
+ */
+export const FIRST_MAINTENANCE_MS = 10_000;
+/**
  * How often the WAL written since the last checkpoint is looked at between passes: under a flood of
  * 50-alert deliveries an embedded Vigil wrote 300 to 430 MB of WAL a minute.
  */
@@ -152,23 +160,33 @@ async function checkpointIfDue(
 const IDLE_WAL_BYTES = 1024;
 
 /**
- * Runs maintainEmbeddedDatabase every `intervalMs`, the first time one interval after the start,
+ * Runs maintainEmbeddedDatabase every `intervalMs`, the first time `firstPassMs` after the start,
  * and between passes checks every `checkpointCheckMs` whether a checkpoint is due.
  */
 export function startEmbeddedMaintenance(
   db: Executor,
-  options: MaintenanceOptions & { log: Logger; intervalMs?: number; checkpointCheckMs?: number },
+  options: MaintenanceOptions & {
+    log: Logger;
+    intervalMs?: number;
+    firstPassMs?: number;
+    checkpointCheckMs?: number;
+  },
 ): Repeating {
   const {
     log,
     intervalMs = MAINTENANCE_INTERVAL_MS,
     checkpointCheckMs = CHECKPOINT_CHECK_INTERVAL_MS,
   } = options;
-  let lastPass = performance.now();
+  const firstPassMs = options.firstPassMs ?? Math.min(FIRST_MAINTENANCE_MS, intervalMs);
+  const tickMs = Math.min(intervalMs, checkpointCheckMs);
+  // A timer may fire a little before its time by this clock: half a tick's tolerance keeps a due
+  // pass from slipping to the next tick.
+  const tolerance = tickMs / 2;
+  let nextPass = performance.now() + firstPassMs;
   const tick = async () => {
     const started = performance.now();
-    const fullPass = started - lastPass >= intervalMs;
-    if (fullPass) lastPass = started;
+    const fullPass = started >= nextPass - tolerance;
+    if (fullPass) nextPass = started + intervalMs;
     try {
       const report = fullPass
         ? await maintainEmbeddedDatabase(db, options)
@@ -184,8 +202,7 @@ export function startEmbeddedMaintenance(
       log.error({ err }, "embedded database maintenance failed");
     }
   };
-  const tickMs = Math.min(intervalMs, checkpointCheckMs);
-  return repeat(tick, tickMs);
+  return repeat(tick, tickMs, Math.min(tickMs, firstPassMs));
 }
 
 const SLOW_PASS_MS = 1000;
