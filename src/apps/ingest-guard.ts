@@ -1,7 +1,8 @@
 // The spec's rule "ingest rejects payloads when the SRE app has no config row": alert ingest is
 // wrapped so that a delivery to a tenant without the app's installation is refused with the
-// trigger's "target not ready" status, 423 (errCode APP_NOT_CONFIGURED), and recorded on the invocation (status failed, with the message); the answer's extras name the
-// invocation like any refusal after the token was accepted. Creating a registration installs
+// trigger's "target not ready" status, 423 (errCode APP_NOT_CONFIGURED), and recorded on the
+// invocation (status failed, with the message); the answer's extras name the invocation like any
+// refusal after the token was accepted. Creating a registration installs
 // the app (ensureAppInstalled), so register-then-ingest needs no extra step; after
 // DELETE /api/v1/apps/sre the tenant's deliveries are refused until the app is configured again.
 import type { Executor } from "../core/db/database.ts";
