@@ -4,7 +4,7 @@
 // vacuum really reclaims and the analyze really gives the planner its statistics, and a checkpoint
 // moves the redo point (what a restart replays) up to the present only when one is due.
 import { sql } from "drizzle-orm";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/harness.ts";
 import { executeNow, hasPlannerStatistics } from "./database.ts";
@@ -35,6 +35,25 @@ describe("embedded database maintenance (pglite)", () => {
       reltuples: number;
       column_stats: number;
     };
+  }
+
+  /**
+   * Runs the background maintenance with these options until `done` holds (or 60 s pass), then
+   * stops it; the caller's expectations come after.
+   */
+  async function maintainUntil(
+    options: Omit<Parameters<typeof startEmbeddedMaintenance>[1], "log"> & { log?: Logger },
+    done: () => Promise<boolean>,
+  ): Promise<void> {
+    const maintenance = startEmbeddedMaintenance(db(), { log: pino({ level: "silent" }), ...options });
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!(await done()) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await maintenance.stop();
+    }
   }
 
   const redoPoint = async () =>
@@ -200,23 +219,11 @@ describe("embedded database maintenance (pglite)", () => {
       db(),
       sql`insert into maint_between select g, repeat('c', 200) from generate_series(301, 1000) g`,
     );
-    const log = pino({ level: "silent" });
     // No full pass within the test (the first an hour away); checks every 10 ms, past 64 kB of WAL.
-    const maintenance = startEmbeddedMaintenance(db(), {
-      log,
-      intervalMs: 3_600_000,
-      firstPassMs: 3_600_000,
-      checkpointCheckMs: 10,
-      checkpointWalBytes: 64 * 1024,
-    });
-    try {
-      const deadline = Date.now() + 60_000;
-      while ((await redoPoint()) === settled && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      await maintenance.stop();
-    }
+    await maintainUntil(
+      { intervalMs: 3_600_000, firstPassMs: 3_600_000, checkpointCheckMs: 10, checkpointWalBytes: 64 * 1024 },
+      async () => (await redoPoint()) !== settled,
+    );
     expect(await redoPoint()).not.toBe(settled);
     // The table past its dead-row threshold waits for the next full pass.
     expect(await tableState("maint_between")).toMatchObject({ vacuumed: false });
@@ -226,22 +233,11 @@ describe("embedded database maintenance (pglite)", () => {
     await executeNow(db(), sql`create table maint_first (id int primary key, note text)`);
     await executeNow(db(), sql`insert into maint_first select g, 'a' from generate_series(1, 300) g`);
     expect(await hasPlannerStatistics(db(), "maint_first")).toBe(false);
-    const log = pino({ level: "silent" });
     // Passes an hour apart, the first after 20 ms: only the first can run within the test.
-    const maintenance = startEmbeddedMaintenance(db(), {
-      log,
-      intervalMs: 3_600_000,
-      firstPassMs: 20,
-      checkpointCheckMs: 10,
-    });
-    try {
-      const deadline = Date.now() + 60_000;
-      while (!(await tableState("maint_first")).analyzed && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      await maintenance.stop();
-    }
+    await maintainUntil(
+      { intervalMs: 3_600_000, firstPassMs: 20, checkpointCheckMs: 10 },
+      async () => (await tableState("maint_first")).analyzed,
+    );
     expect(await tableState("maint_first")).toMatchObject({ analyzed: true, reltuples: 300 });
     // The "no" asked before the pass is forgotten once the pass gathered statistics.
     expect(await hasPlannerStatistics(db(), "maint_first")).toBe(true);
@@ -253,16 +249,8 @@ describe("embedded database maintenance (pglite)", () => {
     await executeNow(db(), sql`update maint_loop set note = 'b'`);
     const lines: { msg: string; tables?: { table: string }[] }[] = [];
     const log = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line)) });
-    const maintenance = startEmbeddedMaintenance(db(), { log, intervalMs: 10 });
-    try {
-      // Each pass is logged only when it did something; the table is vacuumed by one of them.
-      const deadline = Date.now() + 60_000;
-      while (!(await tableState("maint_loop")).vacuumed && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      await maintenance.stop();
-    }
+    // Each pass is logged only when it did something; the table is vacuumed by one of them.
+    await maintainUntil({ log, intervalMs: 10 }, async () => (await tableState("maint_loop")).vacuumed);
     expect(await tableState("maint_loop")).toMatchObject({ dead: 0, vacuumed: true });
     const passes = lines.filter(({ msg }) => msg === "embedded database maintenance");
     expect(passes.some(({ tables }) => tables?.some(({ table }) => table === "public.maint_loop"))).toBe(
