@@ -3,15 +3,15 @@
 // for every shape of statement Vigil writes, and declines what it does not know, so that drizzle
 // builds those; and a second run of a name answers with the second run's values.
 import { eq, Param, sql } from "drizzle-orm";
-import { PgDialect } from "drizzle-orm/pg-core";
+import { PgDialect, pgTable, text, uuid } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES, type TestDatabase } from "../../../test/harness.ts";
-import { alerts } from "../../alerts/tables.ts";
 import { boundArray } from "./bound-array.ts";
 import { executeNamed, paramsOf } from "./database.ts";
 import { boundJsonArray } from "./json-array.ts";
 
 const dialect = new PgDialect();
+const alerts = pgTable("alerts", { id: uuid("id").primaryKey(), status: text("status") });
 const drizzleParams = (query: ReturnType<typeof sql>) => dialect.sqlToQuery(query).params;
 
 describe("paramsOf", () => {
