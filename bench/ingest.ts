@@ -104,6 +104,8 @@ interface Row {
     walBytes: number | null;
     /** The WAL of Vigil's database by relation, or why it could not be read; null on PGlite. */
     walByRelation: RelationWal[] | string | null;
+    /** Work the workers had left when Vigil's turn ended; null on PGlite. */
+    backlog: Backlog | null;
     loopPercent: number;
     queries: [string, QueryStats][];
   };
@@ -369,8 +371,10 @@ async function benchEngine(
       let databaseCpu: number | null = null;
       let walBytes: number | null = null;
       let walRelations: RelationWal[] | string | null = null;
+      let backlog: Backlog | null = null;
       if (admin && database && backends && walBefore !== null && lsnBefore !== null) {
         databaseCpu = await backends.stop();
+        backlog = await backlogOf(database.url);
         walBytes = (await walPosition(admin)) - walBefore;
         walRelations = await walByRelation(admin, database.url, lsnBefore, await walLsn(admin));
       }
@@ -384,6 +388,7 @@ async function benchEngine(
           databaseCpu,
           walBytes,
           walByRelation: walRelations,
+          backlog,
           loopPercent: ended.loopPercent,
           queries: ended.queries,
         },
@@ -401,6 +406,34 @@ async function benchEngine(
     rmSync(dataDir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * What the workers had still to do when Vigil's turn ended: alerts in the storm correlator's queue,
+ * and alerts waiting for classification. On the api role (no workers) it is all the turn's new
+ * alerts; with workers, what they had not caught up with. Alerts in a batch window wait for it by
+ * design, so a backlog of queued alerts is not by itself a lag.
+ */
+interface Backlog {
+  storms: number;
+  queued: number;
+  running: number;
+}
+
+async function backlogOf(databaseUrl: string): Promise<Backlog> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      `select (select count(*) from alert_storm_queue)::int as storms,
+        count(*) filter (where analysis_status = 'queued')::int as queued,
+        count(*) filter (where analysis_status = 'running')::int as running
+      from alerts where analysis_status in ('queued', 'running')`,
+    );
+    return rows[0] as Backlog;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 // ---- report ----
@@ -459,6 +492,12 @@ function printDetails(rows: Row[]): void {
     if (vigil.walBytes !== null && vigil.deliveries > 0) {
       console.log(
         `  WAL ${(vigil.walBytes / vigil.deliveries / 1024).toFixed(1)} KiB/delivery (cluster-wide)`,
+      );
+    }
+    if (vigil.backlog) {
+      console.log(
+        `  left when the turn ended: ${vigil.backlog.storms} alerts for the storm correlator, ` +
+          `${vigil.backlog.queued} queued and ${vigil.backlog.running} running for classification`,
       );
     }
     const created = vigil.outcomes.created ?? 0;
