@@ -24,6 +24,7 @@ import {
   startHarness,
   waitFor,
 } from "../../../test/harness.ts";
+import { scansOfPlan } from "../../../test/plans.ts";
 import { maintainEmbeddedDatabase } from "../../core/db/embedded-maintenance.ts";
 import { type AlertEvent, PARSERS, SOURCE_TYPES, type SourceType } from "../sources/index.ts";
 import { alertKeysStatement, HISTORY_LIMIT } from "./ingest.ts";
@@ -675,22 +676,7 @@ describeEachEngine(
       /** Every index scan of the plan: the index and what it is searched by. */
       async function indexScans() {
         const { rows } = await db.execute(sql`explain (format json) ${statement}`);
-        return scansOf(rows);
-      }
-      function scansOf(rows: unknown[]) {
-        const scans: { index: string; cond: string }[] = [];
-        const visit = (node: Record<string, unknown>) => {
-          if (typeof node["Index Name"] === "string") {
-            scans.push({ index: node["Index Name"], cond: String(node["Index Cond"] ?? "") });
-          }
-          for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
-        };
-        const [explained] = Object.values(rows[0] as object) as unknown[];
-        const plan = (typeof explained === "string" ? JSON.parse(explained) : explained) as {
-          Plan: Record<string, unknown>;
-        }[];
-        visit(plan[0]?.Plan ?? {});
-        return scans;
+        return scansOfPlan(rows);
       }
       const lookupScans = async () => (await indexScans()).filter((scan) => scan.index !== "alerts_pkey");
       expect(await lookupScans()).toEqual([
@@ -711,7 +697,7 @@ describeEachEngine(
         await tx.execute(sql`deallocate lock_probe`);
         return rows;
       });
-      expect(scansOf(generic).filter((scan) => scan.index !== "alerts_pkey")).toEqual([
+      expect(scansOfPlan(generic).filter((scan) => scan.index !== "alerts_pkey")).toEqual([
         { index: "alerts_key", cond: expect.stringContaining("external_uid = ANY") },
       ]);
       const locked = await db.transaction(async (tx) => (await tx.execute(statement)).rows);
