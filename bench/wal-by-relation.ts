@@ -18,6 +18,8 @@ export async function walLsn(admin: pg.Client): Promise<string> {
 /**
  * The WAL bytes each relation of `databaseUrl`'s database took between `from` and `to`, largest
  * first; the reason as text when they cannot be read (no pg_walinspect, or the segments are gone).
+ * Records past the flushed position are left out: pg_walinspect refuses to read them, and `to`, read
+ * as written, can be ahead of it while the last commits flush.
  */
 export async function walByRelation(
   admin: pg.Client,
@@ -34,7 +36,7 @@ export async function walByRelation(
     );
     const { rows } = await admin.query(
       `select block[2] as node, sum(record_length)::bigint as bytes
-       from pg_get_wal_records_info($1, $2) r, regexp_match(r.block_ref, 'rel \\d+/(\\d+)/(\\d+)') block
+       from pg_get_wal_records_info($1, least($2::pg_lsn, pg_current_wal_flush_lsn())) r, regexp_match(r.block_ref, 'rel \\d+/(\\d+)/(\\d+)') block
        where block[1] = $3
        group by 1`,
       [from, to, (own[0] as { oid: string }).oid],
