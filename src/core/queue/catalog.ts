@@ -52,6 +52,14 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    */
   batchSize?: number;
   /**
+   * A worker whose fetch came back short fetches again no sooner than this long after it (default 0:
+   * as soon as it is woken). Under a flood, with a job sent per delivery and `notify` waking the
+   * workers at each, the jobs sent meanwhile then wait a moment and come in one fetch, handled
+   * together by `handleMany`, instead of a fetch and a round each. The first job after a quiet spell
+   * is still fetched at once.
+   */
+  minFetchIntervalMs?: number;
+  /**
    * Wake the workers when a job is sent (LISTEN/NOTIFY) instead of at their next poll: `true` on
    * both engines, `"postgres"` on PostgreSQL only. There the workers run beside ingest on other
    * cores; on the embedded database one thread does both, and rounds woken at every commit cost

@@ -75,6 +75,25 @@ const heldJob = defineJob({
   },
 });
 
+// Jobs of a queue whose worker, woken by NOTIFY, fetches at most every SPACING_MS once a fetch came
+// back short: when each fetch was handled, and which jobs it held.
+const SPACING_MS = 400;
+const spacedFetches: { at: number; markers: string[] }[] = [];
+const spacedJob = defineJob({
+  name: "probe.spaced",
+  schema: Type.Object({ marker: Type.String() }),
+  retryLimit: 0,
+  notify: true,
+  batchSize: 10,
+  minFetchIntervalMs: SPACING_MS,
+  handler: async ({ data }) => {
+    spacedFetches.push({ at: performance.now(), markers: [data.marker] });
+  },
+  handleMany: async ({ items }) => {
+    spacedFetches.push({ at: performance.now(), markers: items.map((item) => item.data.marker) });
+  },
+});
+
 describeEachEngine(
   "job queue",
   (harness) => {
@@ -218,6 +237,30 @@ describeEachEngine(
       expect(finished.filter((marker) => markers.includes(marker)).sort()).toEqual(markers);
     });
 
+    it("spaces a worker's fetches after a short one, so jobs sent meanwhile wait and come together", async () => {
+      const { database, queue } = harness().vigil.services;
+      const engine = harness().engine;
+      const first = `spaced-${engine}-first`;
+      const later = [1, 2, 3].map((n) => `spaced-${engine}-${n}`);
+      const fetchOf = (marker: string) => spacedFetches.find((fetch) => fetch.markers.includes(marker));
+      await queue.enqueue(database.db, spacedJob, { marker: first });
+      const firstFetch = await waitFor(async () => fetchOf(first));
+      // Each sent on its own, each waking the worker: without the spacing the first would be fetched
+      // a few milliseconds after the earlier fetch.
+      for (const marker of later) await queue.enqueue(database.db, spacedJob, { marker });
+      await waitFor(async () => (later.every(fetchOf) ? true : undefined));
+      const next = spacedFetches[spacedFetches.indexOf(firstFetch) + 1];
+      expect(next?.markers).toContain(later[0]);
+      // Timers fire at a whole millisecond: a millisecond's slack.
+      expect((next?.at ?? 0) - firstFetch.at).toBeGreaterThanOrEqual(SPACING_MS - 1);
+      expect(
+        spacedFetches
+          .flatMap((fetch) => fetch.markers)
+          .filter((marker) => marker.startsWith(`spaced-${engine}`))
+          .sort(),
+      ).toEqual([...later, first].sort());
+    });
+
     it("refuses a payload that does not match the job's schema", async () => {
       const { database, queue } = harness().vigil.services;
       await expect(queue.enqueue(database.db, recordJob, { marker: 5 } as never)).rejects.toThrow(
@@ -226,5 +269,5 @@ describeEachEngine(
     });
   },
   {},
-  { jobs: [recordJob, flakyJob, batchJob, heldJob] },
+  { jobs: [recordJob, flakyJob, batchJob, heldJob, spacedJob] },
 );

@@ -1,6 +1,7 @@
 // pg-boss on the same database as everything else. Enqueue takes the caller's executor, so a job
 // sent inside a transaction exists if and only if that transaction commits.
 import { createHash } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import { Value } from "@sinclair/typebox/value";
 import { type SQL, sql } from "drizzle-orm";
 import { type ConstructorOptions, fromDrizzle, type JobResult, type JobWithMetadata, PgBoss } from "pg-boss";
@@ -95,7 +96,8 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
         // more may be waiting: that worker fetches again at once instead of after its interval (one
         // job per interval cannot keep up with a job per delivery, and on a queue with `notify` the
         // interval is the 30 s backstop, so a worker would otherwise sit idle behind a backlog until
-        // the next job is sent).
+        // the next job is sent). A fetch that came back short is spaced from the next by the job's
+        // minFetchIntervalMs, held here, before its results go back to pg-boss.
         for (let i = 0; i < (job.concurrency ?? 1); i++) {
           let workerId = "";
           workerId = await boss.work(
@@ -113,10 +115,15 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
               perJobResults: true,
             },
             async (items) => {
+              const fetchedAt = performance.now();
               try {
                 return await handle(items);
               } finally {
                 if (items.length >= batchSize && workerId) boss.notifyWorker(workerId);
+                else {
+                  const wait = (job.minFetchIntervalMs ?? 0) - (performance.now() - fetchedAt);
+                  if (wait > 0) await delay(wait);
+                }
               }
             },
           );
