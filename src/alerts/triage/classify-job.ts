@@ -392,9 +392,9 @@ export const classifyAlertsJob = defineJob({
   notify: "postgres",
   // Under a flood, a worker woken at every commit fetched one job a round, and every round paid its
   // correlation, claim and write for a few alerts: spaced 200 ms apart, a round merges what came
-  // meanwhile (all roles in one process, one-alert deliveries: 1,460 to 1,900 alerts/s against
-  // 1,100 to 1,190, PostgreSQL's CPU per alert about halved). A critical alert is classified at once
-  // when the queue is quiet, within 200 ms more under a flood.
+  // meanwhile (all roles in one process, one-alert deliveries: 1,565 to 1,907 alerts/s in six runs
+  // against 1,099 to 1,194 in three, PostgreSQL's CPU per alert about halved; bench/README.md). A
+  // critical alert is classified at once when the queue is quiet, within 200 ms more under a flood.
   minFetchIntervalMs: 200,
   // A batch window's job comes due without a wake-up: found within 2 s of its window's end, not at
   // the 30 s backstop (a 15 s window was classified after 30 s on PostgreSQL).

@@ -56,7 +56,7 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    * as soon as it is woken). Under a flood, with a job sent per delivery and `notify` waking the
    * workers at each, the jobs sent meanwhile then wait a moment and come in one fetch, handled
    * together by `handleMany`, instead of a fetch and a round each. The first job after a quiet spell
-   * is still fetched at once.
+   * is still fetched at once. Only with batchSize above 1: a fetch of one job is always full.
    */
   minFetchIntervalMs?: number;
   /**

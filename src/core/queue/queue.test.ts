@@ -237,7 +237,7 @@ describeEachEngine(
       expect(finished.filter((marker) => markers.includes(marker)).sort()).toEqual(markers);
     });
 
-    it("spaces a worker's fetches after a short one, so jobs sent meanwhile wait and come together", async () => {
+    it("spaces a worker's next fetch after a short one, however soon the next job is sent", async () => {
       const { database, queue } = harness().vigil.services;
       const engine = harness().engine;
       const first = `spaced-${engine}-first`;
@@ -245,8 +245,8 @@ describeEachEngine(
       const fetchOf = (marker: string) => spacedFetches.find((fetch) => fetch.markers.includes(marker));
       await queue.enqueue(database.db, spacedJob, { marker: first });
       const firstFetch = await waitFor(async () => fetchOf(first));
-      // Each sent on its own, each waking the worker: without the spacing the first would be fetched
-      // a few milliseconds after the earlier fetch.
+      // Each sent on its own, each waking the worker: without the spacing the first is fetched as
+      // soon as its commit wakes the worker.
       for (const marker of later) await queue.enqueue(database.db, spacedJob, { marker });
       await waitFor(async () => (later.every(fetchOf) ? true : undefined));
       const next = spacedFetches[spacedFetches.indexOf(firstFetch) + 1];
