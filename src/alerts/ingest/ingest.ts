@@ -271,8 +271,8 @@ async function writeAlerts(
       from json_populate_recordset(null::alerts, ${boundJsonArray(rows.updated.map(recordFromRow))}) r
       where alerts.id = r.id
     ), queued as (
-      insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope)
-      select alert_id, seq, org_id, owner_id, storm_scope
+      insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope, triggered_at)
+      select alert_id, seq, org_id, owner_id, storm_scope, triggered_at
       from json_populate_recordset(null::alert_storm_queue, ${boundJsonArray(stormQueue)})
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
