@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import pino, { type Logger } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/harness.ts";
+import { createTestDatabase, type TestDatabase, waitFor } from "../../../test/harness.ts";
 import { executeNow, hasPlannerStatistics } from "./database.ts";
 import { maintainEmbeddedDatabase, startEmbeddedMaintenance } from "./embedded-maintenance.ts";
 
@@ -38,8 +38,8 @@ describe("embedded database maintenance (pglite)", () => {
   }
 
   /**
-   * Runs the background maintenance with these options until `done` holds (or 60 s pass), then
-   * stops it; the caller's expectations come after.
+   * Runs the background maintenance with these options until `done` holds (failing after 60 s),
+   * then stops it; the caller's expectations come after.
    */
   async function maintainUntil(
     options: Omit<Parameters<typeof startEmbeddedMaintenance>[1], "log"> & { log?: Logger },
@@ -47,10 +47,7 @@ describe("embedded database maintenance (pglite)", () => {
   ): Promise<void> {
     const maintenance = startEmbeddedMaintenance(db(), { log: pino({ level: "silent" }), ...options });
     try {
-      const deadline = Date.now() + 60_000;
-      while (!(await done()) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor(async () => ((await done()) ? true : undefined), 60_000);
     } finally {
       await maintenance.stop();
     }
