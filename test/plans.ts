@@ -29,9 +29,18 @@ export function indexesOfPlan(rows: unknown[]): string[] {
   return [...new Set(scansOfPlan(rows).map((scan) => scan.index))];
 }
 
-/** Rows an EXPLAIN (ANALYZE) answer read from `relation`: each scan of it, times the times it ran. */
+/**
+ * Rows an EXPLAIN (ANALYZE) answer read from `relation`: what each scan of it kept and what its
+ * filter dropped, times the times it ran.
+ */
 export function rowsReadOf(rows: unknown[], relation: string): number {
   return nodesOfPlan(rows)
     .filter((node) => node["Relation Name"] === relation)
-    .reduce((read, node) => read + Number(node["Actual Rows"] ?? 0) * Number(node["Actual Loops"] ?? 1), 0);
+    .reduce(
+      (read, node) =>
+        read +
+        (Number(node["Actual Rows"] ?? 0) + Number(node["Rows Removed by Filter"] ?? 0)) *
+          Number(node["Actual Loops"] ?? 1),
+      0,
+    );
 }

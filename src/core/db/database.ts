@@ -460,11 +460,19 @@ export async function executePlannedOnce(
 
 /**
  * Keeps the rest of the transaction's named statements on the plan made when each was prepared
- * (executePlannedOnce): left to choose, PostgreSQL may plan them again on every run. Sent at once,
- * so in a pipelined transaction it leaves with BEGIN.
+ * (executePlannedOnce): left to choose, PostgreSQL may plan them again on every run. Their plans
+ * also read tables through an index wherever one serves: a plan is kept for the connection's life,
+ * and one made while a table was small (a new database, before its first ANALYZE) read the whole
+ * table, and went on doing so as the table grew under a flood (a classification round read 30,000
+ * alerts to lock 54 by id, and the storm correlator every alert twice a round). Sent at once, so
+ * in a pipelined transaction it leaves with BEGIN.
  */
 export function useGenericPlans(tx: Tx): Promise<unknown> {
-  return executeNamed(tx, "generic-plans", sql`set local plan_cache_mode = force_generic_plan`);
+  return executeNamed(
+    tx,
+    "generic-plans",
+    sql`select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`,
+  );
 }
 
 /** Tells `hasPlannerStatistics` that tables were analyzed: a table that had none is asked about again. */
