@@ -259,6 +259,12 @@ const MEMBER_ROWS = (ids: SQL, tenant: Pick<AlertScope, "orgId" | "ownerId">) =>
  * the planner chose the tenant's status index whenever its statistics lagged behind a burst of
  * ingest (a storm, exactly when this runs most) and read every active alert of the tenant for each
  * range (2 s a round at 25,000 active alerts, on the embedded database before its first ANALYZE).
+ *
+ * The storms near a range are found by walking the scope's storm index from one storm id to the
+ * next (`walk`): one entry per storm instead of every member in the range, which a full storm made
+ * fifty reads of its members before `sizes` read them all again. A storm's members share its
+ * tenant, so one member says whose it is; the check keeps `sizes` from reading other tenants'
+ * storms under the same scope name.
  */
 async function readNeighbourhood(
   db: Executor,
@@ -304,15 +310,24 @@ export function neighbourhoodQuery(
   );
   const touchedIds = boundArray(touched, "uuid");
   return sql`
-    with ranges as (
+    with recursive ranges as (
       select * from json_to_recordset(${rangeJson}::json) as r(n int, scope text, lo timestamptz, hi timestamptz)
-    ), near as (
-      select r.n, stormed.storm_id from ranges r cross join lateral (
-        select distinct a.storm_id from (select storm_id, org_id, owner_id from alerts
+    ), walk as (
+      select r.n, r.scope, r.lo, r.hi, (select storm_id from alerts
           where storm_scope = r.scope and storm_id is not null and triggered_at between r.lo and r.hi
-            and status = 'active' and not is_test offset 0) a
-        where ${inTenant(tenant)}
-      ) stormed
+            and status = 'active' and not is_test
+          order by storm_id limit 1) as storm_id
+        from ranges r
+      union all
+      select w.n, w.scope, w.lo, w.hi, (select storm_id from alerts
+          where storm_scope = w.scope and storm_id > w.storm_id and triggered_at between w.lo and w.hi
+            and status = 'active' and not is_test
+          order by storm_id limit 1)
+        from walk w where w.storm_id is not null
+    ), near as (
+      select w.n, w.storm_id from walk w
+      where w.storm_id is not null and exists (select 1 from (select org_id, owner_id from alerts
+        where storm_id = w.storm_id limit 1 offset 0) a where ${inTenant(tenant)})
     ), sizes as (
       select a.storm_id as id, min(a.storm_scope) as scope, count(*)::int as size,
         min(a.triggered_at) as first, max(a.triggered_at) as last
