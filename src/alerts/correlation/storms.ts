@@ -140,7 +140,7 @@ const COLUMNS = sql.raw(
 );
 
 /** Queue entries read per round; the rest wait for the next round. */
-const PENDING_BATCH = 500;
+export const PENDING_BATCH = 500;
 
 interface PendingAlert extends StormAlert {
   eligible: boolean;
