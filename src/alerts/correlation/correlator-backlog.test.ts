@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES, type TestDatabase, waitFor } from "../../../test/harness.ts";
+import { insertQueuedAlerts } from "../../../test/queued-alerts.ts";
 import { migrate } from "../../core/db/migrate.ts";
 import { startStormCorrelator } from "./storm-correlator.ts";
 import { PENDING_BATCH } from "./storms.ts";
@@ -21,20 +22,15 @@ for (const engine of ENGINES) {
     beforeAll(async () => {
       test = await createTestDatabase(engine);
       await migrate(test.database.db);
-      const { db } = test.database;
       // One scope's alerts, a second apart, all waiting for the correlator.
-      await db.execute(sql`
-        insert into alerts (id, org_id, owner_id, source_type, integration_name, external_uid, title, description,
-          source_severity, severity, display_priority, severity_mapping, status, labels, links, triggered_at,
-          created_at, updated_at, last_status_change_at, storm_scope, event_seq)
-        select gen_random_uuid(), null, ${OWNER}, 'alertmanager', 'prod', 'uid-' || n, 'NodeDown', '',
-          'critical', 'Critical', 1, 'default', 'active', '{"cluster": "prod-1"}'::jsonb, '[]'::jsonb,
-          ${new Date(START).toISOString()}::timestamptz + n * interval '1 second', now(), now(), now(),
-          'cluster:prod-1', 1
-        from generate_series(1, ${QUEUED}::int) n`);
-      await db.execute(sql`
-        insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope, triggered_at)
-        select id, event_seq, org_id, owner_id, storm_scope, triggered_at from alerts`);
+      await insertQueuedAlerts(test.database.db, {
+        ownerId: OWNER,
+        start: START,
+        first: 1,
+        last: QUEUED,
+        id: sql`gen_random_uuid()`,
+        scope: sql`'cluster:prod-1'`,
+      });
     });
     afterAll(() => test?.drop());
 

@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, ENGINES, type TestDatabase } from "../../../test/harness.ts";
 import { rowsReadOf } from "../../../test/plans.ts";
+import { insertQueuedAlerts } from "../../../test/queued-alerts.ts";
 import { migrate } from "../../core/db/migrate.ts";
 import { pendingQuery } from "./storms.ts";
 
@@ -22,18 +23,14 @@ for (const engine of ENGINES) {
       const { db } = test.database;
       // Alert n fired at START + n s, with ids in the opposite order (the last created fired
       // first), all queued in one scope, and one in another scope of the tenant.
-      await db.execute(sql`
-        insert into alerts (id, org_id, owner_id, source_type, integration_name, external_uid, title, description,
-          source_severity, severity, display_priority, severity_mapping, status, labels, links, triggered_at,
-          created_at, updated_at, last_status_change_at, storm_scope, event_seq)
-        select ('00000000-0000-4000-8000-' || lpad(to_hex(${QUEUED + 1} - n), 12, '0'))::uuid, null, ${OWNER},
-          'alertmanager', 'prod', 'uid-' || n, 'NodeDown', '', 'critical', 'Critical', 1, 'default', 'active',
-          '{}'::jsonb, '[]'::jsonb, ${new Date(START).toISOString()}::timestamptz + n * interval '1 second',
-          now(), now(), now(), case when n = 0 then 'cluster:other' else 'cluster:prod-1' end, 1
-        from generate_series(0, ${QUEUED}) n`);
-      await db.execute(sql`
-        insert into alert_storm_queue (alert_id, seq, org_id, owner_id, storm_scope, triggered_at)
-        select id, event_seq, org_id, owner_id, storm_scope, triggered_at from alerts`);
+      await insertQueuedAlerts(db, {
+        ownerId: OWNER,
+        start: START,
+        first: 0,
+        last: QUEUED,
+        id: sql`('00000000-0000-4000-8000-' || lpad(to_hex(${QUEUED + 1} - n), 12, '0'))::uuid`,
+        scope: sql`case when n = 0 then 'cluster:other' else 'cluster:prod-1' end`,
+      });
     });
     afterAll(() => test?.drop());
 
