@@ -18,6 +18,7 @@ import {
   executeNamedOnPglite,
   pgliteOf,
   queryInOneCall,
+  trackListeners,
   trackTransactions,
   yieldBetweenStatements,
 } from "./pglite-statements.ts";
@@ -114,6 +115,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
   queryInOneCall(client);
   const parsedTypes = keepTypesAsText(client);
   trackTransactions(client);
+  trackListeners(client);
   yieldBetweenStatements(client);
   const db = drizzlePglite({ client }) as unknown as Db;
   return {

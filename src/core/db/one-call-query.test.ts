@@ -1,11 +1,12 @@
 // The embedded client answers query() in one call into the database (pglite-statements.ts,
 // queryInOneCall), where PGlite sends six. What must hold: the same rows, fields and counts as
 // PGlite's own query() on a plain instance, for every kind of parameter value Vigil passes, the same
-// errors, and a transaction's statements kept to it. PGlite only: this is its client.
+// errors, notifications handed to the channel's listeners, and a transaction's statements kept to it.
+// PGlite only: this is its client.
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlStateOf } from "./pg-errors.ts";
-import { queryInOneCall, trackTransactions } from "./pglite-statements.ts";
+import { queryInOneCall, trackListeners, trackTransactions } from "./pglite-statements.ts";
 
 const TABLE = `create table probe (
   id int primary key, note text, at timestamptz, tags text[], doc jsonb, big bigint, ok boolean,
@@ -33,13 +34,14 @@ describe("query() in one call on the embedded database", () => {
   beforeAll(async () => {
     plain = await PGlite.create();
     client = await PGlite.create();
-    const execute = client.execProtocolStream.bind(client);
-    client.execProtocolStream = ((...args: Parameters<PGlite["execProtocolStream"]>) => {
+    const execute = client.execProtocolRawStream.bind(client);
+    client.execProtocolRawStream = ((...args: Parameters<PGlite["execProtocolRawStream"]>) => {
       calls += 1;
       return execute(...args);
-    }) as PGlite["execProtocolStream"];
+    }) as PGlite["execProtocolRawStream"];
     queryInOneCall(client);
     trackTransactions(client);
+    trackListeners(client);
     for (const db of [plain, client]) await db.exec(TABLE);
   });
   afterAll(async () => {
@@ -67,6 +69,38 @@ describe("query() in one call on the embedded database", () => {
     expect(updated.affectedRows).toBe(
       (await plain.query("update probe set note = 'x' where id >= 0")).affectedRows,
     );
+  });
+
+  it("reads an answer that the database sends in many pieces, rows split across them", async () => {
+    // Rows of odd lengths, 2 MB in all: the database hands its output over in pieces far smaller,
+    // so rows straddle them.
+    const read =
+      "select n, repeat(chr(945 + n % 20), 1000 * n + 7) as text from generate_series(1, $1::int) n order by n";
+    calls = 0;
+    const mine = await client.query(read, [60]);
+    expect(calls).toBe(1);
+    const theirs = await plain.query(read, [60]);
+    expect(mine.rows).toHaveLength(60);
+    expect(mine.rows).toEqual(theirs.rows);
+  });
+
+  it("hands a notification to the listeners of its channel, until they stop listening", async () => {
+    const heard: string[] = [];
+    const heardQuoted: string[] = [];
+    const stop = await client.listen("Probe_Channel", (payload) => heard.push(payload));
+    await client.listen('"Quoted"', (payload) => heardQuoted.push(payload));
+    await client.query("select pg_notify('probe_channel', $1)", ["first"]);
+    await client.query(`select pg_notify('Quoted', 'q'), pg_notify('quoted', 'not this one')`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(heard).toEqual(["first"]);
+    expect(heardQuoted).toEqual(["q"]);
+
+    await stop();
+    await client.unlisten('"Quoted"');
+    await client.query("select pg_notify('probe_channel', 'second'), pg_notify('Quoted', 'q2')");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(heard).toEqual(["first"]);
+    expect(heardQuoted).toEqual(["q"]);
   });
 
   it("fails as PGlite's own query() does, and the next statement runs", async () => {

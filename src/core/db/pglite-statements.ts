@@ -6,6 +6,7 @@
 import type { PGlite, Results, Transaction } from "@electric-sql/pglite";
 import pgUtils from "pg/lib/utils.js";
 import { serialize } from "pg-protocol";
+import { Parser } from "pg-protocol/dist/parser.js";
 import { keepTransactionTypesAsText } from "./pglite-text-types.ts";
 
 interface Prepared {
@@ -19,6 +20,8 @@ interface BackendMessage {
   text?: string;
   dataTypeIDs?: number[];
   fields?: unknown[];
+  channel?: string;
+  payload?: string;
 }
 
 /** Each database's transactions, so that a statement run in one finds the database it runs on. */
@@ -80,7 +83,8 @@ async function runInOneCall(
   rowMode: "object" | "array" = "object",
 ): Promise<Results> {
   const values = params.map((param) => pgUtils.prepareValue(param));
-  const messages = (await pglite.execProtocolStream(
+  const messages = await exchange(
+    pglite,
     Buffer.concat([
       serialize.parse({ text }),
       serialize.bind({ values }),
@@ -88,8 +92,8 @@ async function runInOneCall(
       serialize.execute({}),
       serialize.sync(),
     ]),
-    { syncToFs: !inTransaction },
-  )) as BackendMessage[];
+    !inTransaction,
+  );
   const description = messages.find((message) => message.name === "rowDescription");
   const fields = ((description?.fields ?? []) as Prepared["fields"]).map(({ name, dataTypeID }) => ({
     name,
@@ -105,6 +109,69 @@ async function runInOneCall(
   return { rows: rowsOf(pglite, messages, fields, rowMode), fields, affectedRows };
 }
 
+/**
+ * Sends `message` (a statement's protocol messages, ending with sync) and returns the answers, read
+ * by node-postgres's parser. PGlite's own reader copies each value's bytes before decoding them: it
+ * was a twentieth of an embedded Vigil's time under a flood of one-alert deliveries. The database's
+ * error, if any, is thrown once the exchange is over (after the sync, the session is ready again).
+ */
+async function exchange(pglite: PGlite, message: Buffer, syncToFs: boolean): Promise<BackendMessage[]> {
+  const parser = new Parser();
+  const messages: BackendMessage[] = [];
+  const keep = (answer: BackendMessage) => messages.push(answer);
+  await pglite.execProtocolRawStream(message, {
+    syncToFs,
+    // A piece is a view of the database's memory, which the next piece overwrites: the parser keeps
+    // a message split across pieces, so it gets a copy.
+    onRawData: (piece) => parser.parse(Buffer.from(piece), keep),
+  });
+  const error = messages.find((answer) => answer.name === "error");
+  if (error) throw error;
+  for (const answer of messages) if (answer.name === "notification") deliver(pglite, answer);
+  return messages;
+}
+
+type Listener = (payload: string) => void;
+const listeners = new WeakMap<PGlite, Map<string, Set<Listener>>>();
+
+/**
+ * Keeps the channels `client` listens on (PGlite's listen and unlisten), so that a notification
+ * answering one of this module's statements reaches them, as PGlite's own reader would hand it over:
+ * the job queue's workers wake on the notification of a job sent. PGlite's client-wide
+ * onNotification hears only the statements PGlite runs itself; Vigil does not use it.
+ */
+export function trackListeners(client: PGlite): void {
+  const byChannel = new Map<string, Set<Listener>>();
+  listeners.set(client, byChannel);
+  const listen = client.listen.bind(client);
+  client.listen = async (channel, callback, tx) => {
+    const unlisten = await listen(channel, callback, tx);
+    const name = postgresName(channel);
+    byChannel.set(name, (byChannel.get(name) ?? new Set()).add(callback));
+    return unlisten;
+  };
+  const unlisten = client.unlisten.bind(client);
+  client.unlisten = async (channel, callback, tx) => {
+    // The function listen() returned passes the channel's name already folded.
+    for (const name of new Set([channel, postgresName(channel)])) {
+      if (callback) byChannel.get(name)?.delete(callback);
+      else byChannel.delete(name);
+    }
+    return unlisten(channel, callback, tx);
+  };
+}
+
+/** A channel's name as PostgreSQL reads it: folded to lower case unless quoted. */
+function postgresName(channel: string): string {
+  return channel.startsWith('"') && channel.endsWith('"') ? channel.slice(1, -1) : channel.toLowerCase();
+}
+
+function deliver(pglite: PGlite, { channel, payload }: BackendMessage): void {
+  for (const listener of listeners.get(pglite)?.get(channel ?? "") ?? []) {
+    queueMicrotask(() => listener(payload ?? ""));
+  }
+}
+
 /** How long a chain of embedded statements runs before it lets the event loop turn. */
 export const STATEMENT_SLICE_MS = 50;
 
@@ -117,7 +184,6 @@ export const STATEMENT_SLICE_MS = 50;
  * statement of a lone delivery.
  */
 export function yieldBetweenStatements(client: PGlite): void {
-  const execute = client.execProtocolStream.bind(client);
   let turnedAt = performance.now();
   let watching = false;
   // Runs at the next turn of the loop, whatever makes it turn: the chain has not been running since.
@@ -125,7 +191,7 @@ export function yieldBetweenStatements(client: PGlite): void {
     turnedAt = performance.now();
     watching = false;
   };
-  client.execProtocolStream = async (...args: Parameters<PGlite["execProtocolStream"]>) => {
+  const beforeStatement = async () => {
     if (performance.now() - turnedAt >= STATEMENT_SLICE_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
@@ -133,7 +199,17 @@ export function yieldBetweenStatements(client: PGlite): void {
       watching = true;
       setImmediate(turned);
     }
-    return execute(...args);
+  };
+  // PGlite's own query() runs through the first, the statements of this module through the second.
+  const stream = client.execProtocolStream.bind(client);
+  client.execProtocolStream = async (...args: Parameters<PGlite["execProtocolStream"]>) => {
+    await beforeStatement();
+    return stream(...args);
+  };
+  const rawStream = client.execProtocolRawStream.bind(client);
+  client.execProtocolRawStream = async (...args: Parameters<PGlite["execProtocolRawStream"]>) => {
+    await beforeStatement();
+    return rawStream(...args);
   };
 }
 
@@ -187,10 +263,11 @@ async function runNamed(
     const serializer = pglite.serializers[prepared.paramTypes[i] as number];
     return serializer ? serializer(param) : String(param);
   });
-  const messages = (await pglite.execProtocolStream(
+  const messages = await exchange(
+    pglite,
     Buffer.concat([serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync()]),
-    { syncToFs: !inTransaction },
-  )) as BackendMessage[];
+    !inTransaction,
+  );
   return { rows: rowsOf(pglite, messages, prepared.fields, "object") as Record<string, unknown>[] };
 }
 
@@ -237,14 +314,15 @@ async function prepare(pglite: PGlite, name: string, text: string): Promise<Prep
     return found;
   }
   // A failure leaves nothing prepared: the error ends the messages' run before the sync.
-  const messages = (await pglite.execProtocolStream(
+  const messages = await exchange(
+    pglite,
     Buffer.concat([
       serialize.parse({ name, text }),
       serialize.describe({ type: "S", name }),
       serialize.sync(),
     ]),
-    { syncToFs: false },
-  )) as BackendMessage[];
+    false,
+  );
   const parameters = messages.find((message) => message.name === "parameterDescription");
   const description = messages.find((message) => message.name === "rowDescription");
   const prepared: Prepared = {

@@ -39,12 +39,12 @@ describe("the embedded database's dates and times", () => {
     // The client's wrappers run in the order openDatabase applies them: were drizzle's parsers still
     // there when query() is reached, the statement would take PGlite's own six calls.
     const client = (database.db as unknown as { session: { client: PGlite } }).session.client;
-    const execute = client.execProtocolStream;
+    const execute = client.execProtocolRawStream;
     let calls = 0;
-    client.execProtocolStream = ((...args: Parameters<PGlite["execProtocolStream"]>) => {
+    client.execProtocolRawStream = ((...args: Parameters<PGlite["execProtocolRawStream"]>) => {
       calls += 1;
       return execute(...args);
-    }) as PGlite["execProtocolStream"];
+    }) as PGlite["execProtocolRawStream"];
     try {
       const { rows } = await database.db.execute(sql`select ${AT}::timestamptz as tz`);
       expect(rows).toEqual([{ tz: AT }]);
@@ -56,7 +56,7 @@ describe("the embedded database's dates and times", () => {
       });
       expect(inTransaction).toBe(1);
     } finally {
-      client.execProtocolStream = execute;
+      client.execProtocolRawStream = execute;
     }
   });
 
