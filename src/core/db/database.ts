@@ -72,6 +72,14 @@ export type DatabaseTarget =
 export const PGLITE_CACHE_MB = 16;
 
 /**
+ * The size at which a search index's list of pending entries is merged into the index, in kB
+ * (PostgreSQL's default is 4 MB). The merge runs inside whichever write fills the list, and a 4 MB
+ * list is a quarter of the default cache: under a flood of one-alert deliveries, 256 kB took about
+ * 8% less CPU per alert. 50-alert bodies measured the same either way.
+ */
+const GIN_PENDING_LIST_KB = 256;
+
+/**
  * PGlite's own start parameters, plus the cache size. PGlite runs the database inside this process's
  * WebAssembly memory, which grows and never shrinks: PostgreSQL's default 128 MB of shared_buffers
  * (and the WAL buffers sized from it) was most of an idle Vigil's memory, where the data a Vigil
@@ -79,7 +87,13 @@ export const PGLITE_CACHE_MB = 16;
  * cache. Durability is unchanged: each COMMIT still writes its WAL to the files before it returns.
  */
 function pgliteStartParams(cacheMb: number): string[] {
-  return [...PGlite.defaultStartParams, "-c", `shared_buffers=${cacheMb}MB`];
+  return [
+    ...PGlite.defaultStartParams,
+    "-c",
+    `shared_buffers=${cacheMb}MB`,
+    "-c",
+    `gin_pending_list_limit=${GIN_PENDING_LIST_KB}kB`,
+  ];
 }
 
 /** `log` hears how an embedded database under a DATA_DIR comes to be (found, copied or created). */

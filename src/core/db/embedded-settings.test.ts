@@ -1,6 +1,6 @@
 // The embedded database's page cache is Vigil's to size (PGLITE_CACHE_MB), not PostgreSQL's 128 MB
-// default, and a COMMIT still writes its WAL before it returns. PGlite only: these are the embedded
-// engine's settings.
+// default, a search index merges its pending entries at 256 kB instead of 4 MB, and a COMMIT still
+// writes its WAL before it returns. PGlite only: these are the embedded engine's settings.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ async function settingsOf(target: Parameters<typeof openDatabase>[0]): Promise<R
   const database = await openDatabase(target);
   try {
     const { rows } = await database.db.execute(
-      "select current_setting('shared_buffers') as shared_buffers, current_setting('synchronous_commit') as synchronous_commit, current_setting('full_page_writes') as full_page_writes",
+      "select current_setting('shared_buffers') as shared_buffers, current_setting('synchronous_commit') as synchronous_commit, current_setting('full_page_writes') as full_page_writes, current_setting('gin_pending_list_limit') as gin_pending_list_limit",
     );
     return rows[0] ?? {};
   } finally {
@@ -26,12 +26,13 @@ describe("the embedded database's settings", () => {
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it(
-    "keeps a 16 MB page cache unless told otherwise, and commits synchronously",
+    "keeps a 16 MB page cache unless told otherwise, small lists of pending search entries, and commits synchronously",
     async () => {
       expect(await settingsOf({ memory: true })).toEqual({
         shared_buffers: "16MB",
         synchronous_commit: "on",
         full_page_writes: "on",
+        gin_pending_list_limit: "256kB",
       });
     },
     SLOW,
@@ -44,6 +45,7 @@ describe("the embedded database's settings", () => {
         shared_buffers: "48MB",
         synchronous_commit: "on",
         full_page_writes: "on",
+        gin_pending_list_limit: "256kB",
       });
     },
     SLOW,
