@@ -111,9 +111,10 @@ async function runInOneCall(
 
 /**
  * Sends `message` (a statement's protocol messages, ending with sync) and returns the answers, read
- * by node-postgres's parser. PGlite's own reader copies each value's bytes before decoding them: it
- * was a twentieth of an embedded Vigil's time under a flood of one-alert deliveries. The database's
- * error, if any, is thrown once the exchange is over (after the sync, the session is ready again).
+ * by node-postgres's parser. PGlite's own reader copies each value's bytes before decoding them:
+ * under a flood of one-alert deliveries, reading answers took about 8% of an embedded Vigil's CPU
+ * that way and 5% this way. The database's error, if any, is thrown once the exchange is over
+ * (after the sync, the session is ready again).
  */
 async function exchange(pglite: PGlite, message: Buffer, syncToFs: boolean): Promise<BackendMessage[]> {
   const parser = new Parser();
