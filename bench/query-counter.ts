@@ -1,6 +1,10 @@
-// Counts the statements Vigil sends to PostgreSQL and the time each waits for its answer, by kind
-// ("select webhooks", "insert alerts", "begin", ...). It wraps pg's Client.prototype.query, so it sees
-// every statement of Vigil's pool (application_name "vigil"); pg-boss's own connections are left out.
+// Counts the statements Vigil sends to its database and the time each waits for its answer, by kind
+// ("select webhooks", "insert alerts", "begin", ...). On PostgreSQL it wraps pg's Client.prototype.query,
+// so it sees every statement of Vigil's pool (application_name "vigil"); pg-boss's own connections are
+// left out. On the embedded database it wraps PGlite's protocol calls, so it sees every statement,
+// pg-boss's too, and a named statement counts under its name ("alerts.write"); there the time is the
+// database's work on the statement, as PGlite runs it in Vigil's own thread.
+import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 
 export interface QueryStats {
@@ -49,10 +53,55 @@ function record(kind: string, started: bigint): void {
   stats.set(kind, entry);
 }
 
+/** The kind of a PGlite protocol call's first message: a named statement's name, else the text's kind. */
+function kindOfMessage(message: Uint8Array): string {
+  const bytes = Buffer.from(message.buffer, message.byteOffset, message.byteLength);
+  const cstring = (from: number) => {
+    const end = bytes.indexOf(0, from);
+    return {
+      text: bytes.toString("utf8", from, Math.min(end < 0 ? bytes.length : end, from + 400)),
+      next: end + 1,
+    };
+  };
+  const type = String.fromCharCode(bytes[0] ?? 0);
+  if (type === "Q") return kindOfHead(cstring(5).text);
+  if (type === "B") {
+    const statement = cstring(cstring(5).next).text;
+    return statement ? statement : "unnamed";
+  }
+  if (type === "P") {
+    const name = cstring(5);
+    return name.text ? `prepare ${name.text}` : kindOfHead(cstring(name.next).text);
+  }
+  // PGlite's own query() sends each step of a statement in a call of its own.
+  return STEPS.get(type) ?? `message ${type}`;
+}
+
+const STEPS = new Map([
+  ["D", "describe"],
+  ["E", "execute"],
+  ["H", "flush"],
+  ["S", "sync"],
+]);
+
+function countPglite(): void {
+  type Call = (this: PGlite, message: Uint8Array, ...rest: unknown[]) => Promise<unknown>;
+  const proto = PGlite.prototype as unknown as Record<"execProtocolRawStream" | "execProtocolRaw", Call>;
+  for (const method of ["execProtocolRawStream", "execProtocolRaw"] as const) {
+    const original = proto[method];
+    proto[method] = function (message, ...rest) {
+      const kind = kindOfMessage(message);
+      const started = process.hrtime.bigint();
+      return original.call(this, message, ...rest).finally(() => record(kind, started));
+    };
+  }
+}
+
 /** Starts counting (once per process). */
 export function installQueryCounter(): void {
   if (installed) return;
   installed = true;
+  countPglite();
   const proto = pg.Client.prototype as unknown as { query: QueryFn };
   const original = proto.query;
   proto.query = function (this: { connectionParameters?: { application_name?: string } }, ...args) {
