@@ -14,6 +14,7 @@ import { createApiKey, createOrg, DEFAULT_USER, listApiKeys, revokeApiKey } from
 import { isScope, SCOPES, type Scope } from "./core/auth/scopes.ts";
 import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
+import { collectWhenIdle } from "./core/idle-collection.ts";
 import { installJobSchema } from "./core/queue/queue.ts";
 import { JOBS } from "./jobs.ts";
 import { createLogger, migrateLogged, openConfiguredDatabase, startVigil } from "./start.ts";
@@ -35,6 +36,7 @@ async function serve(config: Config): Promise<void> {
   const log = createLogger(config);
   log.info({ from: RUNNING_FROM, pid: process.pid, role: config.role }, "starting vigil");
   const vigil = await startVigil(config, { logger: log });
+  const idleCollection = collectWhenIdle();
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -49,6 +51,7 @@ async function serve(config: Config): Promise<void> {
     }, config.shutdownTimeoutMs + 5000);
     timer.unref();
     try {
+      await idleCollection.stop();
       await vigil.stop();
       log.info("stopped");
       process.exit(0);
