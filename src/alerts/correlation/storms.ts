@@ -420,6 +420,7 @@ function roundInput(
   const originals = new Map<string, Pick<StormAlert, "stormId" | "alertRole" | "likelyUpstream">>();
   for (const alert of [...neighbourhood, ...pending]) originals.set(alert.id, alert);
   const leavers: PendingAlert[] = [];
+  const members = membersByScope(neighbourhood);
   for (const alert of pending) {
     if (!alert.eligible) {
       given.delete(alert.id);
@@ -427,12 +428,7 @@ function roundInput(
       continue;
     }
     // A member whose scope changed leaves its storm: the other members say what the storm's scope is.
-    const movedOut =
-      alert.stormId !== null &&
-      neighbourhood.some(
-        (other) =>
-          other.id !== alert.id && other.stormId === alert.stormId && other.stormScope !== alert.stormScope,
-      );
+    const movedOut = alert.stormId !== null && hasMemberElsewhere(members, alert);
     given.set(alert.id, { ...alert, stormId: movedOut ? null : alert.stormId });
   }
   const changed = {
@@ -445,6 +441,38 @@ function roundInput(
     originals,
     leavers,
   };
+}
+
+/** The neighbourhood's storm members, by storm and scope: their ids. */
+function membersByScope(neighbourhood: StormAlert[]): Map<string, Map<string, string[]>> {
+  const members = new Map<string, Map<string, string[]>>();
+  for (const { id, stormId, stormScope } of neighbourhood) {
+    if (stormId === null) continue;
+    let scopes = members.get(stormId);
+    if (!scopes) {
+      scopes = new Map();
+      members.set(stormId, scopes);
+    }
+    const ids = scopes.get(stormScope);
+    if (ids) ids.push(id);
+    else scopes.set(stormScope, [id]);
+  }
+  return members;
+}
+
+/**
+ * Whether another member of the alert's storm is under another scope than the alert now is. Looked
+ * up by storm: comparing each pending alert with the whole neighbourhood cost a round 500 times the
+ * members of its scope's storms.
+ */
+function hasMemberElsewhere(
+  members: Map<string, Map<string, string[]>>,
+  alert: Pick<StormAlert, "id" | "stormId" | "stormScope">,
+): boolean {
+  for (const [scope, ids] of members.get(alert.stormId ?? "") ?? []) {
+    if (scope !== alert.stormScope && ids.some((id) => id !== alert.id)) return true;
+  }
+  return false;
 }
 
 /** The plan for one round: the writes, from the pending alerts and their neighbourhood. */
