@@ -69,7 +69,8 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   /**
    * With `notify`, how often the workers still poll (pg-boss's backstop, 30 s by default). A job
    * sent to start later (a batch window) or retried comes due without waking anyone, so a queue
-   * whose jobs must start near their time polls at this interval instead.
+   * whose jobs must start near their time polls at this interval instead; never more often than the
+   * instance's own polling interval, so 0 keeps that interval.
    */
   notifyPollingSeconds?: number;
 }
