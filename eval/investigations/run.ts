@@ -164,7 +164,7 @@ export default async function runInvestigationsEval(): Promise<void> {
     {},
     { dataDir, logLevel: "silent", secretKey: "eval-secret-key", integrationAllowedHosts: ["127.0.0.1"] },
   );
-  const vigil: Vigil = await startVigil(config, { database, pollingIntervalSeconds: 0.5 });
+  const vigil: Vigil = await startVigil(config, { database });
   const inject = (auth: string, method: "GET" | "POST", url: string, payload?: object | string) =>
     vigil.app.inject({
       method,
