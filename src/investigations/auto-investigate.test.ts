@@ -48,3 +48,39 @@ describeEachEngine("auto_investigate and test notifications", (harness) => {
     expect((await readAlert(h, auth, testId)).investigation).toBeNull();
   });
 });
+
+// The job queue's workers poll once an hour here: an alert's investigation that waited for their
+// poll would not start within the test. The delivery's commit wakes them.
+describeEachEngine(
+  "auto_investigate, woken by the delivery",
+  (harness) => {
+    it("starts each alert's investigation when its delivery commits, not at the workers' next poll", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const trigger = await registerTrigger(h, auth, {
+        source: "grafana",
+        integration: "grafana-wake",
+        auto_investigate: true,
+      });
+      const [template] = testNotification.alerts;
+      // Two deliveries one after the other: the workers' first fetch, at start, cannot have found either.
+      for (const host of ["db-1", "db-2"]) {
+        const alert = {
+          ...template,
+          labels: { alertname: "DiskFull", instance: host, service: "storage" },
+          annotations: { summary: `disk full on ${host}` },
+          fingerprint: `wake0000${host.replace("-", "")}000`,
+        };
+        const response = await deliver(h, trigger, JSON.stringify({ ...testNotification, alerts: [alert] }));
+        expect(response.statusCode, response.body).toBe(202);
+        const [{ id }] = response.json().alerts;
+        const investigation = await waitFor(
+          async () => (await readAlert(h, auth, id)).investigation ?? undefined,
+        );
+        expect(investigation).toMatchObject({ id: expect.any(String) });
+      }
+    });
+  },
+  {},
+  { pollingIntervalSeconds: 3600 },
+);
