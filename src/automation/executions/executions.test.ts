@@ -1,5 +1,6 @@
 // Runs end to end on the real queue: a three-stage workflow with a parallel stage, a failing stage
-// retried then closed, cancellation that survives a late worker, the trace and list endpoints.
+// retried then closed, cancellation that survives a late worker, the trace and list endpoints, and
+// runs that start when they are sent, not at the workers' next poll.
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -577,4 +578,31 @@ describeEachEngine(
   },
   {},
   { jobs },
+);
+
+// The stage queue's workers poll once an hour here: a run that waited for their poll would not
+// finish within the test. The commit that sends a run's first stage wakes them.
+describeEachEngine(
+  "a run's stage workers, woken when the run is sent",
+  (harness) => {
+    it("runs each new run at once, without waiting for the workers' next poll", async () => {
+      const h = harness();
+      const me = await h.createKey();
+      const name = uniqueName("wake");
+      await createApprovedWorkflow(h, me.auth, {
+        name,
+        stages: [{ id: "call", action_type: "http_request", config: { url: `${loopback.url}/ok` } }],
+      });
+      const before = loopback.hits.get("/ok") ?? 0;
+      // Two runs one after the other: the workers' first fetch, at start, cannot have found either.
+      for (let n = 1; n <= 2; n++) {
+        const started = await startAs(h, me, { target: { type: "workflow", name } });
+        const trace = await settledTrace(h, me.auth, started.traceId);
+        expect(trace.execution.status).toBe("completed");
+      }
+      expect((loopback.hits.get("/ok") ?? 0) - before).toBe(2);
+    });
+  },
+  {},
+  { jobs, pollingIntervalSeconds: 3600 },
 );
