@@ -265,10 +265,8 @@ export const discoverJob = defineJob({
   name: "apps.discover",
   schema: Type.Object({ runId: Type.String({ minLength: 36, maxLength: 36 }) }),
   retryLimit: 0,
-  // The run starts when it is asked for, not at the worker's next poll. The worker still polls at
-  // the instance's interval, for where no notification arrives (a pooler in transaction mode).
+  // The run starts when it is asked for, not at the worker's next poll.
   notify: true,
-  notifyPollingSeconds: 0,
   async handler({ ctx, data }) {
     const [run] = await ctx.db.select().from(discoveryRuns).where(eq(discoveryRuns.id, data.runId));
     if (run?.status !== "running") return;

@@ -14,10 +14,8 @@ export const autoInvestigateJob = defineJob({
   batchSize: 20,
   // An alert's investigation starts when its delivery commits, not at the next poll (1.2 s later
   // on average). Under a storm every commit wakes the workers: a fetch that came back short waits
-  // 200 ms before the next, so the jobs sent meanwhile come in one fetch. Retries come due without
-  // a wake-up, so the workers still poll at the instance's interval.
+  // 200 ms before the next, so the jobs sent meanwhile come in one fetch.
   notify: true,
-  notifyPollingSeconds: 0,
   minFetchIntervalMs: 200,
   handler: async ({ ctx, data }) => {
     await startInvestigation({

@@ -34,10 +34,8 @@ export const confirmSnsSubscriptionJob = defineJob({
   }),
   retryLimit: 5,
   retryDelaySeconds: 10,
-  // Confirmed as soon as the subscription request commits; retries come due without a wake-up, so
-  // the worker still polls at the instance's interval.
+  // Confirmed as soon as the subscription request commits, not at the worker's next poll.
   notify: true,
-  notifyPollingSeconds: 0,
   handler: async ({ ctx, data }) => {
     // No allow-list: SNS is a public host, and an internal address is never SNS.
     const policy: OutboundPolicy = {

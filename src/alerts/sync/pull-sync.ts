@@ -436,6 +436,7 @@ export const syncIntegrationJob = defineJob({
   // Woken when the scheduled pass commits: its 20 workers need not poll every 2 s between passes.
   // Each takes the next waiting job as soon as it finishes one, so a pass runs 20 syncs at a time.
   notify: true,
+  notifyPollingSeconds: 30,
   handler: async ({ ctx, data }) => {
     const connection = await readIntegrationConnection(ctx.db, ctx.secrets, {
       tenant: { orgId: data.orgId, ownerId: data.ownerId },

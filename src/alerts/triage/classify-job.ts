@@ -395,10 +395,9 @@ export const classifyAlertsJob = defineJob({
   // meanwhile (all roles in one process, one-alert deliveries: 1,565 to 1,907 alerts/s in six runs
   // against 1,099 to 1,194 in three, PostgreSQL's CPU per alert about halved; bench/README.md). A
   // critical alert is classified at once when the queue is quiet, within 200 ms more under a flood.
+  // A batch window's job comes due without a wake-up: the workers' next poll finds it, within 2 s
+  // of its window's end (notifyPollingSeconds' default).
   minFetchIntervalMs: 200,
-  // A batch window's job comes due without a wake-up: found within 2 s of its window's end, not at
-  // the 30 s backstop (a 15 s window was classified after 30 s on PostgreSQL).
-  notifyPollingSeconds: 2,
   batchSize: 20,
   concurrency: 4,
   handler: async ({ ctx, data, attempt }) => {

@@ -34,10 +34,8 @@ export function createRunStageJob(policy: RunStagePolicy = {}) {
     retryBackoff: policy.retryBackoff ?? true,
     expireInSeconds: policy.expireInSeconds ?? 15 * 60,
     // A run's first stage starts when the run is sent, not at the worker's next poll (on average
-    // 1.2 s later with the 2 s interval, on both engines). Retries come due without a wake-up, so
-    // the workers still poll at the instance's interval, as they did without it.
+    // 1.2 s later with the 2 s interval, on both engines).
     notify: true,
-    notifyPollingSeconds: 0,
     handler: async ({ ctx, data, attempt }) => {
       await runStage({
         ctx,

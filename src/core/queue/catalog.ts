@@ -67,10 +67,9 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    */
   notify?: boolean | "postgres";
   /**
-   * With `notify`, how often the workers still poll (pg-boss's backstop, 30 s by default). A job
-   * sent to start later (a batch window) or retried comes due without waking anyone, so a queue
-   * whose jobs must start near their time polls at this interval instead; never more often than the
-   * instance's own polling interval, so 0 keeps that interval.
+   * With `notify`, how often the workers still poll: by default as often as without it, since a job
+   * sent to start later (a batch window) or retried comes due without waking anyone. A queue whose
+   * jobs never wait sets a slow backstop here; never more often than the instance's own interval.
    */
   notifyPollingSeconds?: number;
 }

@@ -52,8 +52,8 @@ const batchJob = defineJob({
   },
 });
 
-// Jobs held until the test releases them, three at a time, woken by NOTIFY on PostgreSQL (where a
-// worker with nothing to do then polls only as a slow backstop).
+// Jobs held until the test releases them, three at a time, woken by NOTIFY (a worker with nothing
+// to do polls only as a slow backstop).
 const held = new Map<string, () => void>();
 const finished: string[] = [];
 let mostAtOnce = 0;
@@ -63,6 +63,7 @@ const heldJob = defineJob({
   retryLimit: 0,
   concurrency: 3,
   notify: true,
+  notifyPollingSeconds: 30,
   handler: async ({ data }) => {
     await new Promise<void>((resolve) => {
       held.set(data.marker, () => {
@@ -84,6 +85,7 @@ const spacedJob = defineJob({
   schema: Type.Object({ marker: Type.String() }),
   retryLimit: 0,
   notify: true,
+  notifyPollingSeconds: 30,
   batchSize: 10,
   minFetchIntervalMs: SPACING_MS,
   handler: async ({ data }) => {

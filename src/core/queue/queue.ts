@@ -35,10 +35,10 @@ export interface QueueOptions {
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const { database, config, log, jobs } = options;
-  // A queue with `notify` wakes its workers when a job commits, and they poll only every 30 s as a
-  // backstop: on PostgreSQL through one listening connection, on PGlite within the process. Polling
-  // instead cost the embedded default a fetch every 2 s from each of the 20 sync workers: an idle
-  // embedded Vigil used 9.7% of a core with them, 6.7% without (JobDefinition.notify).
+  // A queue with `notify` wakes its workers when a job commits: on PostgreSQL through one listening
+  // connection, on PGlite within the process. A queue whose jobs never wait may then poll only as a
+  // slow backstop (notifyPollingSeconds): the 20 sync workers polling every 2 s cost an idle
+  // embedded Vigil 9.7% of a core, against 6.7% with a 30 s backstop (JobDefinition.notify).
   const boss = createBoss(database, {}, true);
   boss.on("error", (err) => log.error({ err }, "job queue error"));
   await boss.start();
@@ -89,27 +89,23 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     enqueue,
     enqueueMany,
     async work() {
+      const polling = options.pollingIntervalSeconds ?? 2;
       for (const job of jobs) {
         const batchSize = job.batchSize ?? 1;
         const handle = batchHandler(job, ctx, log);
         // One registration per worker, so each knows its own id. A fetch that came back full means
         // more may be waiting: that worker fetches again at once instead of after its interval (one
-        // job per interval cannot keep up with a job per delivery, and on a queue with `notify` the
-        // interval is the 30 s backstop, so a worker would otherwise sit idle behind a backlog until
-        // the next job is sent). A fetch that came back short is spaced from the next by the job's
+        // job per interval cannot keep up with a job per delivery, and on a queue with a slow
+        // backstop a worker would otherwise sit idle behind a backlog until the next job is sent). A fetch that came back short is spaced from the next by the job's
         // minFetchIntervalMs, held here, before its results go back to pg-boss.
         for (let i = 0; i < (job.concurrency ?? 1); i++) {
           let workerId = "";
           workerId = await boss.work(
             job.name,
             {
-              pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-              ...(job.notifyPollingSeconds !== undefined && {
-                notifyPollingIntervalSeconds: Math.max(
-                  job.notifyPollingSeconds,
-                  options.pollingIntervalSeconds ?? 2,
-                ),
-              }),
+              pollingIntervalSeconds: polling,
+              // Read by pg-boss only while the queue's notifications are on.
+              notifyPollingIntervalSeconds: Math.max(job.notifyPollingSeconds ?? polling, polling),
               batchSize,
               includeMetadata: true,
               perJobResults: true,
