@@ -9,6 +9,8 @@ export interface PurposeDefinition {
   description: string;
   /** The workflow provisioned (approved) on install; runs the purpose unless an assignment says otherwise. */
   defaultWorkflow: ProvidedWorkflow;
+  /** The inputs every run of the purpose is given: a workflow assigned to it may require no other. */
+  runInputs: readonly string[];
 }
 
 export interface CatalogApp {
@@ -37,12 +39,15 @@ const SRE: CatalogApp = {
       description: "Classifies a new or re-fired alert: attention, reason, what to look at first",
       // The built-in classifier as one step (triage-default.ts).
       defaultWorkflow: TRIAGE_WORKFLOW,
+      // TriageRunInput (alerts' triage-workflow.ts).
+      runInputs: ["alert_id", "alert", "bucket", "bucket_size", "classification"],
     },
     {
       purpose: "alert_investigation",
       description: "Deep-dive investigation of an alert: evidence, hypotheses, a summary",
       // The investigations domain's own workflow: the deterministic investigator's steps.
       defaultWorkflow: INVESTIGATION_WORKFLOW,
+      runInputs: INVESTIGATION_WORKFLOW.inputs.map((input) => input.name),
     },
   ],
   mcpPath: "/app/sre/mcp",

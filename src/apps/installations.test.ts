@@ -19,9 +19,10 @@ async function createIntegration(h: Harness, auth: Auth, name: string, type = "p
 }
 
 /** An approved workflow `name` of the caller's tenant. */
-async function approvedWorkflow(h: Harness, auth: Auth, name: string) {
+async function approvedWorkflow(h: Harness, auth: Auth, name: string, inputs: object[] = []) {
   const created = await call(h, auth, "POST", "/platform/api/v1/workflows", {
     name,
+    inputs,
     stages: [{ id: "s", action_type: "json_transform", config: { expression: "input" } }],
   });
   expect(created.statusCode, created.body).toBe(201);
@@ -230,6 +231,11 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     const { auth } = await h.createKey();
     await createIntegration(h, auth, "prom");
     await approvedWorkflow(h, auth, "ok-flow");
+    await approvedWorkflow(h, auth, "ticket-flow", [
+      { name: "alert_id", required: true },
+      { name: "ticket", required: true },
+      { name: "note", required: false },
+    ]);
     const draft = await call(h, auth, "POST", "/platform/api/v1/workflows", {
       name: "draft-flow",
       stages: [{ id: "s", action_type: "json_transform", config: { expression: "input" } }],
@@ -265,6 +271,11 @@ describeEachEngine("apps: catalog and installations", (harness) => {
         },
         "workflow_assignments.1.is_default",
         "workflow_assignments.1.is_default: purpose alert_triage has more than one default workflow",
+      ],
+      [
+        { workflow_assignments: [{ purpose: "alert_investigation", workflow_name: "ticket-flow" }] },
+        "workflow_assignments.0.workflow_name",
+        "workflow_assignments.0.workflow_name: workflow ticket-flow requires ticket, which alert_investigation does not give (it gives investigation_id, alert_id)",
       ],
       [{ integrations: "prom" }, "integrations", "integrations: must be array"],
       [{ config: { k: 1 } }, "config.k", "config.k: must be string"],

@@ -11,7 +11,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { createTtlCache } from "../core/ttl-cache.ts";
 import { missingIntegrations } from "../integrations/index.ts";
 import { issueAppToken, revokeAppToken } from "./app-token.ts";
-import { CATALOG, type CatalogApp, catalogApp } from "./catalog.ts";
+import { CATALOG, type CatalogApp, catalogApp, type PurposeDefinition } from "./catalog.ts";
 import type { AppInstallation, AppInstallationWrite } from "./schemas.ts";
 import { appInstallations, type StoredAssignment } from "./tables.ts";
 
@@ -174,21 +174,29 @@ async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallat
     if (!states.existing.has(name))
       throw badRequest(`attached_workflows.${index}`, `workflow ${name} does not exist`);
   });
-  const declared = new Set(app.purposes.map((item) => item.purpose));
+  const declared = new Map(app.purposes.map((item) => [item.purpose, item]));
   const seen = new Set<string>();
   const defaults = new Set<string>();
   assignments.forEach((item, index) => {
     const at = `workflow_assignments.${index}`;
-    if (!declared.has(item.purpose)) {
+    const purpose = declared.get(item.purpose);
+    if (!purpose) {
       throw badRequest(
         `${at}.purpose`,
-        `${item.purpose} is not a purpose of app ${app.slug} (one of ${[...declared].join(", ")})`,
+        `${item.purpose} is not a purpose of app ${app.slug} (one of ${[...declared.keys()].join(", ")})`,
       );
     }
     if (!states.approved.has(item.workflow_name)) {
       throw badRequest(
         `${at}.workflow_name`,
         `workflow ${item.workflow_name} does not exist or has no approved version`,
+      );
+    }
+    const unsupplied = unsuppliedInputs(states.requiredInputs.get(item.workflow_name), purpose);
+    if (unsupplied.length > 0) {
+      throw badRequest(
+        `${at}.workflow_name`,
+        `workflow ${item.workflow_name} requires ${unsupplied.join(", ")}, which ${item.purpose} does not give (it gives ${purpose.runInputs.join(", ")})`,
       );
     }
     const pair = `${item.purpose}\n${item.workflow_name}`;
@@ -201,6 +209,11 @@ async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallat
       defaults.add(item.purpose);
     }
   });
+}
+
+/** Required inputs of a workflow that runs for `purpose` which the purpose's runs do not give. */
+function unsuppliedInputs(required: string[] | undefined, purpose: PurposeDefinition): string[] {
+  return (required ?? []).filter((name) => !purpose.runInputs.includes(name));
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

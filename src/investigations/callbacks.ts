@@ -13,6 +13,7 @@ import type {
   HypothesisSubmission,
   Investigation,
   InvestigationHypothesis,
+  InvestigationStructuredRCA,
   StatusUpdate,
 } from "./schemas.ts";
 
@@ -62,16 +63,7 @@ export async function updateInvestigationStatus({
         ...(body.hypotheses && { hypotheses: rank(body.hypotheses.map(completeHypothesis)) }),
         ...(body.plain_summary && {
           structuredRca: {
-            ...(row.structuredRca ?? {
-              summary: body.result_summary ?? "",
-              root_cause: null,
-              category: "unknown" as const,
-              affected: { service: null, host: null, cluster: null },
-              trigger: null,
-              contributing_factors: [],
-              remediation: [],
-              confidence: 0,
-            }),
+            ...(row.structuredRca ?? reportedRca(body, row)),
             plain_summary: body.plain_summary,
           },
         }),
@@ -84,6 +76,29 @@ export async function updateInvestigationStatus({
   );
   if (!moved) throw finished(row.id, row.status);
   return (await readInvestigation(ctx.db, row.id)) as Investigation;
+}
+
+/**
+ * An RCA from what an external agent reported, for an investigation that has none yet: its root
+ * cause is the top hypothesis still standing (confirmed or open), as the investigator's own RCA has.
+ */
+function reportedRca(
+  body: StatusUpdate,
+  row: { resultSummary: string | null; hypotheses: InvestigationHypothesis[] },
+): Omit<InvestigationStructuredRCA, "plain_summary"> {
+  const hypotheses = body.hypotheses ? rank(body.hypotheses.map(completeHypothesis)) : row.hypotheses;
+  const top = hypotheses.find((item) => item.status !== "rejected");
+  const plain = body.plain_summary;
+  return {
+    summary: body.result_summary ?? row.resultSummary ?? plain?.what_broke ?? "",
+    root_cause: top?.statement ?? null,
+    category: plain?.verdict === "alert_is_misconfigured" ? "alert_rule" : "unknown",
+    affected: { service: null, host: null, cluster: null },
+    trigger: null,
+    contributing_factors: [],
+    remediation: plain?.what_to_do ? [plain.what_to_do] : [],
+    confidence: top?.confidence ?? 0,
+  };
 }
 
 /** A submitted hypothesis with the fields it left out as null, and nothing else. */

@@ -57,11 +57,17 @@ export function isVerified(url: string, hosts: Set<string>): boolean {
 /** The tool an item names: only a tool_trace item has one. */
 const toolNameOf = (item: EvidenceDraft) => (item.source === "tool_trace" ? (item.tool_name ?? null) : null);
 
+const ABSOLUTE_HTTP_URL = /^https?:\/\/[^/?#\\]/i;
+
 /** Checks every item; the first bad one is a 400 naming `evidence.<n>.<field>`. */
 export function checkEvidence(items: EvidenceDraft[], field = "evidence"): void {
   items.forEach((item, index) => {
-    const url = URL.canParse(item.url) ? new URL(item.url) : null;
-    if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    // Written out as scheme, `//` and a host, with no white space: the WHATWG parser also takes
+    // `http:host`, `http:\\host` or a padded string, which other clients read as relative or invalid
+    // links, and stored verbatim they would be shown as given.
+    const written = ABSOLUTE_HTTP_URL.test(item.url) && !/\s/.test(item.url);
+    const url = written && URL.canParse(item.url) ? new URL(item.url) : null;
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
       throw badRequest(`${field}.${index}.url`, "must be an absolute http(s) URL");
     }
   });

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { readInvestigatedAlert, setAlertInvestigation } from "../alerts/index.ts";
-import { provisionWorkflow, startExecution } from "../automation/index.ts";
+import { startExecution } from "../automation/index.ts";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
@@ -15,7 +15,7 @@ import { type InvestigationRow, refOfInvestigation } from "./present.ts";
 import { remediationAsk, startRemediation } from "./remediation/remediation.ts";
 import type { InvestigateAlertRequest, InvestigationTriageMetadata } from "./schemas.ts";
 import { investigations } from "./tables.ts";
-import { chooseInvestigationWorkflow, DEFAULT_INVESTIGATION_WORKFLOW, DEFAULT_WORKFLOW } from "./workflow.ts";
+import { DEFAULT_INVESTIGATION_WORKFLOW, investigationWorkflow } from "./workflow.ts";
 
 export interface StartInvestigationInput {
   alertId: string;
@@ -33,7 +33,6 @@ export async function startInvestigation({
   tenant: Tenant;
   input: StartInvestigationInput;
 }): Promise<{ row: InvestigationRow; created: boolean }> {
-  const now = ctx.now();
   return withTransaction(ctx.db, async (tx) => {
     const alert = await readInvestigatedAlert(tx, tenant, input.alertId);
     if (!alert) throw notFound("alert", { id: input.alertId });
@@ -47,10 +46,11 @@ export async function startInvestigation({
       .orderBy(desc(investigations.startedAt), desc(investigations.id))
       .limit(1);
     if (newest && !input.request.force_new) return { row: newest, created: false };
+    // Read under the lock, and after the newest: concurrent forks then each start after the one
+    // they fork from, so "newest first" and the parent chain agree.
+    const now = newest ? laterOf(ctx.now(), newest.startedAt) : ctx.now();
 
-    const chosen = await chooseInvestigationWorkflow(tx, tenant);
-    const workflowName = chosen ?? DEFAULT_INVESTIGATION_WORKFLOW;
-    if (!chosen) await provisionWorkflow(tx, tenant, DEFAULT_WORKFLOW, now);
+    const { name: workflowName, fallback } = await investigationWorkflow(tx, tenant, now);
     const id = randomUUID();
     const ask = remediationAsk(input.request);
     const remediation = await startRemediation(tx, tenant, {
@@ -87,6 +87,7 @@ export async function startInvestigation({
           trigger: input.trigger,
           requested_by: input.requestedBy,
           workflow_name: workflowName,
+          workflow_fallback: fallback,
           alert_status: alert.status,
           alert_severity: alert.sourceSeverity,
           forked_from: newest?.id ?? null,
@@ -122,4 +123,9 @@ export async function investigateAlert({
     input: { ...input, trigger: "manual", requestedBy: `user:${ctx.actor.userId}` },
   });
   return { investigation: refOfInvestigation(row) };
+}
+
+/** `now`, or a millisecond past `previous` when the clock has not moved beyond it. */
+function laterOf(now: Date, previous: Date): Date {
+  return now.getTime() > previous.getTime() ? now : new Date(previous.getTime() + 1);
 }

@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { createHandOffWorkflow, settledTrace } from "../../test/automation-runs.ts";
+import { createApprovedWorkflow, createHandOffWorkflow, settledTrace } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 import { expressionOf } from "./investigator/gather.ts";
@@ -142,6 +142,51 @@ describeEachEngine("investigations", (harness) => {
     expect(list.json().total).toBe(1);
   });
 
+  it("concurrent force_new calls fork a chain: each starts after the one it forks from", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const { id: alertId } = await ingest(h, auth, { alertname: "Forks", service: "api" });
+    expect((await investigate(h, auth, alertId)).statusCode).toBe(200);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => investigate(h, auth, alertId, { force_new: true })),
+    );
+    expect(answers.map((answer) => answer.statusCode)).toEqual(Array(12).fill(200));
+    const list = await call(
+      h,
+      auth,
+      "GET",
+      `/app/sre/api/v1/investigations?alert_id=${alertId}&page_size=50`,
+    );
+    const items: { id: string; started_at: string }[] = list.json().investigations;
+    expect(items).toHaveLength(13);
+    // Newest first, and each one's parent is the one listed after it.
+    for (const [index, item] of items.entries()) {
+      const row = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${item.id}`)).json();
+      expect(row.parent_investigation_id).toBe(items[index + 1]?.id ?? null);
+      if (index + 1 < items.length) {
+        expect(Date.parse(item.started_at)).toBeGreaterThan(Date.parse(items[index + 1]?.started_at ?? ""));
+      }
+    }
+  });
+
+  it("runs the default workflow again when a tenant deleted it", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const { id: alertId } = await ingest(h, auth, { alertname: "Deleted", service: "api" });
+    const first = (await investigate(h, auth, alertId)).json().investigation;
+    expect((await finished(h, auth, first.id)).status).toBe("completed");
+    const deleted = await call(h, auth, "DELETE", "/platform/api/v1/workflows/sre-alert-investigation");
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    const again = await investigate(h, auth, alertId, { force_new: true });
+    expect(again.statusCode, again.body).toBe(200);
+    const done = await finished(h, auth, again.json().investigation.id);
+    expect(done.status).toBe("completed");
+    expect(done.triage_metadata).toMatchObject({
+      workflow_name: "sre-alert-investigation",
+      workflow_fallback: null,
+    });
+  });
+
   it("404 for an unknown or another tenant's alert and investigation; 400 for a bad body", async () => {
     const h = harness();
     const owner = await h.createKey();
@@ -266,6 +311,21 @@ describeEachEngine("investigations", (harness) => {
     ]);
     expect(javascript.statusCode).toBe(400);
     expect(javascript.json().details.field).toBe("evidence.0.url");
+    // Forms the URL parser takes but other clients read as relative or invalid links.
+    for (const url of [
+      "http:grafana.example.com",
+      "https:/grafana.example.com/d",
+      "http:\\\\grafana.example.com\\d",
+      " https://grafana.example.com",
+      "https://grafana.example.com/d x",
+    ]) {
+      const malformed = await submit([
+        { kind: "dashboard", title: "ok", url: "https://grafana.example.com/d/ok", source: "llm" },
+        { kind: "dashboard", title: "bad", url, source: "llm" },
+      ]);
+      expect(malformed.statusCode, url).toBe(400);
+      expect(malformed.json().details.field, url).toBe("evidence.1.url");
+    }
     // verified and captured_at are always Vigil's: what the caller claims is ignored. tool_name is
     // set only when source is tool_trace.
     const claimed = await submit([
@@ -465,7 +525,13 @@ describeEachEngine(
           "Connection pool exhausted",
           "A deploy changed the pool size",
         ]);
-        expect(done.structured_rca.plain_summary.verdict).toBe("real_problem");
+        expect(done.structured_rca).toMatchObject({
+          summary: "The payments database ran out of connections.",
+          root_cause: "Connection pool exhausted",
+          confidence: 0.9,
+          remediation: ["Raise the pool size of payments-db."],
+          plain_summary: { verdict: "real_problem" },
+        });
         expect(done.triage_metadata.investigator).toMatch(/^user:/);
         expect((await readAlert(h, auth, alertId)).investigation).toMatchObject({
           status: "completed",
@@ -486,6 +552,34 @@ describeEachEngine(
         );
         expect(terminated.json()).toEqual({ cancelled_workflows: 1 });
         expect((await call(h, auth, "GET", base_)).json().status).toBe("completed");
+        // Once the assigned workflow is gone (or needs an input an investigation does not give),
+        // the default runs and the investigation says why.
+        const deleted = await call(h, auth, "DELETE", `/platform/api/v1/workflows/${workflow}`);
+        expect(deleted.statusCode, deleted.body).toBe(204);
+        const fallback = await investigate(h, auth, alertId, { force_new: true });
+        expect(fallback.statusCode, fallback.body).toBe(200);
+        const fellBack = await finished(h, auth, fallback.json().investigation.id);
+        expect(fellBack.status).toBe("completed");
+        expect(fellBack.triage_metadata.workflow_name).toBe("sre-alert-investigation");
+        expect(fellBack.triage_metadata.workflow_fallback).toBe(
+          `workflow ${workflow} does not exist or has no approved version`,
+        );
+        await createApprovedWorkflow(h, auth, {
+          name: workflow,
+          inputs: [
+            { name: "investigation_id", required: true },
+            { name: "ticket", required: true },
+          ],
+          stages: [{ id: "hand_off", action_type: "http_request", config: { url: `${base}/x` } }],
+        });
+        const needsInput = await investigate(h, auth, alertId, { force_new: true });
+        expect(needsInput.statusCode, needsInput.body).toBe(200);
+        const row2 = (
+          await call(h, auth, "GET", `/app/sre/api/v1/investigations/${needsInput.json().investigation.id}`)
+        ).json();
+        expect(row2.triage_metadata.workflow_fallback).toBe(
+          `workflow ${workflow} requires ticket, which an investigation does not give`,
+        );
       } finally {
         remove();
         for (const res of held) res.destroy();

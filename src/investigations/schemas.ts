@@ -210,6 +210,14 @@ export const InvestigationTriageMetadata = Type.Object(
     workflow_name: Type.String({
       description: "The workflow the run executes (purpose alert_investigation)",
     }),
+    workflow_fallback: Type.Optional(
+      Nullable(
+        Type.String({
+          description:
+            "Why the workflow assigned to alert_investigation did not run and the default ran instead (it was deleted, has no approved version, or requires inputs an investigation does not give); null when it ran",
+        }),
+      ),
+    ),
     alert_status: Type.String({ description: "The alert's status when the investigation started" }),
     alert_severity: Type.String(),
     forked_from: Nullable(Uuid()),

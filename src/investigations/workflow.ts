@@ -3,7 +3,7 @@
 // assign another approved workflow to the purpose `alert_investigation`: it plugs in a chooser
 // (setInvestigationWorkflowChooser); without one, or when it names none, the default runs.
 
-import type { ProvidedWorkflow } from "../automation/index.ts";
+import { type ProvidedWorkflow, provisionWorkflow, workflowStates } from "../automation/index.ts";
 import type { Tenant } from "../core/auth/tenancy.ts";
 import type { Executor } from "../core/db/database.ts";
 import { STEP_ACTIONS } from "./investigator/step-names.ts";
@@ -28,8 +28,30 @@ export function setInvestigationWorkflowChooser(next: InvestigationWorkflowChoos
   };
 }
 
-export async function chooseInvestigationWorkflow(db: Executor, tenant: Tenant): Promise<string | null> {
-  return chooser ? chooser(db, tenant, INVESTIGATION_PURPOSE) : null;
+/**
+ * The workflow an investigation runs: the one assigned to the purpose while its newest approved
+ * version runs on an investigation's inputs; otherwise the default, provisioned again if it was
+ * deleted, and why the assigned one did not run. Every alert of an auto_investigate registration
+ * gets its investigation even after its assigned workflow was deleted or changed.
+ */
+export async function investigationWorkflow(
+  db: Executor,
+  tenant: Tenant,
+  now: Date,
+): Promise<{ name: string; fallback: string | null }> {
+  const chosen = chooser ? await chooser(db, tenant, INVESTIGATION_PURPOSE) : null;
+  let fallback: string | null = null;
+  if (chosen && chosen !== DEFAULT_INVESTIGATION_WORKFLOW) {
+    const required = (await workflowStates(db, { tenant, names: [chosen] })).requiredInputs.get(chosen);
+    const given = new Set(DEFAULT_WORKFLOW.inputs.map((input) => input.name));
+    const missing = (required ?? []).filter((name) => !given.has(name));
+    if (required && missing.length === 0) return { name: chosen, fallback: null };
+    fallback = required
+      ? `workflow ${chosen} requires ${missing.join(", ")}, which an investigation does not give`
+      : `workflow ${chosen} does not exist or has no approved version`;
+  }
+  await provisionWorkflow(db, tenant, DEFAULT_WORKFLOW, now);
+  return { name: DEFAULT_INVESTIGATION_WORKFLOW, fallback };
 }
 
 /** Its inputs are what every investigation workflow receives: a replacement declares the same. */

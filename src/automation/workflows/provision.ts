@@ -4,19 +4,39 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { workflows, workflowVersions } from "../tables.ts";
 
-/** Of `names`, those the tenant has as workflows, and those of them with an approved version. */
+/**
+ * Of `names`, those the tenant has as workflows, those of them with an approved version, and the
+ * inputs the version that runs (the newest approved) requires.
+ */
 export async function workflowStates(
   db: Executor,
   input: { tenant: Tenant; names: string[] },
-): Promise<{ existing: Set<string>; approved: Set<string> }> {
-  if (input.names.length === 0) return { existing: new Set(), approved: new Set() };
+): Promise<{ existing: Set<string>; approved: Set<string>; requiredInputs: Map<string, string[]> }> {
+  const requiredInputs = new Map<string, string[]>();
+  if (input.names.length === 0) return { existing: new Set(), approved: new Set(), requiredInputs };
   const rows = await db
-    .select({ name: workflows.name, status: workflowVersions.status })
+    .select({
+      name: workflows.name,
+      status: workflowVersions.status,
+      version: workflowVersions.version,
+      inputs: workflowVersions.inputs,
+    })
     .from(workflows)
     .leftJoin(workflowVersions, eq(workflowVersions.workflowId, workflows.id))
-    .where(and(inTenant(workflows, input.tenant), inArray(workflows.name, input.names)));
+    .where(and(inTenant(workflows, input.tenant), inArray(workflows.name, input.names)))
+    .orderBy(workflows.name, workflowVersions.version);
+  for (const row of rows) {
+    // In version order: the newest approved version's inputs are the last set.
+    if (row.status === "approved") {
+      requiredInputs.set(
+        row.name,
+        (row.inputs ?? []).filter((item) => item.required).map((item) => item.name),
+      );
+    }
+  }
   return {
     existing: new Set(rows.map((row) => row.name)),
-    approved: new Set(rows.filter((row) => row.status === "approved").map((row) => row.name)),
+    approved: new Set(requiredInputs.keys()),
+    requiredInputs,
   };
 }

@@ -1748,6 +1748,7 @@ export interface components {
             /** @description user:<id> for a manual start; auto_investigate when a registration's auto_investigate started it */
             requested_by: string;
             trigger: "manual" | "auto_investigate";
+            workflow_fallback?: string | null;
             /** @description The workflow the run executes (purpose alert_investigation) */
             workflow_name: string;
         };
