@@ -111,7 +111,9 @@ export const sessions = pgTable(
     index("sessions_activity_org")
       .on(table.orgId, table.updatedAt, table.id)
       .where(sql`${table.orgId} is not null`),
-    index("sessions_prompt_key").on(table.ownerId, table.promptKey),
+    // By the prompt's hash: a B-tree entry holds at most 2,704 bytes, and a first prompt may be a
+    // pasted log of 10,000 characters (ask.ts compares the text itself too).
+    index("sessions_prompt_key").on(table.ownerId, sql`md5(${table.promptKey})`),
     // pg_trgm is created by the 0000_extensions migration, before the tables.
     index("sessions_search").using("gin", sql`${table.searchText} gin_trgm_ops`),
   ],

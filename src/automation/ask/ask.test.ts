@@ -194,6 +194,24 @@ describeEachEngine(
       const trace = await settledTrace(h, me.auth, answered.trace_id);
       expect(trace.structured_output.summary).toBe("restarted payments in staging-us");
 
+      // An answer that names an input given before corrects it, and is not taken as the missing one.
+      const located = await ask(h, me.auth, { message: "restart the deployment in prod-eu" });
+      expect(located).toMatchObject({ inputs_required: ["service"], extracted: { cluster: "prod-eu" } });
+      const corrected = await ask(h, me.auth, {
+        message: "cluster=staging-eu",
+        session_id: located.session_id,
+      });
+      expect(corrected).toMatchObject({
+        decision: "inputs_required",
+        trace_id: "",
+        inputs_required: ["service"],
+        extracted: { cluster: "staging-eu" },
+      });
+      const completed = await ask(h, me.auth, { message: "checkout", session_id: located.session_id });
+      expect(completed).toMatchObject({ decision: "continued", inputs_required: [] });
+      const correctedTrace = await settledTrace(h, me.auth, completed.trace_id);
+      expect(correctedTrace.structured_output.summary).toBe("restarted checkout in staging-eu");
+
       // A waiting session takes a message that clearly asks for something else as a new request.
       const waitingAgain = await ask(h, me.auth, { message: "restart the search deployment" });
       expect(waitingAgain.inputs_required).toEqual(["cluster"]);
@@ -311,6 +329,17 @@ describeEachEngine(
       const stranger = await h.createKey();
       const foreign = await ask(h, stranger.auth, { message, prior_session: policy });
       expect(foreign.prior_session_id).toBeNull();
+
+      // A first prompt as long as a message may be (a pasted log: request ids, which PostgreSQL
+      // cannot compress) starts a session and is matched.
+      const pasted = `Roll back the checkout service, it logs:\n${Array.from(
+        { length: 200 },
+        (_, n) => `timeout request_id=${createHash("sha256").update(String(n)).digest("hex")}`,
+      ).join("\n")}`.slice(0, 10_000);
+      const long = await ask(h, me.auth, { message: pasted });
+      await settledTrace(h, me.auth, long.trace_id);
+      const longAgain = await ask(h, me.auth, { message: pasted, prior_session: policy });
+      expect(longAgain.prior_session_id).toBe(long.session_id);
     });
 
     it("answers 400 naming the field for a missing, empty or invalid message and bad inputs", async () => {

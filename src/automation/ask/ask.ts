@@ -2,7 +2,7 @@
 // the message, and start the run, all in the caller's session. Nothing runs on a weak or ambiguous
 // match (a weak one goes to the fallback agent when one is configured), nor while a required input
 // is missing: the session then waits, and the caller answers in it.
-import { and, desc, eq, gte, ne, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, ne, type SQL, sql } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { type Tx, withTransaction } from "../../core/db/database.ts";
@@ -176,10 +176,13 @@ async function priorSession(
   now: Date,
 ): Promise<{ id: string; summary: string } | null> {
   const since = new Date(now.getTime() - (policy.max_age_hours ?? 24) * 3_600_000);
+  const key = normalizePrompt(message);
   const conditions: SQL[] = [
     inTenant(sessions, tenant),
     eq(sessions.ownerId, tenant.ownerId),
-    eq(sessions.promptKey, normalizePrompt(message)),
+    // The hash finds the candidates through sessions_prompt_key; the text decides.
+    sql`md5(${sessions.promptKey}) = md5(${key})`,
+    eq(sessions.promptKey, key),
     ne(sessions.id, exclude),
     gte(sessions.updatedAt, since),
   ];
@@ -288,7 +291,12 @@ export async function startAsk({
     const carried = choice.decision === "continued" && pending ? pending.inputs : {};
     const known = { ...carried, ...given };
     const integrations = [...new Set([...catalog.integrationsOf.values()].flat())];
-    const extracted = inputsFromMessage(target, message, { integrations, skip: new Set(Object.keys(known)) });
+    // What the caller passes in `inputs` stands; what an earlier answer gave, `name=value` corrects.
+    const extracted = inputsFromMessage(target, message, {
+      integrations,
+      skip: new Set(Object.keys(known)),
+      correctable: new Set(Object.keys(carried).filter((name) => !(name in given))),
+    });
     const values: Record<string, string> = { ...known, ...extracted };
     const stillMissing = () =>
       target.inputs
@@ -298,7 +306,13 @@ export async function startAsk({
     const waiting = stillMissing();
     if (choice.decision === "continued" && waiting.length === 1 && Object.keys(extracted).length === 0) {
       const only = target.inputs.find((item) => item.name === waiting[0]);
-      if (only && !/\s/.test(message) && (!only.pattern || new RegExp(only.pattern).test(message))) {
+      const named = /^[A-Za-z_][A-Za-z0-9_-]*\s*[=:]/.test(message);
+      if (
+        only &&
+        !named &&
+        !/\s/.test(message) &&
+        (!only.pattern || new RegExp(only.pattern).test(message))
+      ) {
         values[only.name] = message;
         extracted[only.name] = message;
       }

@@ -1,6 +1,7 @@
 // Reading a target's declared inputs out of a message, in this order (the first that finds a value
 // wins for an input):
-//   1. `name=value` and `name: value` (quotes allowed; the name case-insensitive, - and _ alike);
+//   1. `name=value` and `name: value` (quotes allowed; the name case-insensitive, - and _ alike),
+//      which also corrects a value an earlier answer in the session gave;
 //   2. a word that is a known entity name (an integration of the tenant) for an input named after it;
 //   3. a word next to the input's name or a usual alias of it: "checkout service", "namespace payments",
 //      "5 replicas"; and after in/on/at for location inputs (cluster, namespace, region, ...);
@@ -82,6 +83,8 @@ export function extractInputs(
     vocabulary?: Set<string>;
     /** Inputs already given: not read from the message. */
     skip?: Set<string>;
+    /** Of those, inputs an explicit `name=value` in the message still sets (a correction). */
+    correctable?: Set<string>;
   } = {},
 ): Extraction {
   const skip = context.skip ?? new Set<string>();
@@ -89,8 +92,10 @@ export function extractInputs(
   const values: Record<string, string> = {};
   const used = new Set<string>();
   const byKey = new Map(declared.map((input) => [normalizeKey(input.name), input]));
-  const take = (input: RoutableInput, value: string) => {
-    if (values[input.name] !== undefined || skip.has(input.name) || !value) return false;
+  const correctable = context.correctable ?? new Set<string>();
+  const take = (input: RoutableInput, value: string, explicit = false) => {
+    const given = skip.has(input.name) && !(explicit && correctable.has(input.name));
+    if (values[input.name] !== undefined || given || !value) return false;
     if (!matchesPattern(input, value)) return false;
     values[input.name] = value;
     for (const word of words(value)) used.add(word);
@@ -98,7 +103,7 @@ export function extractInputs(
   };
   for (const match of message.matchAll(KEY_VALUE)) {
     const input = byKey.get(normalizeKey(match[1] ?? ""));
-    if (input) take(input, (match[2] ?? match[3] ?? match[4] ?? "").trim());
+    if (input) take(input, (match[2] ?? match[3] ?? match[4] ?? "").trim(), true);
   }
   const raw = message.split(/\s+/).filter(Boolean);
   const list = raw.map(stripPunctuation);

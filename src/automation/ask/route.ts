@@ -59,7 +59,7 @@ export function routeMessage(catalog: Routable[], message: string, fallbackAgent
 export function inputsFromMessage(
   target: Routable,
   message: string,
-  options: { integrations?: string[]; skip?: Set<string> } = {},
+  options: { integrations?: string[]; skip?: Set<string>; correctable?: Set<string> } = {},
 ): Record<string, string> {
   const vocabulary = new Set(terms(`${target.name.replace(/[-_]/g, " ")} ${target.description}`));
   return extractInputs(message, target.inputs, { ...options, vocabulary }).values;

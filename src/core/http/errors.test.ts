@@ -341,7 +341,6 @@ describeEachEngine(
 
       it("an integer beyond the database's range is 400 naming the field", async () => {
         const cases: [InjectOptions, string, string][] = [
-          [{ method: "GET", url: "/app/sre/api/v1/alerts?page=1e30" }, "page", "querystring"],
           [{ method: "GET", url: "/app/sre/api/v1/alerts?page=2147483648" }, "page", "querystring"],
           [
             { method: "GET", url: "/platform/api/v1/executions?offset=9223372036854775808" },
@@ -370,6 +369,39 @@ describeEachEngine(
         const largest = await call({ method: "GET", url: "/platform/api/v1/executions?offset=2147483647" });
         expect(largest.statusCode).toBe(200);
         expect(largest.json()).toEqual([]);
+      });
+
+      it("a number not written as a plain decimal is 400 naming the field", async () => {
+        // JavaScript's Number() reads all of these; Infinity then passed every bound.
+        const cases: [InjectOptions, string, string][] = [
+          [{ method: "GET", url: "/platform/api/v1/executions?limit=Infinity" }, "limit", "querystring"],
+          [{ method: "GET", url: "/platform/api/v1/executions?offset=1e400" }, "offset", "querystring"],
+          [{ method: "GET", url: "/platform/api/v1/sessions?limit=-Infinity" }, "limit", "querystring"],
+          [{ method: "GET", url: "/platform/api/v1/executions?limit=0x10" }, "limit", "querystring"],
+          [{ method: "GET", url: "/app/sre/api/v1/alerts?page=1e30" }, "page", "querystring"],
+          [{ method: "GET", url: "/app/sre/api/v1/alerts?page_size=2e0" }, "page_size", "querystring"],
+          [{ method: "GET", url: "/app/sre/api/v1/alerts?page=%205" }, "page", "querystring"],
+          [
+            { method: "PUT", url: "/platform/api/v1/workflows/wf-text/versions/Infinity", payload: {} },
+            "version",
+            "params",
+          ],
+          [
+            { method: "POST", url: "/platform/api/v1/workflows/wf-text/versions/0b1/approve" },
+            "version",
+            "params",
+          ],
+        ];
+        for (const [options, field, location] of cases) {
+          const url = options.url as string;
+          const response = await call(options);
+          expect(response.statusCode, url).toBe(400);
+          expect(response.json(), url).toEqual(
+            invalid(url, `${field}: must be integer`, { field, location, rule: "type" }),
+          );
+        }
+        const written = await call({ method: "GET", url: "/platform/api/v1/executions?limit=007&offset=0" });
+        expect(written.statusCode, written.body).toBe(200);
       });
 
       it("the OpenAPI document shows the bounds every input integer gets", async () => {

@@ -58,6 +58,71 @@ function boundIntegers(schema: unknown, shared: Record<string, unknown>): void {
   }
 }
 
+// How a number is written in a query string or path: Ajv's coercion is JavaScript's Number(), which
+// also takes `Infinity` (and `1e400`, which becomes it, and then passes every bound), `0x10`, `2e0`
+// and padded text, so `limit=Infinity` reached the database as an error (500) and `versions/0x1`
+// named version 1.
+const INTEGER_TEXT = /^-?\d{1,20}$/;
+const NUMBER_TEXT = /^-?(\d+(\.\d*)?|\.\d+)$/;
+
+type NumericKind = "integer" | "number";
+
+/** The top-level fields of a query, path or header schema that hold numbers, or lists of them. */
+function numericFields(schema: unknown, shared: Record<string, unknown>): Map<string, NumericKind> {
+  const fields = new Map<string, NumericKind>();
+  const resolve = (node: unknown): Record<string, unknown> | null => {
+    if (node === null || typeof node !== "object") return null;
+    const record = node as Record<string, unknown>;
+    const id = typeof record.$ref === "string" ? record.$ref.split("#")[0] : undefined;
+    return id ? resolve(shared[id]) : record;
+  };
+  const kindOf = (node: unknown): NumericKind | null => {
+    const record = resolve(node);
+    if (!record) return null;
+    const types = Array.isArray(record.type) ? record.type : [record.type];
+    if (types.includes("integer")) return "integer";
+    if (types.includes("number")) return "number";
+    if (types.includes("array")) return kindOf(record.items);
+    const branches = (record.anyOf ?? record.oneOf) as unknown[] | undefined;
+    return branches?.map(kindOf).find((kind) => kind !== null) ?? null;
+  };
+  const properties = resolve(schema)?.properties;
+  if (properties && typeof properties === "object") {
+    for (const [name, property] of Object.entries(properties)) {
+      const kind = kindOf(property);
+      if (kind) fields.set(name, kind);
+    }
+  }
+  return fields;
+}
+
+/**
+ * Wraps a coercing validator: a numeric field whose text is not a plain decimal number fails its
+ * type check, as text that is no number at all does (400 naming the field).
+ */
+function numbersAsWritten(fields: Map<string, NumericKind>, validate: Compiled): Compiled {
+  if (fields.size === 0) return validate;
+  const notANumber = (value: unknown, kind: NumericKind) =>
+    typeof value === "string" && !(kind === "integer" ? INTEGER_TEXT : NUMBER_TEXT).test(value);
+  const checked = ((data: unknown, ...rest: unknown[]) => {
+    if (data !== null && typeof data === "object") {
+      const record = data as Record<string, unknown>;
+      for (const [name, kind] of fields) {
+        const value = record[name];
+        const bad = Array.isArray(value)
+          ? value.some((item) => notANumber(item, kind))
+          : notANumber(value, kind);
+        // Text Number() cannot read: the type check then fails as for any other word.
+        if (bad) record[name] = "not a number";
+      }
+    }
+    return (validate as unknown as (...args: unknown[]) => unknown)(data, ...rest);
+  }) as unknown as Compiled;
+  Object.defineProperty(checked, "schemaEnv", { get: () => validate.schemaEnv });
+  Object.defineProperty(checked, "errors", { get: () => validate.errors });
+  return checked;
+}
+
 export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaController"> {
   const buildFromPool = AjvCompiler();
   const buildValidator: BuildFromPool = (externalSchemas, serverOptions) => {
@@ -74,7 +139,11 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
       // Every validated schema passes here before it is compiled, whichever plugin declared it; the
       // bounds are set now, so the OpenAPI document shows them before any request arrives.
       boundIntegers(route.schema, externalSchemas as Record<string, unknown>);
-      return lazyValidator(() => (route.httpPart === "body" ? strict() : coercing())(route as never));
+      if (route.httpPart === "body") return lazyValidator(() => strict()(route as never));
+      return numbersAsWritten(
+        numericFields(route.schema, externalSchemas as Record<string, unknown>),
+        lazyValidator(() => coercing()(route as never)),
+      );
     }) as unknown as ReturnType<BuildFromPool>;
   };
   const buildSerializerFromPool = SerializerSelector();
