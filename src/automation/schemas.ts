@@ -20,7 +20,11 @@ const InputFields = {
   description: Type.Optional(Type.String({ maxLength: 1000 })),
   required: Type.Optional(Type.Boolean({ default: false })),
   pattern: Type.Optional(
-    Type.String({ maxLength: 500, description: "A regular expression the value must match" }),
+    Type.String({
+      maxLength: 500,
+      description:
+        "A regular expression (RE2 syntax: no look-around or back-references) the value must contain a match of; anchor it with ^ and $ to match the whole value",
+    }),
   ),
   default: Type.Optional(Type.String({ maxLength: 10_000 })),
 };

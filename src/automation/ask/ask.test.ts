@@ -367,6 +367,21 @@ describeEachEngine(
         expect(response.statusCode, JSON.stringify(body)).toBe(400);
         expect(JSON.stringify(response.json()), JSON.stringify(body)).toContain(field);
       }
+      // A pattern that backtracks exponentially in JavaScript's RegExp (2^100 steps on this value)
+      // is matched in linear time: the answer is a 400, not a server held for ever.
+      await createApprovedWorkflow(h, me.auth, {
+        name: "nested-pattern",
+        inputs: [{ name: "word", required: true, pattern: "^(a+)+$" }],
+        stages: [{ id: "t", action_type: "json_transform", config: { expression: "input" } }],
+      });
+      for (const inputs of [{ word: `${"a".repeat(100)}!` }, { word: "aaaa" }]) {
+        const response = await call(h, me.auth, "POST", ASK, {
+          message: "go",
+          entity_refs: [{ type: "workflow", name: "nested-pattern" }],
+          inputs,
+        });
+        expect(response.statusCode, response.body).toBe(inputs.word === "aaaa" ? 200 : 400);
+      }
     });
 
     it("searches sessions by prompt, responder, source metadata, id and source_app, paged", async () => {

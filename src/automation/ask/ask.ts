@@ -9,6 +9,7 @@ import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, badRequest } from "../../core/errors.ts";
 import { missingIntegrations } from "../../integrations/index.ts";
 import { startExecution } from "../executions/executions.ts";
+import { matchesPattern } from "../input-pattern.ts";
 import type { PendingAsk } from "../schemas.ts";
 import { addMessage, createSession, normalizePrompt, touchSession } from "../sessions/session-rows.ts";
 import { sessionSummary } from "../sessions/sessions.ts";
@@ -205,7 +206,7 @@ function checkGivenInputs(target: Routable, given: Record<string, string>): void
   for (const input of target.inputs) {
     const value = given[input.name];
     if (value === undefined || !input.pattern) continue;
-    if (!new RegExp(input.pattern).test(value))
+    if (!matchesPattern(input.pattern, value))
       throw badRequest(`inputs.${input.name}`, `does not match ${input.pattern}`);
   }
 }
@@ -307,12 +308,7 @@ export async function startAsk({
     if (choice.decision === "continued" && waiting.length === 1 && Object.keys(extracted).length === 0) {
       const only = target.inputs.find((item) => item.name === waiting[0]);
       const named = /^[A-Za-z_][A-Za-z0-9_-]*\s*[=:]/.test(message);
-      if (
-        only &&
-        !named &&
-        !/\s/.test(message) &&
-        (!only.pattern || new RegExp(only.pattern).test(message))
-      ) {
+      if (only && !named && !/\s/.test(message) && (!only.pattern || matchesPattern(only.pattern, message))) {
         values[only.name] = message;
         extracted[only.name] = message;
       }

@@ -7,6 +7,7 @@
 //      "5 replicas"; and after in/on/at for location inputs (cluster, namespace, region, ...);
 //   4. the only word of the message that matches the input's declared pattern.
 // A value that does not match the input's pattern is not taken.
+import { matchesPattern } from "../input-pattern.ts";
 import type { RoutableInput } from "./rank.ts";
 import { isStopWord, terms, words } from "./text.ts";
 
@@ -42,14 +43,7 @@ const KEY_VALUE = /([A-Za-z_][A-Za-z0-9_-]*)\s*(?:=|:)\s*(?:"([^"]*)"|'([^']*)'|
 
 const normalizeKey = (key: string) => key.toLowerCase().replace(/-/g, "_");
 
-function matchesPattern(input: RoutableInput, value: string): boolean {
-  if (!input.pattern) return true;
-  try {
-    return new RegExp(input.pattern).test(value);
-  } catch {
-    return false;
-  }
-}
+const fits = (input: RoutableInput, value: string) => !input.pattern || matchesPattern(input.pattern, value);
 
 /** A word of the message as written (case kept), with surrounding punctuation trimmed. */
 function stripPunctuation(token: string): string {
@@ -96,7 +90,7 @@ export function extractInputs(
   const take = (input: RoutableInput, value: string, explicit = false) => {
     const given = skip.has(input.name) && !(explicit && correctable.has(input.name));
     if (values[input.name] !== undefined || given || !value) return false;
-    if (!matchesPattern(input, value)) return false;
+    if (!fits(input, value)) return false;
     values[input.name] = value;
     for (const word of words(value)) used.add(word);
     return true;
@@ -146,7 +140,7 @@ export function extractInputs(
   for (const input of declared) {
     if (values[input.name] !== undefined || !input.pattern) continue;
     const matching = [
-      ...new Set(list.filter((token) => !used.has(token.toLowerCase()) && matchesPattern(input, token))),
+      ...new Set(list.filter((token) => !used.has(token.toLowerCase()) && fits(input, token))),
     ];
     if (matching.length === 1) take(input, matching[0] as string);
   }

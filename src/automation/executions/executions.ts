@@ -8,6 +8,7 @@ import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../../core/context.ts";
 import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
+import { matchesPattern } from "../input-pattern.ts";
 import type { Stage, WorkflowInput } from "../schemas.ts";
 import { createSession, recordResponder, touchSession } from "../sessions/session-rows.ts";
 import { agents, executionNodes, executions, workflows } from "../tables.ts";
@@ -70,7 +71,7 @@ export function applyDeclaredInputs(declared: WorkflowInput[], input: unknown): 
       }
       continue;
     }
-    if (item.pattern !== undefined && !new RegExp(item.pattern).test(String(value))) {
+    if (item.pattern !== undefined && !matchesPattern(item.pattern, String(value))) {
       throw new AppError("VALIDATION_FAILED", `input.${item.name}: does not match ${item.pattern}`, {
         field: `input.${item.name}`,
       });

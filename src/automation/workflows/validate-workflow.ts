@@ -2,6 +2,7 @@
 // one binding per stage, dependencies that exist and form no cycle, agents that exist.
 import { AppError } from "../../core/errors.ts";
 import { registeredAction } from "../executions/extensions.ts";
+import { matchesPattern, patternError } from "../input-pattern.ts";
 import { ACTION_TYPES, type Stage, type WorkflowInput } from "../schemas.ts";
 
 function invalid(field: string, message: string): AppError {
@@ -14,13 +15,14 @@ export function validateInputs(inputs: WorkflowInput[]): void {
     if (seen.has(input.name)) throw invalid(`inputs.${index}.name`, `duplicate input ${input.name}`);
     seen.add(input.name);
     if (input.pattern === undefined) return;
-    let pattern: RegExp;
-    try {
-      pattern = new RegExp(input.pattern);
-    } catch {
-      throw invalid(`inputs.${index}.pattern`, "is not a valid regular expression");
+    const error = patternError(input.pattern);
+    if (error) {
+      throw invalid(
+        `inputs.${index}.pattern`,
+        `is not a valid regular expression in RE2 syntax (no look-around or back-references): ${error}`,
+      );
     }
-    if (input.default !== undefined && !pattern.test(input.default)) {
+    if (input.default !== undefined && !matchesPattern(input.pattern, input.default)) {
       throw invalid(`inputs.${index}.default`, "does not match the input's pattern");
     }
   });

@@ -369,6 +369,9 @@ describeEachEngine("workflows", (harness) => {
       [{ stages: [{ name: "no id" }] }, "stages.0.id"],
       [{ stages: [{ id: "a", binding: "x" }] }, "stages.0.binding"],
       [{ inputs: [{ name: "x", pattern: "([" }] }, "inputs.0.pattern"],
+      // Patterns run on RE2, which has neither look-around nor back-references.
+      [{ inputs: [{ name: "x", pattern: "^(?!prod)[a-z]+$" }] }, "inputs.0.pattern"],
+      [{ inputs: [{ name: "x", pattern: "^(a)\\1$" }] }, "inputs.0.pattern"],
       [{ inputs: [{ name: "x", pattern: "^\\d+$", default: "ten" }] }, "inputs.0.default"],
       [{ inputs: [{ name: "x" }, { name: "x" }] }, "inputs.1.name"],
       [{ routing_status: "paused" }, "routing_status"],

@@ -942,7 +942,7 @@ export interface components {
                 default?: string;
                 description?: string;
                 name: string;
-                /** @description A regular expression the value must match */
+                /** @description A regular expression (RE2 syntax: no look-around or back-references) the value must contain a match of; anchor it with ^ and $ to match the whole value */
                 pattern?: string;
                 /** @default false */
                 required: boolean;
@@ -1804,7 +1804,7 @@ export interface components {
                 default?: string;
                 description?: string;
                 name: string;
-                /** @description A regular expression the value must match */
+                /** @description A regular expression (RE2 syntax: no look-around or back-references) the value must contain a match of; anchor it with ^ and $ to match the whole value */
                 pattern?: string;
                 /** @default false */
                 required: boolean;
@@ -2270,7 +2270,7 @@ export interface components {
                 default?: string;
                 description?: string;
                 name: string;
-                /** @description A regular expression the value must match */
+                /** @description A regular expression (RE2 syntax: no look-around or back-references) the value must contain a match of; anchor it with ^ and $ to match the whole value */
                 pattern?: string;
                 /** @default false */
                 required: boolean;
@@ -2302,7 +2302,7 @@ export interface components {
                 default?: string;
                 description?: string;
                 name: string;
-                /** @description A regular expression the value must match */
+                /** @description A regular expression (RE2 syntax: no look-around or back-references) the value must contain a match of; anchor it with ^ and $ to match the whole value */
                 pattern?: string;
                 /** @default false */
                 required: boolean;
