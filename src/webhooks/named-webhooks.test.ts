@@ -606,6 +606,7 @@ describeEachEngine(
           outcome: error,
           headers: expect.objectContaining({ "content-type": "text/plain" }),
           payload: "again",
+          payload_encoding: "utf8",
         });
         const shown = await call(h, auth, "GET", `${BASE}/${created.id}`);
         expect(shown.json()).toMatchObject({
@@ -755,6 +756,8 @@ describeEachEngine(
           ["checkout is down", "text/plain", "input.service: is required"],
           ["", "text/plain", "input.service: is required"],
           ['{"service":"Bad!"}', "application/json", "input.service: does not match ^[a-z-]+$"],
+          // A list is not matched by how it prints ("checkout").
+          ['{"service":["checkout"]}', "application/json", "input.service: must be text to match ^[a-z-]+$"],
           // JSON that is not an object is the text input message, as text is: service is missing.
           ['["checkout"]', "application/json", "input.service: is required"],
           ["{nope", "application/json", "input.service: is required"],
@@ -777,8 +780,9 @@ describeEachEngine(
           });
         }
         const runs = (await call(h, auth, "GET", `${BASE}/${created.id}/runs`)).json();
-        expect(runs.total).toBe(6);
+        expect(runs.total).toBe(7);
         expect(runs.runs.map((run: { status: string }) => run.status)).toEqual([
+          "failed",
           "failed",
           "failed",
           "failed",
@@ -786,7 +790,7 @@ describeEachEngine(
           "failed",
           "accepted",
         ]);
-        expect(runs.runs[4]).toMatchObject({
+        expect(runs.runs[5]).toMatchObject({
           error: "input.service: is required",
           trace_id: null,
           outcome: null,

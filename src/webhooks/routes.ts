@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { contextOf } from "../core/context.ts";
 import { OrgQuery, Uuid } from "../core/http/schemas.ts";
@@ -12,6 +12,8 @@ import { triggerWebhook } from "./trigger.ts";
 
 const tags = ["webhooks"];
 const jsonError = { $ref: "JsonError#" };
+/** Each trigger request's Content-Type as sent (the route reads every body as bytes). */
+const sentContentTypes = new WeakMap<FastifyRequest, string | undefined>();
 
 export async function webhooksRoutes(instance: FastifyInstance, options: { targets: WebhookTargets }) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -76,6 +78,13 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
   // The trigger takes any content type (SNS posts text/plain) and keeps the body as received.
   await app.register(async (trigger) => {
     trigger.removeAllContentTypeParsers();
+    // Fastify answers 415 for a Content-Type it cannot parse (`foo`, `a/b/c`) before the handler
+    // runs: such a sender got 415 without its token being read, and the delivery went unrecorded.
+    // The body is read as bytes whatever the header says; the header is kept as sent for the record.
+    trigger.addHook("onRequest", async (request) => {
+      sentContentTypes.set(request, request.headers["content-type"]);
+      request.headers["content-type"] = "application/octet-stream";
+    });
     trigger.addContentTypeParser(
       "*",
       { parseAs: "buffer", bodyLimit: trigger.services.config.webhookBodyLimitBytes },
@@ -138,7 +147,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             token: request.query.apiKey || bearer,
             orgId: request.query.orgId ?? null,
             body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-            headers: request.headers,
+            headers: { ...request.headers, "content-type": sentContentTypes.get(request) },
           },
           log: request.log as unknown as Logger,
         });

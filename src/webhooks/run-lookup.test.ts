@@ -55,6 +55,22 @@ describeEachEngine("webhook run lookup", (harness) => {
       expect(response.statusCode, id).toBe(200);
       expect(response.json()).toEqual(run);
     }
+
+    // A body that is not UTF-8 comes back byte for byte, in base64.
+    const bytes = Buffer.from([0xff, 0xfe, 0xc3, 0x00, 0x41, 0xe2, 0x82]);
+    const binary = await h.vigil.app.inject({
+      method: "POST",
+      url: `${BASE}/trigger`,
+      headers: { authorization: `Bearer ${webhook.token}`, "content-type": "application/octet-stream" },
+      payload: bytes,
+    });
+    expect(binary.statusCode, binary.body).toBe(202);
+    const stored = (
+      await call(h, auth, "GET", `${BASE}/${webhook.id}/runs/${binary.json().invocation_id}`)
+    ).json();
+    expect(stored).toMatchObject({ payload_encoding: "base64", payload_bytes: bytes.length });
+    expect(Buffer.from(stored.payload, "base64").equals(bytes)).toBe(true);
+    expect(run.payload_encoding).toBe("utf8");
   });
 
   it("keeps only deliveries that started a run in the run-id index, and looks runs up through it", async () => {

@@ -152,6 +152,9 @@ describeEachEngine(
         const sameOrg = await post(inOrg, orgId);
         expect(sameOrg.statusCode, sameOrg.body).toBe(202);
         expect(sameOrg.json().webhook_id).toBe(inOrg.id);
+        // An id is read in any case.
+        const upperCase = await post(inOrg, orgId.toUpperCase());
+        expect(upperCase.statusCode, upperCase.body).toBe(202);
         const malformed = await post(inOrg, "not-a-uuid");
         expect(malformed.statusCode).toBe(400);
         expect(malformed.json()).toMatchObject({
@@ -282,12 +285,21 @@ describeEachEngine(
         });
         expect(octets.statusCode, octets.body).toBe(202);
         expect(octets.json()).toMatchObject({ alerts: [{ outcome: "duplicate" }] });
+        // A Content-Type no parser reads is kept as sent, and the token is still what decides.
+        const malformed = await alertmanager.post({
+          payload: AM_FIRING,
+          headers: { "content-type": "a/b/c" },
+        });
+        expect(malformed.statusCode, malformed.body).toBe(202);
+        const noToken = await trigger(h, { payload: AM_FIRING, headers: { "content-type": "foo" } });
+        expect(noToken.statusCode, noToken.body).toBe(401);
 
         const runs = await h.vigil.app.inject({
           url: `${alertmanager.runsUrl}`,
           headers: alertmanager.owner.auth,
         });
         expect(runs.json().runs.map((run: { content_type: string | null }) => run.content_type)).toEqual([
+          "a/b/c",
           "application/octet-stream",
           null,
         ]);
@@ -393,6 +405,7 @@ describeEachEngine(
           outcome: null,
           headers: expect.objectContaining({ "content-type": "application/json" }),
           payload: DATADOG_TRIGGERED,
+          payload_encoding: "utf8",
         });
         const list = await h.vigil.app.inject({ url: runsUrl, headers: owner.auth });
         expect(list.json()).toMatchObject({
@@ -551,6 +564,7 @@ describeEachEngine(
             "user-agent": expect.any(String),
           },
           payload,
+          payload_encoding: "utf8",
         });
         expect(run.body).not.toContain(token);
         expect(run.body).not.toContain("secret");

@@ -87,5 +87,16 @@ export async function getWebhookRun({
     )
     .limit(1);
   if (!row) throw notFound("webhook run", { webhook_id: input.webhookId, run_id: input.runId });
-  return { ...present(row, webhook), headers: row.headers, payload: row.payload.toString("utf8") };
+  return { ...present(row, webhook), headers: row.headers, ...payloadOf(row.payload) };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The body as text when it is UTF-8; otherwise its bytes in base64, so nothing is lost in the answer. */
+function payloadOf(body: Buffer): Pick<WebhookRunDetail, "payload" | "payload_encoding"> {
+  try {
+    return { payload: utf8.decode(body), payload_encoding: "utf8" };
+  } catch {
+    return { payload: body.toString("base64"), payload_encoding: "base64" };
+  }
 }

@@ -39,7 +39,14 @@ export const WebhookRunDetail = Type.Object(
   {
     ...runFields,
     headers: Type.Record(Type.String(), Type.String()),
-    payload: Type.String({ description: "The request body exactly as received" }),
+    payload: Type.String({
+      description:
+        "The request body exactly as received: its text when it is UTF-8, else its bytes in base64 (payload_encoding)",
+    }),
+    payload_encoding: Type.Union([Type.Literal("utf8"), Type.Literal("base64")], {
+      description:
+        "utf8: payload is the body's text; base64: the body was not UTF-8, and payload holds its bytes",
+    }),
   },
   { $id: "WebhookRunDetail" },
 );

@@ -68,7 +68,11 @@ async function resolveWebhook(services: Services, request: TriggerRequest): Prom
   }
   const webhook = await findWebhookByToken(services.database.db, request.token);
   if (!webhook) throw new AppError("UNAUTHENTICATED", "invalid webhook token");
-  if (webhook.deletedAt || !webhook.enabled || (request.orgId && request.orgId !== webhook.orgId)) {
+  if (
+    webhook.deletedAt ||
+    !webhook.enabled ||
+    (request.orgId && request.orgId.toLowerCase() !== webhook.orgId)
+  ) {
     throw new AppError("NOT_FOUND", "webhook not found or disabled", { webhook_id: webhook.id });
   }
   return webhook;

@@ -534,6 +534,8 @@ describeEachEngine(
         reason: "wrong target",
         cancelled_workflows: 1,
       });
+      // The termination is the session's latest activity.
+      expect(session.last_activity_at).toBe(session.messages.at(-1).created_at);
     });
 
     it("answers 503 when a running run could not be cancelled, and cancels it on a later call", async () => {

@@ -71,7 +71,15 @@ export function applyDeclaredInputs(declared: WorkflowInput[], input: unknown): 
       }
       continue;
     }
-    if (item.pattern !== undefined && !matchesPattern(item.pattern, String(value))) {
+    if (item.pattern === undefined) continue;
+    // A pattern constrains text: a list or an object (a webhook's JSON body) is not matched by how
+    // it prints (["a"] printed as "a").
+    if (typeof value === "object") {
+      throw new AppError("VALIDATION_FAILED", `input.${item.name}: must be text to match ${item.pattern}`, {
+        field: `input.${item.name}`,
+      });
+    }
+    if (!matchesPattern(item.pattern, String(value))) {
       throw new AppError("VALIDATION_FAILED", `input.${item.name}: does not match ${item.pattern}`, {
         field: `input.${item.name}`,
       });

@@ -7,7 +7,7 @@ import { withTransaction } from "../../core/db/database.ts";
 import { AppError } from "../../core/errors.ts";
 import { cancelInTx } from "../executions/executions.ts";
 import { executions } from "../tables.ts";
-import { addMessage, ownedSession } from "./session-rows.ts";
+import { addMessage, ownedSession, touchSession } from "./session-rows.ts";
 
 /** How long a cancel waits for a step holding the run's row; past it the run counts as not cancelled. */
 const CANCEL_LOCK_TIMEOUT = "5s";
@@ -39,16 +39,21 @@ export async function terminateSession({
     if (outcome === "failed") failed.push(traceId);
   }
   if (cancelled > 0) {
-    await addMessage(
-      ctx.db,
-      {
-        sessionId: session.id,
-        role: "assistant",
-        content: `Terminated: ${cancelled} run(s) cancelled${reason ? ` (${reason})` : ""}`,
-        data: { event: "terminated", reason, cancelled_workflows: cancelled },
-      },
-      ctx.now(),
-    );
+    const now = ctx.now();
+    // The termination is the session's latest activity: the list's order and its duration say so.
+    await withTransaction(ctx.db, async (tx) => {
+      await addMessage(
+        tx,
+        {
+          sessionId: session.id,
+          role: "assistant",
+          content: `Terminated: ${cancelled} run(s) cancelled${reason ? ` (${reason})` : ""}`,
+          data: { event: "terminated", reason, cancelled_workflows: cancelled },
+        },
+        now,
+      );
+      await touchSession(tx, tenantOf(ctx.actor), session.id, now);
+    });
   }
   if (failed.length > 0) {
     throw new AppError(

@@ -2162,9 +2162,11 @@ export interface components {
             outcome: {
                 [key: string]: unknown;
             } | null;
-            /** @description The request body exactly as received */
+            /** @description The request body exactly as received: its text when it is UTF-8, else its bytes in base64 (payload_encoding) */
             payload: string;
             payload_bytes: number;
+            /** @description utf8: payload is the body's text; base64: the body was not UTF-8, and payload holds its bytes */
+            payload_encoding: "utf8" | "base64";
             /** Format: date-time */
             received_at: string;
             run_id: string | null;
