@@ -232,6 +232,40 @@ describeEachEngine(
       ]);
     });
 
+    it("correlates beside an alert stored with a trigger time at the end of year 9999", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const path = await registerTrigger(h, auth, { source: "alertmanager", integration: "far" });
+      const far = await deliverOne(
+        h,
+        path,
+        firing("c000000000000001", "09:20:00", { alertname: "Far", cluster: "prod-far-1" }),
+      );
+      // Source times are now bounded at ingest; a row stored before keeps its time.
+      await h.vigil.services.database.db.execute(
+        sql`update alerts set triggered_at = '9999-12-31T23:59:59Z' where id = ${far}`,
+      );
+      await h.vigil.services.database.db.execute(
+        sql`update alert_storm_queue set triggered_at = '9999-12-31T23:59:59Z' where alert_id = ${far}`,
+      );
+      const cluster = { cluster: "prod-near-1", env: "production" };
+      const first = await deliverOne(
+        h,
+        path,
+        firing("c000000000000002", "09:20:00", { alertname: "DiskFull", ...cluster, instance: "n-1" }),
+      );
+      const second = await deliverOne(
+        h,
+        path,
+        firing("c000000000000003", "09:21:00", { alertname: "HighLatency", ...cluster, service: "api" }),
+      );
+      expect(await settle(h)).toBe(3);
+      const stormId = (await readAlert(h, auth, first)).storm_id;
+      expect(stormId).toMatch(UUID);
+      expect((await readAlert(h, auth, second)).storm_id).toBe(stormId);
+      expect([await isPending(h, far), await isPending(h, first)]).toEqual([false, false]);
+    });
+
     it("takes a member whose cluster changes out of its storm, which dissolves", async () => {
       const h = harness();
       const { auth } = await h.createKey();

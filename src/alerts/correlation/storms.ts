@@ -293,6 +293,13 @@ async function readNeighbourhood(
   return { alerts, summaries };
 }
 
+// A window around an alert stored before source times were bounded (year 9999) reached past the
+// years ISO 8601 writes with four digits, which PostgreSQL refused, and every round of the
+// correlator failed with it.
+const EARLIEST_MS = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST_MS = Date.parse("9999-12-31T23:59:59.999Z");
+const storableTime = (ms: number) => new Date(Math.min(Math.max(ms, EARLIEST_MS), LATEST_MS)).toISOString();
+
 /** readNeighbourhood's statement. */
 export function neighbourhoodQuery(
   tenant: Pick<AlertScope, "orgId" | "ownerId">,
@@ -304,8 +311,8 @@ export function neighbourhoodQuery(
     ranges.map((range, n) => ({
       n,
       scope: range.scope,
-      lo: new Date(range.lo).toISOString(),
-      hi: new Date(range.hi).toISOString(),
+      lo: storableTime(range.lo),
+      hi: storableTime(range.hi),
     })),
   );
   const touchedIds = boundArray(touched, "uuid");

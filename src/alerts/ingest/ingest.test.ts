@@ -391,6 +391,27 @@ describeEachEngine(
       expect(await readHistory(h, auth, id)).toEqual(historyBefore);
     });
 
+    it("takes trigger times outside the years 1 to 9999 as absent, beside a good alert", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "alertmanager");
+      const good = fingerprint();
+      const early = fingerprint();
+      const late = fingerprint();
+      const body = checkoutBody([
+        { status: "firing", fingerprint: good, startsAt: T0 },
+        { status: "firing", fingerprint: early, startsAt: "0001-01-01T00:00:00+01:00" },
+        { status: "firing", fingerprint: late, startsAt: "9999-12-31T23:59:59Z" },
+      ]);
+      const response = await deliver(h, registration, body);
+      expect(response.statusCode, response.body).toBe(202);
+      const received = h.vigil.services.now().toISOString();
+      for (const uid of [early, late]) {
+        expect((await readAlert(h, auth, uid)).triggered_at, uid).toBe(received);
+      }
+      expect((await readAlert(h, auth, good)).triggered_at).toBe(T0);
+    });
+
     it("tells repeats from changes alert by alert, in one delivery and for one alert twice in a body", async () => {
       const h = harness();
       const { auth } = await h.createKey();

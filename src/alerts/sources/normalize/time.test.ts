@@ -115,11 +115,21 @@ describe("parseSourceTime: absent and bad values give null", () => {
     ["exponent", "1.7e9"],
     ["nanoseconds beyond year 9999", "300000000000000000000"],
     ["huge nanoseconds", "999999999999999999999999999"],
+    // Outside the years 1 to 9999, or too near their ends for a window around the time.
+    ["year 0", "0000-03-01T00:00:00Z"],
+    ["an offset into year 0", "0001-01-01T00:00:00+01:00"],
+    ["the last day of year 9999", "9999-12-31T23:59:59Z"],
+    ["an offset past year 9999", "9999-12-30T23:00:00-02:00"],
     ["object", { time: 1 }],
     ["array", [1715681551]],
     ["boolean", true],
   ])("%s", (_name, value) => {
     expect(parseSourceTime(value)).toBeNull();
+  });
+
+  it("keeps times a day inside the years 1 to 9999", () => {
+    expect(parseSourceTime("0001-01-02T00:00:00Z")).toBe("0001-01-02T00:00:00.000Z");
+    expect(parseSourceTime("9999-12-30T23:59:59.999Z")).toBe("9999-12-30T23:59:59.999Z");
   });
 
   it("accepts 29 February of a leap year", () => {

@@ -43,6 +43,10 @@ function utcMilliseconds(parts: DateTimeParts): number | null {
   return date.getTime();
 }
 
+// The source times kept: a day inside the years 1 to 9999.
+const EARLIEST_MS = Date.parse("0001-01-02T00:00:00.000Z");
+const LATEST_MS = Date.parse("9999-12-30T23:59:59.999Z");
+
 // Go's zero time.Time, which Alertmanager writes as `endsAt` of a firing alert: it means "no time".
 const GO_ZERO_TIME_MS = utcMilliseconds({
   year: 1,
@@ -125,7 +129,7 @@ function parseTimeText(text: string): number | null {
  * is absent or unreadable. Accepts RFC 3339 (`Z`, `+hh:mm` or `+hhmm`; fraction truncated to ms),
  * naive `YYYY-MM-DD hh:mm:ss[.fff]`, `YYYY-MM-DDThh:mm:ss` and Zabbix `YYYY.MM.DD hh:mm:ss` (as UTC),
  * and epoch numbers or numeric strings (seconds, ms, µs or ns by magnitude). Go's zero time, `0`,
- * `null`, `""` and negative numbers give null.
+ * `null`, `""`, negative numbers and times outside 0001-01-02 to 9999-12-30 give null.
  */
 export function parseSourceTime(value: unknown): string | null {
   let text: string;
@@ -139,5 +143,9 @@ export function parseSourceTime(value: unknown): string | null {
   }
   const milliseconds = parseTimeText(text);
   if (milliseconds === null || milliseconds === GO_ZERO_TIME_MS) return null;
+  // An offset can move a time out of the years 1 to 9999 (0000-06-15, 0001-01-01T00:00+01:00),
+  // which neither ISO 8601's four digits nor PostgreSQL take; and the windows Vigil reads around
+  // a time (storms: 10 minutes either side) need room inside them.
+  if (milliseconds < EARLIEST_MS || milliseconds > LATEST_MS) return null;
   return new Date(milliseconds).toISOString();
 }
