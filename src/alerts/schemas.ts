@@ -99,7 +99,8 @@ export const AlertWebhook = Type.Object(
     id: Uuid("Webhook UUID of this registration"),
     platform_webhook_id: Uuid("Same as id"),
     platform_webhook_url: Type.String({
-      description: "Relative trigger path with the apiKey query parameter (secret)",
+      description:
+        "Relative trigger path with the apiKey query parameter (secret: a caller without sre_alerts_write reads apiKey=hidden)",
     }),
     trigger_url: Type.String({ description: "PUBLIC_URL + /platform + platform_webhook_url (secret)" }),
     app_name: Type.String(),

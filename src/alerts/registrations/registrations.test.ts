@@ -4,6 +4,7 @@ import { deliver, readAlert, registerAlerts, triggerPathOf } from "../../../test
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { readFixture } from "../../../test/fixtures.ts";
 import { type Auth, describeEachEngine, type Harness } from "../../../test/harness.ts";
+import { HIDDEN_TOKEN } from "./registrations.ts";
 
 const ALERTMANAGER_FIRING = readFixture("alertmanager", "firing-single-critical.json");
 
@@ -133,6 +134,25 @@ describeEachEngine(
       const notUuid = await h.vigil.app.inject({ url: `${BASE}/not-a-uuid`, headers: auth });
       expect(notUuid.statusCode).toBe(400);
       expect(notUuid.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "id" } });
+
+      // A key that may only read alerts reads the registration without its token.
+      const userName = `reader-${randomUUID()}`;
+      const owner = await h.createKey({ userName });
+      const reader = await h.createKey({ userName, scopes: ["sre_alerts_read"] });
+      const own = await registerAlerts(h, owner.auth, { source: "grafana", integration: "wall" });
+      expect(own.trigger_url).not.toContain(`apiKey=${HIDDEN_TOKEN}`);
+      for (const url of [`${BASE}/${own.id}`, BASE]) {
+        const shown = await h.vigil.app.inject({ url, headers: reader.auth });
+        expect(shown.statusCode, url).toBe(200);
+        const [row] = [shown.json()].flat();
+        expect(row.id).toBe(own.id);
+        expect(row.trigger_url).toBe(
+          String(own.trigger_url).replace(/apiKey=[^&]*/, `apiKey=${HIDDEN_TOKEN}`),
+        );
+        expect(row.platform_webhook_url).toBe(
+          String(own.platform_webhook_url).replace(/apiKey=[^&]*/, `apiKey=${HIDDEN_TOKEN}`),
+        );
+      }
     });
 
     it("lists registrations and resolves an import id {app_name}/{source}/{integration}", async () => {

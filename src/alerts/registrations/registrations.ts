@@ -69,8 +69,15 @@ function assertSameIdentity(
   }
 }
 
+/** What a caller who may not change registrations reads in place of the token. */
+export const HIDDEN_TOKEN = "hidden";
+
 function present(ctx: CallerCtx, row: RegistrationRow, webhook: WebhookRow): AlertWebhook {
-  const path = triggerPathOf(webhook, ctx.secrets);
+  // The token lets its holder inject alerts: only a caller who may change registrations reads it
+  // (a wall screen's read-only key lists the registrations without it).
+  const path = ctx.actor.scopes.includes("sre_alerts_write")
+    ? triggerPathOf(webhook, ctx.secrets)
+    : triggerPathOf(webhook, ctx.secrets).replace(/apiKey=[^&]*/, `apiKey=${HIDDEN_TOKEN}`);
   return {
     id: row.id,
     platform_webhook_id: row.id,

@@ -1161,7 +1161,7 @@ export interface components {
              * @description Same as id
              */
             platform_webhook_id: string;
-            /** @description Relative trigger path with the apiKey query parameter (secret) */
+            /** @description Relative trigger path with the apiKey query parameter (secret: a caller without sre_alerts_write reads apiKey=hidden) */
             platform_webhook_url: string;
             /** @description Raw severity value -> bucket, compared case-insensitively; wins over the source's own table */
             severity_overrides: {
