@@ -1,6 +1,8 @@
 // Writes classifications, from the built-in classifier or a triage workflow, with their history
 // events. Only alerts still running in the bucket that claimed them are written: a re-fire that
-// queued one again meanwhile keeps its new state.
+// queued one again meanwhile keeps its new state. An analyst's attention set during the alert's
+// episode (after it was created, re-fired or sent to be classified again) stands: the
+// classification writes its summary and write-up beside it.
 import { sql } from "drizzle-orm";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { type Executor, executePlannedOnce } from "../../core/db/database.ts";
@@ -56,13 +58,21 @@ export async function storeClassifications(
     ), claimed as (
       select l.id from locked l join input i on i.id = l.id
       where l.analysis_status in ${claimed} and l.triage_bucket = i.bucket
+    ), operated as (
+      select distinct e.alert_id as id from alert_events e
+      where e.alert_id in (select id from claimed) and e.actor = 'operator' and e.detail->'changes' ? 'attention'
+        and e.seq > coalesce((select max(s.seq) from alert_events s where s.alert_id = e.alert_id
+          and s.kind in ('created', 'refired', 'reclassify_requested')), 0)
     ), updated as (
-      update alerts a set attention = i.attention, attention_reason = i.reason, short_summary = i.summary,
-        initial_investigation = i.investigation, analysis_status = 'completed', triage_bucket = null,
-        event_seq = a.event_seq + 1
-      from input i
+      update alerts a set
+        attention = case when o.id is null then i.attention else a.attention end,
+        attention_reason = case when o.id is null then i.reason else a.attention_reason end,
+        short_summary = i.summary, initial_investigation = i.investigation, analysis_status = 'completed',
+        triage_bucket = null, event_seq = a.event_seq + 1
+      from input i left join operated o on o.id = i.id
       where a.id = i.id and a.id in (select id from claimed)
-      returning a.id, a.event_seq, a.status, i.detail
+      returning a.id, a.event_seq, a.status,
+        case when o.id is null then i.detail else i.detail || '{"operator_attention_kept": true}' end as detail
     )
     insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
     select id, event_seq, ${now.toISOString()}::timestamptz, 'classified', 'vigil', null, status, status, null, detail

@@ -113,10 +113,26 @@ export async function reclassifyAlert({
   const tenant = tenantOf(ctx.actor);
   const bucket = `alert:${current.id}`;
   await withTransaction(ctx.db, async (tx) => {
-    await tx
+    const [updated] = await tx
       .update(alerts)
-      .set({ analysisStatus: "queued", triageBucket: bucket })
-      .where(and(inTenant(alerts, tenant), eq(alerts.id, current.id)));
+      .set({ analysisStatus: "queued", triageBucket: bucket, eventSeq: sql`${alerts.eventSeq} + 1` })
+      .where(and(inTenant(alerts, tenant), eq(alerts.id, current.id)))
+      .returning({ seq: alerts.eventSeq, status: alerts.status });
+    // In the history, and the point after which an analyst's attention gives way to the new result.
+    if (updated) {
+      await tx.insert(alertEvents).values({
+        alertId: current.id,
+        seq: updated.seq,
+        at: ctx.now(),
+        kind: "reclassify_requested",
+        actor: "operator",
+        sourceEvent: null,
+        statusBefore: updated.status,
+        statusAfter: updated.status,
+        invocationId: null,
+        detail: { key_id: ctx.actor.keyId },
+      });
+    }
     await ctx.enqueue(tx, classifyAlertsJob, {
       orgId: tenant.orgId,
       ownerId: tenant.ownerId,

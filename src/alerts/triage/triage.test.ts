@@ -345,6 +345,55 @@ describeEachEngine("automatic triage", (harness) => {
     for (const row of windows) expect(row.jobs).toBe(row.windows);
   });
 
+  it("keeps an analyst's attention set while the alert waited in its batch window, until asked to classify again", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "analyst",
+      classify_mode: "batch",
+      classify_batch_window_seconds: 15,
+      classify_critical_bypass: false,
+    });
+    const labels = { cluster: "prod-eu-3", env: "production" };
+    const delivered = await deliver(
+      h,
+      url,
+      firingBody([{ name: "NoisyRule", severity: "critical", labels }]),
+    );
+    const id = delivered.json().alerts[0].id;
+    expect((await readAlert(h, auth, id)).analysis_status).toBe("queued");
+    const patched = await h.vigil.app.inject({
+      method: "PATCH",
+      url: `/app/sre/api/v1/alerts/${id}`,
+      headers: auth,
+      payload: { attention: "false_positive", attention_reason: "known noisy rule" },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const classified = await settled(h, auth, id);
+    expect(classified).toMatchObject({
+      analysis_status: "completed",
+      attention: "false_positive",
+      attention_reason: "known noisy rule",
+    });
+    expect(classified.short_summary).toContain("NoisyRule");
+    const { events } = await readHistory(h, auth, id);
+    expect(events.at(-1)).toMatchObject({ kind: "classified", detail: { operator_attention_kept: true } });
+
+    const again = await h.vigil.app.inject({
+      method: "POST",
+      url: `/app/sre/api/v1/alerts/${id}/classify`,
+      headers: auth,
+    });
+    expect(again.statusCode).toBe(202);
+    expect(await settled(h, auth, id)).toMatchObject({
+      attention: "needs_attention",
+      attention_reason: "Critical severity, in production",
+    });
+    const after = (await readHistory(h, auth, id)).events.map((event) => event.kind);
+    expect(after.slice(-2)).toEqual(["reclassify_requested", "classified"]);
+  }, 60_000);
+
   it("classifies again on request", async () => {
     const h = harness();
     const { auth } = await h.createKey();

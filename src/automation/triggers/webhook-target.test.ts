@@ -181,6 +181,7 @@ describeEachEngine(
         outcome: { run_id: ids.run_id, workflow_version: 1 },
         headers: expect.objectContaining({ "content-type": "text/plain; charset=utf-8" }),
         payload: "checkout is down",
+        payload_encoding: "utf8",
       });
       // The token is never stored with the payload.
       expect(run.headers.authorization).toBeUndefined();
