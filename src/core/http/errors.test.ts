@@ -290,6 +290,21 @@ describeEachEngine(
       });
       const call = (options: InjectOptions) =>
         inject({ ...options, headers: { ...auth, ...(options.headers as object) } });
+      /** Each request is a 400 naming its field and where it was, with `message` and `rule`. */
+      const expectRefused = async (
+        cases: [InjectOptions, string, string][],
+        message: string,
+        rule: string,
+      ) => {
+        for (const [options, field, location] of cases) {
+          const url = options.url as string;
+          const response = await call(options);
+          expect(response.statusCode, url).toBe(400);
+          expect(response.json(), url).toEqual(
+            invalid(url, `${field}: ${message}`, { field, location, rule }),
+          );
+        }
+      };
 
       it("a value outside an enumeration names the field and lists the allowed values", async () => {
         const cases: [InjectOptions, string, string, readonly unknown[]][] = [
@@ -353,18 +368,7 @@ describeEachEngine(
             "params",
           ],
         ];
-        for (const [options, field, location] of cases) {
-          const url = options.url as string;
-          const response = await call(options);
-          expect(response.statusCode, url).toBe(400);
-          expect(response.json(), url).toEqual(
-            invalid(url, `${field}: must be <= 2147483647`, {
-              field,
-              location,
-              rule: "maximum",
-            }),
-          );
-        }
+        await expectRefused(cases, "must be <= 2147483647", "maximum");
         // The largest integer the database holds is still a valid request.
         const largest = await call({ method: "GET", url: "/platform/api/v1/executions?offset=2147483647" });
         expect(largest.statusCode).toBe(200);
@@ -392,14 +396,7 @@ describeEachEngine(
             "params",
           ],
         ];
-        for (const [options, field, location] of cases) {
-          const url = options.url as string;
-          const response = await call(options);
-          expect(response.statusCode, url).toBe(400);
-          expect(response.json(), url).toEqual(
-            invalid(url, `${field}: must be integer`, { field, location, rule: "type" }),
-          );
-        }
+        await expectRefused(cases, "must be integer", "type");
         const written = await call({ method: "GET", url: "/platform/api/v1/executions?limit=007&offset=0" });
         expect(written.statusCode, written.body).toBe(200);
       });
