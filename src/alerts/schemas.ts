@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { DateTime, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
+import { DateTime, KeyedRecord, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
 import { SOURCE_TYPES } from "./sources/types.ts";
 
 const literals = <T extends string>(values: readonly T[], options: object = {}) =>
@@ -24,7 +24,7 @@ const registrationSettings = {
   classify_batch_window_seconds: Type.Integer({ minimum: 15, maximum: 300, description: "Debounce window" }),
   classify_bucket_by: literals(["storm_scope", "service"] as const),
   classify_critical_bypass: Type.Boolean({ description: "Critical and P1 alerts skip batching" }),
-  severity_overrides: Type.Record(Type.String({ minLength: 1, maxLength: 128 }), literals(SEVERITY_BUCKETS), {
+  severity_overrides: KeyedRecord(128, literals(SEVERITY_BUCKETS), {
     description:
       "Raw severity value -> bucket, compared case-insensitively; wins over the source's own table",
     maxProperties: 100,

@@ -279,6 +279,12 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       ],
       [{ integrations: "prom" }, "integrations", "integrations: must be array"],
       [{ config: { k: 1 } }, "config.k", "config.k: must be string"],
+      [{ config: { "": "x" } }, "config.", "config.: is not a known field"],
+      [
+        { config: { ["k".repeat(129)]: "x" } },
+        `config.${"k".repeat(129)}`,
+        `config.${"k".repeat(129)}: is not a known field`,
+      ],
       [{ enabled: true, surprise: 1 }, "surprise", "surprise: is not a known field"],
       [{ app_name: "other" }, "app_name", 'app_name: must be "sre", the app of the path'],
       [

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { Nullable } from "../core/http/schemas.ts";
+import { KeyedRecord, Nullable } from "../core/http/schemas.ts";
 
 const Name = (description: string) =>
   Type.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$", description });
@@ -42,7 +42,7 @@ export const AppInstallationWrite = Type.Object(
       Type.Array(WorkflowAssignment, { maxItems: 100, description: "Omitted: unchanged; [] clears" }),
     ),
     config: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), {
+      KeyedRecord(128, Type.String({ maxLength: 4096 }), {
         maxProperties: 100,
         description:
           "Install metadata: replaces the previous config when present; omitted: unchanged. Keys the sre app reads: remediation, off (the default) or on_request (an investigation asked to remediate may propose a change to the workspace's git integration, pushed only when approved); another value is 400 naming config.remediation",

@@ -433,6 +433,16 @@ describeEachEngine(
           { source: "grafana", severity_overrides: { sev1: "critical" } },
           "severity_overrides.sev1",
         ],
+        [
+          "severity_overrides empty key",
+          { source: "grafana", severity_overrides: { "": "High" } },
+          "severity_overrides.",
+        ],
+        [
+          "severity_overrides key over 128 characters",
+          { source: "grafana", severity_overrides: { ["s".repeat(129)]: "High" } },
+          `severity_overrides.${"s".repeat(129)}`,
+        ],
         ["unknown field", { source: "grafana", color: "red" }, "color"],
         ['"true" for a boolean', { source: "grafana", auto_investigate: "true" }, "auto_investigate"],
         ["1 for a boolean", { source: "grafana", enabled: 1 }, "enabled"],

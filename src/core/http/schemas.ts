@@ -1,5 +1,5 @@
 // Schemas shared by every domain's routes.
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { type ObjectOptions, type Static, type TSchema, Type } from "@sinclair/typebox";
 
 export const ErrorResponse = Type.Object(
   {
@@ -35,6 +35,17 @@ export const OrgQuery = {
 export const Uuid = (description?: string) => Type.String({ format: "uuid", description });
 export const DateTime = (description?: string) => Type.String({ format: "date-time", description });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * A map whose keys hold 1 to `maxKeyLength` characters. TypeBox's Record drops a key schema's
+ * minLength and maxLength (any key matched), so the bound is a key pattern, and other keys are
+ * refused: 400 naming the key.
+ */
+export const KeyedRecord = <T extends TSchema>(maxKeyLength: number, value: T, options: ObjectOptions = {}) =>
+  Type.Record(Type.String({ pattern: `^[\\s\\S]{1,${maxKeyLength}}$` }), value, {
+    ...options,
+    additionalProperties: false,
+  });
 
 /** Error statuses declared on every route; routes add their own success and specific error statuses. */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 404, 413, 500] as const;
