@@ -108,6 +108,13 @@ describeEachEngine("MCP server", (harness) => {
     expect(inputOf("list_investigations")).toEqual(["status", "alert_id", "page", "page_size"]);
     expect(inputOf("list_sessions")).toEqual(["q", "source_app", "limit", "offset"]);
     expect(inputOf("ask")).toEqual(["message", "inputs", "session_id", "candidate_type"]);
+    // What has a default is the caller's to leave out; what has none and is not optional, not.
+    const requiredOf = (name: string) => tools.find((tool) => tool.name === name)?.inputSchema.required;
+    expect(requiredOf("list_alerts")).toBeUndefined();
+    expect(requiredOf("list_investigations")).toBeUndefined();
+    expect(requiredOf("list_sessions")).toBeUndefined();
+    expect(requiredOf("get_alert")).toEqual(["id"]);
+    expect(requiredOf("ask")).toEqual(["message"]);
     await client.close();
   });
 
@@ -140,6 +147,11 @@ describeEachEngine("MCP server", (harness) => {
     const bad = (await client.callTool({ name: "list_alerts", arguments: { page_size: 501 } })) as ToolResult;
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/^VALIDATION_FAILED: page_size: /);
+    const status = (await client.callTool({
+      name: "list_alerts",
+      arguments: { status: "open" },
+    })) as ToolResult;
+    expect(textOf(status)).toBe("VALIDATION_FAILED: status: must be one of active, resolved, ignored");
     const unknownField = (await client.callTool({
       name: "get_alert",
       arguments: { id: "x", extra: 1 },

@@ -8,7 +8,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
-import { MCP_TOOLS, validInput } from "./tools.ts";
+import { advertisedInput, MCP_TOOLS, validInput } from "./tools.ts";
 
 const text = (value: string, isError = false): CallToolResult => ({
   content: [{ type: "text", text: value }],
@@ -21,7 +21,7 @@ export function createMcpServer(ctx: CallerCtx, version: string): Server {
     tools: MCP_TOOLS.map((tool) => ({
       name: tool.name,
       description: `${tool.description} (scope ${tool.scope})`,
-      inputSchema: tool.input as unknown as { type: "object"; [key: string]: unknown },
+      inputSchema: advertisedInput(tool),
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

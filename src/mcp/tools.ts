@@ -172,5 +172,28 @@ export function validInput(tool: McpTool, args: unknown): unknown {
   const error = Value.Errors(tool.input, value).First();
   if (!error) return value;
   const field = error.path.replace(/^\//, "").replaceAll("/", ".") || "(input)";
-  throw new AppError("VALIDATION_FAILED", `${field}: ${error.message}`, { field });
+  // A closed list says its values, as the HTTP routes do (TypeBox says "Expected union value").
+  const allowed = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((branch) => branch.const);
+  const message =
+    allowed?.length && allowed.every((item) => typeof item === "string")
+      ? `must be one of ${allowed.join(", ")}`
+      : error.message;
+  throw new AppError("VALIDATION_FAILED", `${field}: ${message}`, { field });
+}
+
+/**
+ * The input schema a client is shown: a field with a default is optional to the caller (validInput
+ * fills it in), so it is not listed as required. TypeBox lists it, as it does every field not
+ * marked Optional.
+ */
+export function advertisedInput(tool: McpTool): { type: "object"; [key: string]: unknown } {
+  const schema = JSON.parse(JSON.stringify(tool.input)) as {
+    type: "object";
+    properties?: Record<string, { default?: unknown }>;
+    required?: string[];
+  };
+  const required = schema.required?.filter((name) => schema.properties?.[name]?.default === undefined);
+  if (required?.length) schema.required = required;
+  else delete schema.required;
+  return schema;
 }
