@@ -37,6 +37,7 @@ export async function issueAppToken(
     name: `app token: ${input.appName}`,
     scopes: APP_TOKEN_SCOPES,
     orgIds: input.tenant.orgId ? [input.tenant.orgId] : [],
+    personalNamespace: input.tenant.orgId === null,
     key: token,
   });
   return { sealed: secrets.encrypt(token), keyId: created.id };

@@ -1,7 +1,7 @@
 // The svc_app resource's server side: catalog, PUT semantics, DELETE, the app token, purposes, and
 // the tie between alert-ingest registrations and the app's config row.
 import { expect, it } from "vitest";
-import { amBody, deliver, registerAlerts, triggerPathOf } from "../../test/alerts.ts";
+import { amBody, deliver, registerAlerts, registerTrigger, triggerPathOf } from "../../test/alerts.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
 import { tenantOf } from "../core/auth/tenancy.ts";
@@ -329,6 +329,50 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     await db.execute(sql.raw(readFileSync(new URL(String(file), migrations), "utf8")));
     expect(await scopesOf()).toEqual(issued);
     expect(issued).toContain("aios_automation_write");
+  });
+
+  it("an org app's token acts in the org only, not in its installing user's personal namespace (also for tokens issued before)", async () => {
+    const h = harness();
+    const orgId = await h.createOrg();
+    const admin = await h.createKey({ orgIds: [orgId] });
+    // The installing user's own alert, in the personal namespace.
+    const personal = await registerTrigger(h, admin.auth, { source: "alertmanager", integration: "own" });
+    expect((await deliver(h, personal, firing)).statusCode).toBe(202);
+    const installed = (await call(h, admin.auth, "PUT", `/api/v1/apps/sre?orgId=${orgId}`, {})).json();
+    const tokenAuth = { authorization: `Bearer ${installed.app_token}` };
+    const inOrg = await call(h, tokenAuth, "GET", `/app/sre/api/v1/alerts?orgId=${orgId}`);
+    expect(inOrg.statusCode, inOrg.body).toBe(200);
+    const refusedPaths = ["/app/sre/api/v1/alerts", "/platform/api/v1/sessions", "/app/sre/mcp"];
+    const expectRefused = async () => {
+      for (const path of refusedPaths) {
+        const response = await call(h, tokenAuth, path.endsWith("mcp") ? "POST" : "GET", path, {});
+        expect(response.statusCode, path).toBe(403);
+        // The platform area answers its own error shape (JsonError), the others ErrorResponse.
+        expect(response.body, path).toMatch(/"INSUFFICIENT_SCOPE".*"field":"orgId"/);
+      }
+    };
+    await expectRefused();
+    // A personal installation's token keeps its personal namespace.
+    const own = (await put(h, admin.auth, {})).json();
+    const ownAuth = { authorization: `Bearer ${own.app_token}` };
+    const ownList = await call(h, ownAuth, "GET", "/app/sre/api/v1/alerts");
+    expect(ownList.statusCode, ownList.body).toBe(200);
+    expect(ownList.json().alerts).toHaveLength(1);
+    // A token issued before the rule: the migration limits it.
+    const { sql } = await import("drizzle-orm");
+    const db = h.vigil.services.database.db;
+    await db.execute(sql`update api_keys set personal_namespace = true`);
+    expect((await call(h, tokenAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const migrations = new URL("../core/migrations/", import.meta.url);
+    const file = readdirSync(migrations).find((name) => name.endsWith("_api_keys_personal_namespace.sql"));
+    const [, update] = readFileSync(new URL(String(file), migrations), "utf8").split(
+      "--> statement-breakpoint",
+    );
+    await db.execute(sql.raw(String(update)));
+    await expectRefused();
+    expect((await call(h, ownAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
+    expect((await call(h, admin.auth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
   });
 
   it("shows the app token only to apps_write callers; the token has the app's scopes only; rotation and DELETE end it", async () => {

@@ -57,6 +57,14 @@ export async function authenticate(
   // An org the key may not act in is reported like a missing one: callers learn nothing about it.
   if (orgId && !key.orgIds.includes(orgId))
     throw new AppError("NOT_FOUND", "organization not found", { orgId });
+  // An org app's token: its workspace is the org, never its installing user's own namespace.
+  if (!orgId && !key.personalNamespace) {
+    throw new AppError(
+      "INSUFFICIENT_SCOPE",
+      "this key acts only in its organization: send ?orgId=<organization id> (an app's mcp_url carries it)",
+      { field: "orgId", location: "querystring" },
+    );
+  }
   return { userId: key.userId, keyId: key.keyId, scopes: key.scopes, orgId };
 }
 

@@ -51,6 +51,8 @@ export interface NewApiKey {
   userName?: string;
   name?: string;
   orgIds?: string[];
+  /** Whether the key may act without `orgId`, in its user's personal namespace (default true). */
+  personalNamespace?: boolean;
   scopes?: readonly Scope[];
   /** A key chosen by the operator (BOOTSTRAP_API_KEY); generated when absent. */
   key?: string;
@@ -72,6 +74,7 @@ export async function createApiKey(
       keyHash: hashSecret(key),
       prefix: keyPrefix(key),
       orgIds: input.orgIds ?? [],
+      personalNamespace: input.personalNamespace ?? true,
       scopes: [...(input.scopes ?? SCOPES)],
     })
     .returning();
@@ -137,12 +140,19 @@ export interface KeyOwner {
   keyId: string;
   userId: string;
   orgIds: string[];
+  personalNamespace: boolean;
   scopes: string[];
 }
 
 export async function findActiveKey(db: Executor, key: string): Promise<KeyOwner | null> {
   const [row] = await db
-    .select({ keyId: apiKeys.id, userId: apiKeys.userId, orgIds: apiKeys.orgIds, scopes: apiKeys.scopes })
+    .select({
+      keyId: apiKeys.id,
+      userId: apiKeys.userId,
+      orgIds: apiKeys.orgIds,
+      personalNamespace: apiKeys.personalNamespace,
+      scopes: apiKeys.scopes,
+    })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hashSecret(key)), isNull(apiKeys.revokedAt)));
   return row ?? null;

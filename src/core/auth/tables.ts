@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { boolean, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
 export const users = pgTable("users", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -25,6 +25,11 @@ export const apiKeys = pgTable("api_keys", {
   prefix: text("prefix").notNull(),
   orgIds: uuid("org_ids").array().notNull().default(sql`'{}'::uuid[]`),
   scopes: text("scopes").array().notNull().default(sql`'{}'::text[]`),
+  /**
+   * Whether the key may act in its user's personal namespace (a request without `orgId`). An org
+   * app's token may not: it is limited to the app's workspace.
+   */
+  personalNamespace: boolean("personal_namespace").notNull().default(true),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
 });
