@@ -171,6 +171,42 @@ describeEachEngine("MCP server", (harness) => {
     await foreign.close();
   });
 
+  it("answers bad requests in JSON-RPC: params as -32602, JSON syntax as -32700, unstorable text as the tool's error", async () => {
+    const post = (body: string) =>
+      fetch(`${base}/app/sre/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${appToken}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body,
+      });
+    const badParams = [{ name: "list_alerts", arguments: [1] }, { name: "list_alerts", arguments: "x" }, {}];
+    for (const params of [...badParams, undefined]) {
+      const response = await post(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params }));
+      const answer = await response.json();
+      expect(answer, JSON.stringify(params)).toMatchObject({
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32602 },
+      });
+    }
+    const syntax = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"');
+    expect(syntax.status).toBe(400);
+    expect(await syntax.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+
+    const client = await connect(appToken);
+    for (const q of ["a\u0000b", "\ud800"]) {
+      const refused = await call_(client, "list_alerts", { q });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toBe("VALIDATION_FAILED: q: must not contain U+0000 or unpaired surrogates");
+    }
+    const ask = await call_(client, "ask", { message: "restart \u0000 payments" });
+    expect(textOf(ask)).toMatch(/^VALIDATION_FAILED: message: /);
+    await client.close();
+  });
+
   const call_ = async (client: Client, name: string, args: Record<string, unknown>) =>
     (await client.callTool({ name, arguments: args })) as ToolResult;
   const jsonOf = async (client: Client, name: string, args: Record<string, unknown>) => {

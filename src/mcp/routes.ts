@@ -1,17 +1,34 @@
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
+import { jsonSyntaxReason } from "../core/json-syntax.ts";
 import { createMcpServer } from "./server.ts";
 
 const MCP_PATH = "/app/sre/mcp";
 const VERSION = "0.1.0";
 
+/** A body that is not JSON, kept so the route answers it in JSON-RPC (-32700), as MCP clients expect. */
+class UnparsedBody {
+  constructor(readonly reason: string) {}
+}
+
 /** The SRE app's MCP endpoint: Streamable HTTP, stateless, JSON answers. */
 export async function mcpRoutes(app: FastifyInstance) {
+  // In this plugin only: the API's JSON parser answers a syntax error with its own error body.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(String(body)));
+    } catch (err) {
+      done(null, new UnparsedBody(jsonSyntaxReason(err)));
+    }
+  });
   app.post(
     MCP_PATH,
     {
-      // Authenticated like every route (Bearer API key or app token, ?orgId); scopes per tool.
+      // Authenticated like every route (Bearer API key or app token, ?orgId); scopes per tool. Text
+      // PostgreSQL cannot store is refused by the tools, as an error result naming the argument.
+      config: { ownTextRules: true },
       schema: {
         operationId: "mcp",
         summary: "MCP server (Streamable HTTP, stateless): JSON-RPC requests of an MCP client",
@@ -20,6 +37,13 @@ export async function mcpRoutes(app: FastifyInstance) {
       },
     },
     async (request, reply) => {
+      if (request.body instanceof UnparsedBody) {
+        return reply.status(400).send({
+          jsonrpc: "2.0",
+          error: { code: -32700, message: `Parse error: ${request.body.reason}` },
+          id: null,
+        });
+      }
       const ctx = contextOf(request);
       const server = createMcpServer(ctx, VERSION);
       const transport = new StreamableHTTPServerTransport({

@@ -2,9 +2,11 @@
 // (Bearer API key or app token, the workspace from ?orgId), and every tool checks its own scope.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
+  RequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
@@ -24,9 +26,14 @@ export function createMcpServer(ctx: CallerCtx, version: string): Server {
       inputSchema: advertisedInput(tool),
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = MCP_TOOLS.find((item) => item.name === request.params.name);
-    if (!tool) return text(`unknown tool ${request.params.name}`, true);
+  // Registered with any params: the SDK's Server checks a tools/call request itself and answers bad
+  // params with -32602 (Invalid params), but the schema given here is checked first, and its
+  // failure (arguments not an object, no name) went out as -32603, an internal error.
+  const anyParams = CallToolRequestSchema.extend({ params: RequestSchema.shape.params });
+  server.setRequestHandler(anyParams, async (request) => {
+    const params = request.params as CallToolRequest["params"];
+    const tool = MCP_TOOLS.find((item) => item.name === params.name);
+    if (!tool) return text(`unknown tool ${params.name}`, true);
     if (!ctx.actor.scopes.includes(tool.scope)) {
       return text(
         `INSUFFICIENT_SCOPE: this token lacks the scope ${tool.scope} that ${tool.name} needs`,
@@ -34,7 +41,7 @@ export function createMcpServer(ctx: CallerCtx, version: string): Server {
       );
     }
     try {
-      const output = await tool.run(ctx, validInput(tool, request.params.arguments) as never);
+      const output = await tool.run(ctx, validInput(tool, params.arguments) as never);
       return text(typeof output === "string" ? output : JSON.stringify(output));
     } catch (err) {
       // Expected outcomes (not found, a bad filter) are the tool's answer; anything else is a bug.

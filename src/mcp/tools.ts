@@ -22,6 +22,7 @@ import { AskPlatformRequest, ListSessionsQuery, listSessions, startAsk } from ".
 import type { Scope } from "../core/auth/scopes.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
+import { unstorableTextError } from "../core/http/input-rules.ts";
 import { Uuid } from "../core/http/schemas.ts";
 import {
   getInvestigation,
@@ -168,6 +169,8 @@ export const MCP_TOOLS: McpTool[] = [
 
 /** The input with the schema's defaults, or a 400-like error naming the first bad field. */
 export function validInput(tool: McpTool, args: unknown): unknown {
+  const unstorable = unstorableTextError(args, "arguments");
+  if (unstorable) throw unstorable;
   const value = Value.Default(tool.input, structuredClone(args ?? {}));
   const error = Value.Errors(tool.input, value).First();
   if (!error) return value;

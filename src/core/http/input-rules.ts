@@ -1,6 +1,17 @@
 // Rules every route gets at the edge, before its schema is checked: bodies are JSON unless a route
 // registers its own parser, and no text reaches the database that PostgreSQL cannot store.
 import type { FastifyInstance } from "fastify";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /**
+     * The route checks for unstorable text itself: the MCP server answers it as a tool's error in
+     * JSON-RPC, which an MCP client reads, not as an HTTP error.
+     */
+    ownTextRules?: boolean;
+  }
+}
+
 import { AppError } from "../errors.ts";
 import { takesOptionalBody } from "./schemas.ts";
 
@@ -83,21 +94,28 @@ export function registerInputRules(app: FastifyInstance): void {
   });
 
   app.addHook("preValidation", async (request) => {
+    if (request.routeOptions.config.ownTextRules) return;
     const parts = [
       ["params", request.params],
       ["querystring", request.query],
       ["body", request.body],
     ] as const;
     for (const [location, input] of parts) {
-      const found = findUnstorableText(input);
-      if (!found) continue;
-      const field = found.path.join(".") || location;
-      const what = found.inKey ? "keys must not contain" : "must not contain";
-      throw new AppError("VALIDATION_FAILED", `${field}: ${what} U+0000 or unpaired surrogates`, {
-        field,
-        location,
-        rule: "storable_text",
-      });
+      const refused = unstorableTextError(input, location);
+      if (refused) throw refused;
     }
+  });
+}
+
+/** VALIDATION_FAILED naming the first text in `input` PostgreSQL cannot store, or null when none. */
+export function unstorableTextError(input: unknown, location: string): AppError | null {
+  const found = findUnstorableText(input);
+  if (!found) return null;
+  const field = found.path.join(".") || location;
+  const what = found.inKey ? "keys must not contain" : "must not contain";
+  return new AppError("VALIDATION_FAILED", `${field}: ${what} U+0000 or unpaired surrogates`, {
+    field,
+    location,
+    rule: "storable_text",
   });
 }
