@@ -273,7 +273,23 @@ describeEachEngine(
       expect(titles(await list("?status=ignored"))).toEqual(["HighLatency"]);
       expect((await list()).summary.total_active).toBe(3);
 
-      const back = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, { status: "active" });
+      // Setting it back to active drops the reason: one sent along is refused, not recorded and lost.
+      const withReason = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, {
+        status: "active",
+        ignore_reason: "fixed",
+      });
+      expect(withReason.statusCode).toBe(400);
+      expect(withReason.json()).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { field: "ignore_reason" },
+      });
+      // A blank reason is none.
+      const blank = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, { ignore_reason: "   " });
+      expect(blank.json()).toMatchObject({ status: "ignored", ignore_reason: null });
+      const back = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, {
+        status: "active",
+        ignore_reason: null,
+      });
       expect(back.json()).toMatchObject({ status: "active", ignore_reason: null });
       const history = await inject("GET", `/app/sre/api/v1/alerts/${id}/history`);
       const operatorEvents = history
@@ -286,6 +302,7 @@ describeEachEngine(
         ]),
       ).toEqual([
         ["ignored", "ignored"],
+        ["triaged", "ignored"],
         ["unignored", "active"],
       ]);
     });
@@ -302,6 +319,19 @@ describeEachEngine(
         attention_reason: "node loss takes out a third of capacity",
         status: "active",
       });
+      // Another label without a reason: the earlier reason explained the earlier label, so it goes.
+      const relabelled = await inject("PATCH", "/app/sre/api/v1/alerts/fpnodedown", {
+        attention: "needs_review",
+      });
+      expect(relabelled.json()).toMatchObject({
+        attention: "needs_review",
+        attention_reason: "set by an operator",
+      });
+      // The same label again keeps its reason; a blank reason is none.
+      const same = await inject("PATCH", "/app/sre/api/v1/alerts/fpnodedown", { attention: "needs_review" });
+      expect(same.json()).toMatchObject({ attention_reason: "set by an operator" });
+      const blank = await inject("PATCH", "/app/sre/api/v1/alerts/fpnodedown", { attention_reason: " " });
+      expect(blank.json()).toMatchObject({ attention: "needs_review", attention_reason: null });
     });
 
     it("refuses derived fields, bad values and impossible transitions with 400, and unknown alerts with 404", async () => {

@@ -12,6 +12,9 @@ import { type AlertPatch, type AlertV1, READ_ONLY_FIELDS } from "../schemas.ts";
 import { alertEvents, alerts } from "../tables.ts";
 import { classifyAlertsJob } from "./classify-job.ts";
 
+/** The reason an analyst's attention carries when they give none. */
+export const OPERATOR_ATTENTION_REASON = "set by an operator";
+
 function rejectReadOnly(patch: Record<string, unknown>): void {
   const field = READ_ONLY_FIELDS.find((name) => name in patch);
   if (field) {
@@ -29,8 +32,12 @@ export async function triageAlert({
   ctx: CallerCtx;
   input: { id: string; patch: AlertPatch };
 }): Promise<AlertV1> {
-  const { patch } = input;
+  const patch = { ...input.patch };
   rejectReadOnly(patch as Record<string, unknown>);
+  // A blank reason is no reason (the console trims what an operator typed; the API does the same).
+  if (typeof patch.ignore_reason === "string") patch.ignore_reason = patch.ignore_reason.trim() || null;
+  if (typeof patch.attention_reason === "string")
+    patch.attention_reason = patch.attention_reason.trim() || null;
   const current = await getAlert({ ctx, input: { id: input.id } });
   const changes: Partial<typeof alerts.$inferInsert> = {};
   const allowedFrom: string[] = [current.status];
@@ -53,6 +60,14 @@ export async function triageAlert({
         field: "status",
       });
     }
+    // The reason would be written into the history and then dropped with the ignore.
+    if (patch.ignore_reason != null) {
+      throw new AppError(
+        "VALIDATION_FAILED",
+        "ignore_reason: an alert set back to active has no ignore reason; send it without one",
+        { field: "ignore_reason" },
+      );
+    }
     Object.assign(changes, { status: "active", ignoredBy: null, ignoreReason: null });
   } else if (patch.ignore_reason !== undefined) {
     if (current.status !== "ignored") {
@@ -64,6 +79,10 @@ export async function triageAlert({
   }
   if (patch.attention !== undefined) changes.attention = patch.attention;
   if (patch.attention_reason !== undefined) changes.attentionReason = patch.attention_reason;
+  else if (patch.attention !== undefined && patch.attention !== current.attention) {
+    // The classifier's reason explained its own label, not the analyst's.
+    changes.attentionReason = OPERATOR_ATTENTION_REASON;
+  }
   if (Object.keys(changes).length === 0) return current;
 
   await withTransaction(ctx.db, async (tx) => {
