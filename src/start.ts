@@ -2,7 +2,7 @@
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type DestinationStream, type Logger } from "pino";
-import { startStormCorrelator } from "./alerts/index.ts";
+import { reclassifyAfterRoleChange, startStormCorrelator } from "./alerts/index.ts";
 import { buildApp } from "./app.ts";
 import { configureApps } from "./apps/index.ts";
 import { configureAgentRunners } from "./automation/index.ts";
@@ -104,6 +104,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
         : startStormCorrelator(database.db, {
             now,
             impact: { environmentCriticality: config.environmentCriticality },
+            reclassify: reclassifyAfterRoleChange(queue.enqueue),
             log,
           });
     // The embedded database has no autovacuum and no checkpointer of its own, whatever the role.

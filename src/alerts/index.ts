@@ -40,6 +40,7 @@ export { AUTO_INVESTIGATE_JOB } from "./ingest/auto-investigate.ts";
 export type { RegistrationHook } from "./registrations/registrations.ts";
 export { INVESTIGATION_STATUSES, InvestigationRef, VERDICTS } from "./schemas.ts";
 export { CLASSIFY_STEP, classifyStoredAlert } from "./triage/builtin-classifier.ts";
+export { reclassifyAfterRoleChange } from "./triage/classify-job.ts";
 export {
   applyTriageRun,
   setTriageWorkflowPort,

@@ -6,7 +6,13 @@ import type { Executor } from "../../core/db/database.ts";
 import { type Repeating, repeat } from "../../core/repeat.ts";
 import type { AlertScope } from "../ingest/lifecycle.ts";
 import type { ImpactOptions } from "./impact.ts";
-import { correlateScopes, PENDING_BATCH, pendingScopes, SCOPES_PER_ROUND } from "./storms.ts";
+import {
+  type CorrelateOptions,
+  correlateScopes,
+  PENDING_BATCH,
+  pendingScopes,
+  SCOPES_PER_ROUND,
+} from "./storms.ts";
 
 /** How often an idle correlator looks for pending alerts. */
 export const CORRELATOR_INTERVAL_MS = 500;
@@ -22,6 +28,8 @@ export interface CorrelatePendingOptions {
   tenant?: Pick<AlertScope, "orgId" | "ownerId">;
   /** Wait for scopes another instance is correlating, so that none is left pending on return. */
   wait?: boolean;
+  /** Queues the classification of alerts whose storm role changed (CorrelateOptions.reclassify). */
+  reclassify?: CorrelateOptions["reclassify"];
   /** Rounds at most (MAX_ROUNDS by default). */
   rounds?: number;
   /**
@@ -64,6 +72,7 @@ export async function correlatePendingStorms(
             now: options.now(),
             impact: options.impact,
             wait: options.wait,
+            reclassify: options.reclassify,
           },
         );
         progress += looked;

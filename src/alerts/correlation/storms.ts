@@ -389,6 +389,8 @@ interface StormWrite {
   /** History kind when membership or role changes. */
   event: "storm_joined" | "storm_left" | "storm_role_changed" | null;
   detail: Record<string, unknown> | null;
+  /** Classify it again if it was classified: its role changed, and the classifier reads the role. */
+  requeue: boolean;
 }
 
 function historyOf(
@@ -487,6 +489,7 @@ function planScope(
   pending: PendingAlert[],
   neighbourhood: Neighbourhood,
   impact: ImpactOptions,
+  reclassify: boolean,
 ): StormWrite[] {
   const { input, given, originals, leavers } = roundInput(pending, neighbourhood, impact);
   const changes: StormFields[] = planStorms(input);
@@ -524,6 +527,7 @@ function planScope(
       impact_score: change.impactScore,
       impact_explanation: change.impactExplanation,
       ...historyOf(original, change),
+      requeue: reclassify && change.alertRole !== original.alertRole,
     });
   }
   return writes;
@@ -542,12 +546,12 @@ async function writePlan(
   writes: StormWrite[],
   seen: SeenEntry[],
   now: Date,
-): Promise<void> {
+): Promise<string[]> {
   await db.execute(sql`
     delete from alert_storm_queue q
     using json_to_recordset(${boundJsonArray(seen)}) as r(alert_id uuid, seq int, storm_scope text)
     where ${inQueueTenant(tenant)} and q.storm_scope = r.storm_scope and q.alert_id = r.alert_id and q.seq = r.seq`);
-  if (writes.length === 0) return;
+  if (writes.length === 0) return [];
   // Row locks in id order first, as ingest takes them: an update locks in join order, and two
   // transactions locking the same rows in different orders deadlock (a second lost each time).
   await db.execute(sql`
@@ -560,7 +564,7 @@ async function writePlan(
     with u as (
       select * from json_to_recordset(${boundJsonArray(writes)}) as u(id uuid, was uuid,
         storm_id uuid, alert_role text, likely_upstream text, impact_score int, impact_explanation text,
-        event text, detail jsonb)
+        event text, detail jsonb, requeue boolean)
     ), done as (
       update alerts a set
         storm_id = u.storm_id,
@@ -568,10 +572,16 @@ async function writePlan(
         likely_upstream = u.likely_upstream,
         impact_score = u.impact_score,
         impact_explanation = u.impact_explanation,
-        event_seq = a.event_seq + (u.event is not null)::int
+        event_seq = a.event_seq + (u.event is not null)::int,
+        -- A classified active alert whose role changed is queued alone, as classify-again does.
+        analysis_status = case when u.requeue and a.status = 'active' and a.analysis_status = 'completed'
+          then 'queued' else a.analysis_status end,
+        triage_bucket = case when u.requeue and a.status = 'active' and a.analysis_status = 'completed'
+          then 'alert:' || a.id::text else a.triage_bucket end
       from u
       where a.id = u.id and a.storm_id is not distinct from u.was
-      returning a.id, a.event_seq, a.status, u.event, u.detail
+      returning a.id, a.event_seq, a.status, u.event, u.detail,
+        u.requeue and a.analysis_status = 'queued' and a.triage_bucket = 'alert:' || a.id::text as requeued
     ), history as (
       insert into alert_events (alert_id, seq, at, kind, actor, source_event, status_before, status_after, invocation_id, detail)
       select id, event_seq, ${now.toISOString()}::timestamptz, event, 'vigil', null, status, status, null, detail
@@ -581,8 +591,16 @@ async function writePlan(
       where done.event is not null and done.event_seq > ${HISTORY_LIMIT}
         and e.alert_id = done.id and e.seq <= done.event_seq - ${HISTORY_LIMIT}
     )
-    select count(*)::int as n from done`);
+    select count(*)::int as n, coalesce(array_agg(id) filter (where requeued), '{}') as requeued from done`);
   if (Number(rows[0]?.n) !== writes.length) throw new StalePlan();
+  return pgArray(rows[0]?.requeued);
+}
+
+/** A uuid[] as the drivers answer it: an array, or its text form. */
+function pgArray(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map(String);
+  const text = String(value ?? "{}");
+  return text === "{}" ? [] : text.slice(1, -1).split(",");
 }
 
 export interface CorrelateOptions {
@@ -592,6 +610,12 @@ export interface CorrelateOptions {
   wait?: boolean;
   /** With `wait`: wait at most this long, then leave the scopes to the correlator that holds them. */
   waitMs?: number;
+  /**
+   * Queues the classification of alerts whose storm role a round changed after they were
+   * classified (a cause resolved, a storm dissolved): their attention and reason may rest on the
+   * old role. In the round's transaction. Without it, classifications are left as they are.
+   */
+  reclassify?: (tx: Executor, tenant: Pick<AlertScope, "orgId" | "ownerId">, ids: string[]) => Promise<void>;
 }
 
 /** Scopes correlated in one transaction at most. */
@@ -652,7 +676,9 @@ export async function correlateScopes(
             summaries: neighbourhood.summaries.filter((storm) => !joined.includes(storm.id)),
           };
         }
-        await writePlan(tx, tenant, planScope(pending, neighbourhood, impact), entries, options.now);
+        const plan = planScope(pending, neighbourhood, impact, options.reclassify !== undefined);
+        const requeued = await writePlan(tx, tenant, plan, entries, options.now);
+        if (requeued.length > 0) await options.reclassify?.(tx, tenant, requeued);
         return entries.length;
       });
     } catch (err) {
@@ -693,7 +719,7 @@ export async function correlateStormOf(
   db: Executor,
   tenant: Pick<AlertScope, "orgId" | "ownerId">,
   alertId: string,
-  options: { now: Date; impact?: ImpactOptions; waitMs: number },
+  options: Pick<CorrelateOptions, "now" | "impact" | "reclassify"> & { waitMs: number },
 ): Promise<void> {
   const { rows } = await db.execute(sql`
     select a.storm_scope from alerts a where ${inTenant(tenant)} and a.id = ${alertId}`);

@@ -10,8 +10,8 @@ import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { isEmbedded, useGenericPlans } from "../../core/db/database.ts";
 import { Nullable } from "../../core/http/schemas.ts";
-import { defineJob } from "../../core/queue/catalog.ts";
-import { correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
+import { defineJob, type Enqueue } from "../../core/queue/catalog.ts";
+import { type CorrelateOptions, correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
 import { CLASSIFY_STEP, historyOf, runBuiltInClassifier, type SourceHistory } from "./builtin-classifier.ts";
@@ -155,6 +155,7 @@ async function correlateBuckets(ctx: Ctx, data: BucketsOf): Promise<void> {
           // The correlator loop may hold a storm's scope for long rounds while the storm grows: the
           // alerts are classified without waiting longer (the loop places them, and that is shown).
           waitMs: CORRELATE_WAIT_MS,
+          reclassify: reclassifyAfterRoleChange(ctx.enqueue),
         },
       );
     }
@@ -422,3 +423,17 @@ export const classifyAlertsJob = defineJob({
     for (const data of byTenant.values()) await classifyBuckets(ctx, data, 1);
   },
 });
+/**
+ * For the storm correlator: classifies again, each alone, the classified alerts whose storm role a
+ * round changed (CorrelateOptions.reclassify), as classify-again does.
+ */
+export function reclassifyAfterRoleChange(enqueue: Enqueue): NonNullable<CorrelateOptions["reclassify"]> {
+  return async (tx, tenant, ids) => {
+    await enqueue(tx, classifyAlertsJob, {
+      orgId: tenant.orgId,
+      ownerId: tenant.ownerId,
+      buckets: ids.map((id) => `alert:${id}`),
+    });
+  };
+}
+

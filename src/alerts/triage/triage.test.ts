@@ -137,6 +137,60 @@ describeEachEngine("automatic triage", (harness) => {
       return ["completed", "failed"].includes(alert.analysis_status) ? alert : undefined;
     }, 30_000);
 
+  it("classifies a symptom again when its storm's cause resolves: its attention no longer points at the cause", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "role-change",
+      classify_mode: "immediate",
+    });
+    const labels = { env: "production", cluster: "eu-7" };
+    const fired = await deliver(
+      h,
+      url,
+      firingBody([
+        { name: "PostgresDown", severity: "critical", labels },
+        { name: "HighRequestLatency", severity: "warning", labels },
+      ]),
+    );
+    const [, latencyId] = fired.json().alerts.map((alert: { id: string }) => alert.id);
+    const symptom = await waitFor(async () => {
+      const alert = await readAlert(h, auth, latencyId);
+      return alert.analysis_status === "completed" && alert.alert_role === "symptom" ? alert : undefined;
+    }, 60_000);
+    expect(symptom.attention_reason).toBe('symptom of a storm: look at "PostgresDown" first');
+    const resolved = amBody([
+      {
+        status: "resolved",
+        fingerprint: "fp-postgresdown",
+        startsAt: new Date(Date.now() - 60_000).toISOString(),
+        endsAt: new Date().toISOString(),
+        labels: { alertname: "PostgresDown", severity: "critical", ...labels },
+      },
+    ]);
+    expect((await deliver(h, url, resolved)).statusCode).toBe(202);
+    const alone = await waitFor(async () => {
+      const alert = await readAlert(h, auth, latencyId);
+      return alert.analysis_status === "completed" && alert.alert_role !== "symptom" ? alert : undefined;
+    }, 60_000);
+    const reclassified = await waitFor(async () => {
+      const alert = await readAlert(h, auth, latencyId);
+      return alert.analysis_status === "completed" && !alert.attention_reason?.startsWith("symptom")
+        ? alert
+        : undefined;
+    }, 60_000);
+    expect(alone.storm_id).toBeNull();
+    expect(reclassified).toMatchObject({
+      attention: "needs_review",
+      attention_reason: "Medium severity, in production",
+    });
+    const { events } = await readHistory(h, auth, latencyId);
+    const kinds = events.map((event) => event.kind);
+    expect(kinds.filter((kind) => kind === "classified")).toHaveLength(2);
+    expect(kinds.indexOf("storm_left")).toBeLessThan(kinds.lastIndexOf("classified"));
+  });
+
   it("classifies an alert at once in immediate mode, with its history", async () => {
     const h = harness();
     const { auth } = await h.createKey();

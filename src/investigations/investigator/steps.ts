@@ -3,7 +3,7 @@
 // outputs, so each is one node of the run's trace. Evidence is stored as it is found; the last step
 // writes the conclusion and the report (a session artifact), and the run's end sets the status.
 import { and, eq } from "drizzle-orm";
-import { correlateStormOf, readInvestigatedAlert } from "../../alerts/index.ts";
+import { correlateStormOf, readInvestigatedAlert, reclassifyAfterRoleChange } from "../../alerts/index.ts";
 import { type ActionOutcome, type RegisteredActionInput, StepError } from "../../automation/index.ts";
 import { inTenant } from "../../core/auth/tenancy.ts";
 import { listTenantIntegrationConnections } from "../../integrations/index.ts";
@@ -58,6 +58,7 @@ async function gatherStep(input: RegisteredActionInput): Promise<ActionOutcome> 
       now: ctx.now(),
       impact: { environmentCriticality: ctx.config.environmentCriticality },
       waitMs: STORM_WAIT_MS,
+      reclassify: reclassifyAfterRoleChange(ctx.enqueue),
     });
   } catch (err) {
     ctx.log.warn({ err, alert_id: investigation.alertId }, "storm correlation before investigation failed");
