@@ -208,6 +208,30 @@ describe("parseElastic: documented variants", () => {
     expect(onlyEvent(kibana({ id: "*" })).external_uid).toBe("4dbd28bad301a2fee908ea6b5aa25e15");
   });
 
+  it("titles an Elasticsearch query rule the same when it fires and when it recovers", () => {
+    const query = { id: "query matched", actionGroupName: "Query matched" };
+    const fired = onlyEvent(kibana({ ...query, actionGroup: "query matched" }, { name: "ES query rule" }));
+    const recovered = onlyEvent(
+      kibana({ ...query, actionGroup: "recovered", actionGroupName: "Recovered" }, { name: "ES query rule" }),
+    );
+    expect([fired.status, fired.title, fired.external_uid]).toEqual([
+      "active",
+      "ES query rule",
+      recovered.external_uid,
+    ]);
+    expect([recovered.status, recovered.title]).toEqual(["resolved", "ES query rule"]);
+    // Keep's template without actionGroupName reads the constant id alike.
+    const keep = {
+      webhook_body: {
+        rule_info: JSON.stringify({ id: "rule-1", name: "ES query rule" }),
+        alert_info: JSON.stringify({ id: "query matched", actionGroup: "recovered" }),
+      },
+    };
+    expect(onlyEvent(keep).title).toBe("ES query rule");
+    // Another alert id still names the instance on recovery.
+    expect(onlyEvent(kibana({ actionGroup: "recovered" })).title).toBe("CPU high (host-a)");
+  });
+
   it("hashes an empty part for a missing alert id", () => {
     expect(onlyEvent(kibana({ id: undefined }))).toMatchObject({
       external_uid: "1fdaeeded7c3b1d8eb4d7a59ef8b1fc8",

@@ -136,14 +136,20 @@ function ruleSeverity(rule: Payload, group: string, options: ParserOptions): Sev
   return mapSeverity(group, { table: { [group]: groupBucket(group) }, generic: false, overrides });
 }
 
-// `*` is the alert id of a rule without grouping; Elasticsearch query rules use the action group.
+// Alert ids that name no instance: `*` for a rule without grouping, `query matched` for an
+// Elasticsearch query rule without grouping. The latter equals the rule's firing action group, but
+// it stays the alert id on recovery, when the action group is `recovered`: comparing with the
+// action group alone would title the recovery differently from the firing.
+const CONSTANT_ALERT_IDS = new Set(["*", "query matched"]);
+
 function titleText(
   name: string | null,
   alertId: string | null,
   groupNames: readonly unknown[],
 ): string | null {
-  if (name === null || alertId === null || alertId === "*") return name;
+  if (name === null || alertId === null) return name;
   const lower = alertId.toLowerCase();
+  if (CONSTANT_ALERT_IDS.has(lower)) return name;
   if (groupNames.some((group) => firstText(group)?.toLowerCase() === lower)) return name;
   return `${name} (${alertId})`;
 }

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { deliverAlerts, readAlert, registerTrigger } from "../../../test/alerts.ts";
 import {
   itHasAnExpectationForEveryFixture,
   itRejectsUnreadableBodies,
   readFixture,
 } from "../../../test/fixtures.ts";
+import { describeEachEngine } from "../../../test/harness.ts";
 import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parsePagerduty } from "./pagerduty.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
@@ -180,6 +182,24 @@ describe("parsePagerduty: V3 variants", () => {
     expect(
       onlyEvent(incidentEvent("incident.reopened", { reopened_at: "2024-05-14T11:00:00Z" })),
     ).toMatchObject({ status: "active", triggered_at: "2024-05-14T11:00:00.000Z" });
+  });
+
+  it("dates a reopen without reopened_at by occurred_at, never by the incident's created_at", () => {
+    for (const reopenedAt of [null, undefined, ""]) {
+      expect(
+        onlyEvent(
+          incidentEvent(
+            "incident.reopened",
+            { created_at: "2024-05-14T10:00:00Z", reopened_at: reopenedAt },
+            { occurred_at: "2024-05-14T11:00:00Z" },
+          ),
+        ),
+      ).toMatchObject({ status: "active", triggered_at: "2024-05-14T11:00:00.000Z", resolved_at: null });
+    }
+    // Other events of a reopened incident keep the chain: reopened_at, else created_at.
+    expect(
+      onlyEvent(incidentEvent("incident.acknowledged", { reopened_at: "2024-05-14T11:00:00Z" })).triggered_at,
+    ).toBe("2024-05-14T11:00:00.000Z");
   });
 
   it("takes resolved_at from occurred_at and keeps triggered_at from created_at", () => {
@@ -474,6 +494,22 @@ describe("parsePagerduty: deprecated V2 body", () => {
     });
   });
 
+  it("reads the incident's created_on when it has no created_at", () => {
+    const message = v2Message("incident.resolve", {
+      status: "resolved",
+      created_at: undefined,
+      created_on: "2017-09-26T15:14:36Z",
+    });
+    expect(onlyEvent({ messages: [message] })).toMatchObject({
+      status: "resolved",
+      triggered_at: "2017-09-26T15:14:36.000Z",
+      resolved_at: "2017-09-26T15:30:00.000Z",
+    });
+    // created_at wins when a message carries both.
+    const both = v2Message("incident.trigger", { created_on: "2017-09-26T15:00:00Z" });
+    expect(onlyEvent({ messages: [both] }).triggered_at).toBe("2017-09-26T15:14:36.000Z");
+  });
+
   it("rejects a message without an incident id, naming its index", () => {
     expect(parseJson({ messages: [v2Message("incident.trigger"), { event: "incident.trigger" }] })).toEqual({
       ok: false,
@@ -533,6 +569,41 @@ describe("parsePagerduty: bad input", () => {
     expect(parseJson(payload)).toEqual({
       ok: false,
       error: "not a PagerDuty incident event: event.data has no incident id (data.id or data.incident.id)",
+    });
+  });
+});
+
+describeEachEngine("PagerDuty incidents through the store", (harness) => {
+  it("re-opens a resolved incident on incident.reopened without reopened_at", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const triggerPath = await registerTrigger(h, auth, { source: "pagerduty", integration: "reopen" });
+    const deliver = async (eventType: string, occurredAt: string, data: Record<string, unknown> = {}) => {
+      const body = incidentEvent(
+        eventType,
+        { id: "PREOPEN1", created_at: "2024-05-14T10:00:00Z", reopened_at: null, ...data },
+        { occurred_at: occurredAt },
+      );
+      return (await deliverAlerts(h, triggerPath, JSON.stringify(body))).map((alert) => alert.outcome);
+    };
+    expect(await deliver("incident.triggered", "2024-05-14T10:00:00Z")).toEqual(["created"]);
+    expect(await deliver("incident.resolved", "2024-05-14T10:10:00Z", { status: "resolved" })).toEqual([
+      "resolved",
+    ]);
+    expect(await deliver("incident.reopened", "2024-05-14T11:00:00Z")).toEqual(["refired"]);
+    const alert = await readAlert(h, auth, "PREOPEN1");
+    expect({
+      status: alert.status,
+      triggered_at: alert.triggered_at,
+      resolved_at: alert.resolved_at,
+      refire_count: alert.refire_count,
+      last_resolved_at: alert.last_resolved_at,
+    }).toEqual({
+      status: "active",
+      triggered_at: "2024-05-14T11:00:00.000Z",
+      resolved_at: null,
+      refire_count: 1,
+      last_resolved_at: "2024-05-14T10:10:00.000Z",
     });
   });
 });

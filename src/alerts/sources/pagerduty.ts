@@ -36,6 +36,8 @@ interface IncidentEvent {
   eventType: unknown;
   /** When the event happened (V3 `event.occurred_at`, V2 message `created_on`). */
   occurredAt: unknown;
+  /** When the incident was opened (V3 `created_at`; V2 incidents may write `created_on`). */
+  createdAt: unknown;
   /** The full incident object, when the event carries one. */
   incident: Record<string, unknown> | null;
   /** The incident reference of a note, status update or responder event. */
@@ -50,6 +52,16 @@ function incidentStatus(eventType: unknown, table: StatusTable): StatusResult {
     return { status: "unchanged", source_event: status.source_event };
   }
   return status;
+}
+
+// A reopen starts a new episode of the incident: it is dated by `reopened_at`, else by when the event
+// happened, never by the incident's creation, which is before its resolve and would make the reopen
+// stale. Other events keep the design's chain.
+function triggerTime(event: IncidentEvent, status: StatusResult): unknown {
+  const reopenedAt = event.incident?.reopened_at;
+  if (status.source_event.toLowerCase() === "incident.reopened")
+    return firstText(reopenedAt, event.occurredAt);
+  return firstText(reopenedAt, event.createdAt, event.occurredAt);
 }
 
 // Priority names are account-specific: `P1`..`P5` map through the generic table, `SEV-1` is unmapped.
@@ -92,7 +104,7 @@ function normalizeIncidentEvent(
     // Webhooks carry no incident body; notes and status updates never become the description.
     description: "",
     severity: incidentSeverity(incident, options),
-    triggeredAt: parseSourceTime(firstText(incident?.reopened_at, incident?.created_at, event.occurredAt)),
+    triggeredAt: parseSourceTime(triggerTime(event, status)),
     resolvedAt: status.status === "resolved" ? parseSourceTime(event.occurredAt) : null,
     labels: incidentLabels(incident),
     links: buildLinks([{ kind: "source", urls: [incident?.html_url, reference?.html_url] }]),
@@ -113,6 +125,7 @@ function v3IncidentEvent(event: Record<string, unknown>): IncidentEvent {
   return {
     eventType: event.event_type,
     occurredAt: event.occurred_at,
+    createdAt: isIncident ? data.created_at : undefined,
     incident: isIncident ? data : null,
     reference: !isIncident && isRecord(data.incident) ? data.incident : null,
   };
@@ -153,6 +166,7 @@ function parseV2(messages: unknown[], options: ParserOptions): ParseResult {
     const incidentEvent: IncidentEvent = {
       eventType: isRecord(message) ? message.event : undefined,
       occurredAt: isRecord(message) ? message.created_on : undefined,
+      createdAt: firstText(incident?.created_at, incident?.created_on),
       incident,
       reference: null,
     };

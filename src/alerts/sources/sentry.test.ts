@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { deliver, readAlert, registerTrigger } from "../../../test/alerts.ts";
 import { fixtureFiles, itRejectsUnreadableBodies, readFixture } from "../../../test/fixtures.ts";
+import { describeEachEngine } from "../../../test/harness.ts";
 import { onlyEventOf } from "../../../test/parse-results.ts";
 import { parseSentry } from "./sentry.ts";
 import type { AlertEvent, ParseResult, ParserOptions } from "./types.ts";
@@ -257,8 +259,9 @@ describe("parseSentry: issue webhooks", () => {
       severity: "Medium",
       display_priority: 3,
       severity_mapping: "mapped",
-      // A regression starts at the issue's latest event.
-      triggered_at: "2024-05-14T10:12:31.512Z",
+      // An unresolve carries no time of its own (lastSeen is the issue's latest event, which may be
+      // before the resolve): without Sentry-Hook-Timestamp it is left to the receive time.
+      triggered_at: null,
       resolved_at: null,
       labels: { project: "checkout-web", platform: "javascript" },
       links: [{ kind: "source", url: "https://sentry.io/organizations/shop/issues/42/" }],
@@ -290,6 +293,33 @@ describe("parseSentry: issue webhooks", () => {
       resolved_at: null,
       unmapped: [],
     });
+  });
+
+  it("dates an unresolve and a resolve by Sentry-Hook-Timestamp, never by lastSeen", () => {
+    // 1715681700 is 2024-05-14T10:15:00Z, after the issue's lastSeen (10:12:31).
+    const sent = { "sentry-hook-resource": "issue", "sentry-hook-timestamp": "1715681700" };
+    const parse = (action: string) =>
+      onlyEventOf(parseSentry({ body: JSON.stringify(issueBody(action)), headers: sent, options: {} }));
+    expect(parse("unresolved")).toMatchObject({
+      status: "active",
+      triggered_at: "2024-05-14T10:15:00.000Z",
+      resolved_at: null,
+    });
+    expect(parse("resolved")).toMatchObject({
+      status: "resolved",
+      triggered_at: null,
+      resolved_at: "2024-05-14T10:15:00.000Z",
+    });
+    // The other actions keep their own times; an ignore has none.
+    expect(parse("created").triggered_at).toBe("2024-05-14T10:00:00.000Z");
+    expect(parse("triggered").triggered_at).toBe("2024-05-14T10:12:31.512Z");
+    expect(parse("ignored")).toMatchObject({ triggered_at: null, resolved_at: null });
+    // An activity alert's unresolve as well.
+    const activity = { ...sent, "sentry-hook-resource": "activity_alert" };
+    const body = JSON.stringify(issueBody("unresolved"));
+    expect(onlyEventOf(parseSentry({ body, headers: activity, options: {} })).triggered_at).toBe(
+      "2024-05-14T10:15:00.000Z",
+    );
   });
 
   it("makes an unknown issue action unchanged and unmapped", () => {
@@ -556,6 +586,55 @@ describe("parseSentry: bad input", () => {
     expect(parseJson({ project_slug: "checkout-web", culprit: "x", event: {} })).toEqual({
       ok: false,
       error: "not a Sentry webhook: id (the legacy plugin's issue id) is missing",
+    });
+  });
+});
+
+describeEachEngine("Sentry issues through the store", (harness) => {
+  // Created, resolved by a person (no time in the payload), then unresolved by a person: lastSeen
+  // is still the issue's first event.
+  async function createResolveUnresolve(id: string, sentAt: (action: string) => Record<string, string>) {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const triggerPath = await registerTrigger(h, auth, { source: "sentry", integration: `unresolve-${id}` });
+    const times = { firstSeen: "2024-05-14T10:00:00Z", lastSeen: "2024-05-14T10:00:00Z" };
+    const outcomes: string[] = [];
+    for (const action of ["created", "resolved", "unresolved"]) {
+      const headers = {
+        "content-type": "application/json",
+        "sentry-hook-resource": "issue",
+        ...sentAt(action),
+      };
+      const response = await deliver(
+        h,
+        triggerPath,
+        JSON.stringify(issueBody(action, { id, ...times })),
+        headers,
+      );
+      expect(response.statusCode, response.body).toBe(202);
+      outcomes.push(response.json().alerts[0].outcome);
+    }
+    const alert = await readAlert(h, auth, id);
+    return { outcomes, status: alert.status, refire_count: alert.refire_count };
+  }
+
+  it("re-opens a resolved issue on unresolved, dated by the receive time", async () => {
+    expect(await createResolveUnresolve("9001", () => ({}))).toEqual({
+      outcomes: ["created", "resolved", "refired"],
+      status: "active",
+      refire_count: 1,
+    });
+  });
+
+  it("re-opens a resolved issue on unresolved, dated by Sentry-Hook-Timestamp", async () => {
+    // Sent at 10:05 and 10:30 (Unix seconds), as Sentry writes the header.
+    const sent: Record<string, string> = { resolved: "1715681100", unresolved: "1715682600" };
+    const header = (action: string): Record<string, string> =>
+      sent[action] === undefined ? {} : { "sentry-hook-timestamp": sent[action] };
+    expect(await createResolveUnresolve("9002", header)).toEqual({
+      outcomes: ["created", "resolved", "refired"],
+      status: "active",
+      refire_count: 1,
     });
   });
 });

@@ -83,17 +83,29 @@ function eventTime(event: Record<string, unknown>): string | null {
   return parseSourceTime(event.datetime) ?? parseSourceTime(event.timestamp);
 }
 
+// A new issue starts at its first event, an escalation at its latest one. An unresolve (a person
+// re-opening the issue, or a regression) happens after the resolve, which the payload does not date:
+// `lastSeen` may well be before it, which would make the re-open stale. It is dated like the
+// resolve, by when Sentry sent the delivery, else left to the receive time.
+function issueStartTime(
+  status: StatusResult,
+  issue: Record<string, unknown>,
+  sentAt: string | null,
+): string | null {
+  const action = status.source_event.toLowerCase();
+  if (action === "unresolved") return sentAt;
+  return parseSourceTime(action === "created" ? issue.firstSeen : issue.lastSeen);
+}
+
 function normalizeIssue(
   resource: "issue" | "activity_alert",
   action: unknown,
   issue: Record<string, unknown>,
   uid: string,
+  sentAt: string | null,
   options: ParserOptions,
 ): AlertEvent {
   const status = mapStatus(action, resource === "issue" ? ISSUE_ACTION : ACTIVITY_ALERT_ACTION);
-  // A new issue starts at its first event; a regression or escalation at its latest one. Resolve and
-  // ignore carry no time of their own.
-  const startedField = status.source_event.toLowerCase() === "created" ? issue.firstSeen : issue.lastSeen;
   const parts: AlertEventParts = {
     sourceType: "sentry",
     externalUid: uid,
@@ -101,7 +113,8 @@ function normalizeIssue(
     title: issue.title,
     description: issue.culprit,
     severity: mapSeverity(issue.level, { overrides: options.severityOverrides }),
-    triggeredAt: status.status === "active" ? parseSourceTime(startedField) : null,
+    triggeredAt: status.status === "active" ? issueStartTime(status, issue, sentAt) : null,
+    resolvedAt: status.status === "resolved" ? sentAt : null,
     labels: createLabelBuilder()
       .add("project", firstText(record(issue.project).slug))
       .add("platform", firstText(issue.platform))
@@ -231,6 +244,7 @@ function missing(what: string): ParseResult {
 function parseResource(
   resource: AlertResource,
   payload: Record<string, unknown>,
+  sentAt: string | null,
   options: ParserOptions,
 ): ParseResult {
   const data = record(payload.data);
@@ -242,7 +256,7 @@ function parseResource(
       const uid = idText(data.issue.id);
       return uid === null
         ? missing("data.issue.id")
-        : ok(normalizeIssue(resource, payload.action, data.issue, uid, options));
+        : ok(normalizeIssue(resource, payload.action, data.issue, uid, sentAt, options));
     }
     case "event_alert":
     case "error": {
@@ -281,5 +295,7 @@ export const parseSentry: Parser = ({ body, headers, options }) => {
   const choice = chooseResource(headers, payload);
   if ("error" in choice) return { ok: false, error: choice.error };
   if ("none" in choice) return { ok: true, events: [], note: choice.none };
-  return parseResource(choice.resource, payload, options);
+  // `Sentry-Hook-Timestamp`: the Unix seconds at which Sentry sent this delivery.
+  const sentAt = parseSourceTime(headers["sentry-hook-timestamp"]);
+  return parseResource(choice.resource, payload, sentAt, options);
 };

@@ -171,6 +171,84 @@ describe("parseUptimeKuma: documented variants", () => {
     });
   });
 
+  it("makes the Test button's message of a notification without a name a test notification", () => {
+    expect(onlyEvent({ heartbeat: null, monitor: null, msg: " Testing" })).toMatchObject({
+      external_uid: "test-notification",
+      title: "Testing",
+      is_test: true,
+    });
+  });
+
+  it("makes a certificate expiry warning an alert of its own, not a test notification", () => {
+    const msg =
+      "[Shop][https://shop.example.com] server certificate shop.example.com will be expired in 7 days";
+    expect(parseJson({ heartbeat: null, monitor: null, msg })).toEqual({
+      ok: true,
+      events: [
+        {
+          // H("[Shop][https://shop.example.com] server certificate shop.example.com"), computed with
+          // python3 hashlib: the message without its countdown.
+          external_uid: "e38d25f60c157d1c3be57151fa793ead",
+          status: "active",
+          ignore_reason: null,
+          title: msg,
+          title_is_fallback: false,
+          description: msg,
+          source_severity: "warning",
+          severity: "Medium",
+          display_priority: 3,
+          severity_mapping: "mapped",
+          triggered_at: null,
+          resolved_at: null,
+          labels: {},
+          links: [],
+          is_test: false,
+          source_event: "notice",
+          unmapped: [],
+        },
+      ],
+    });
+  });
+
+  it("keeps one alert per certificate or domain across its expiry warnings", () => {
+    const uidOf = (msg: string) => onlyEvent({ heartbeat: null, monitor: null, msg }).external_uid;
+    const shop = "[Shop][https://shop.example.com] server certificate shop.example.com";
+    // Uptime Kuma 1.23 and 2.x wordings of the 14-day and the 7-day warning of one certificate.
+    expect(
+      new Set([
+        uidOf(`${shop} will be expired in 14 days`),
+        uidOf(`${shop} will be expired in 7 days`),
+        uidOf(`${shop} will expire in 7 days`),
+      ]),
+    ).toEqual(new Set(["e38d25f60c157d1c3be57151fa793ead"]));
+    // Another certificate of the chain, another monitor, or the wording before 1.23: other subjects.
+    const others = [
+      "[Shop][https://shop.example.com] intermediate CA certificate R3 will be expired in 7 days",
+      "[Blog][https://blog.example.com] server certificate blog.example.com will be expired in 7 days",
+      "[Shop][https://shop.example.com] Certificate will be expired in 7 days",
+    ].map(uidOf);
+    expect(new Set([...others, uidOf(`${shop} will be expired in 7 days`)]).size).toBe(4);
+    // Uptime Kuma 2.x domain expiry warnings.
+    expect(uidOf("Domain name example.com will expire in 21 days")).toBe("ea1ea4635dfead9200bce4340147c970");
+    expect(uidOf("Domain name example.com will expire in 7 days")).toBe("ea1ea4635dfead9200bce4340147c970");
+  });
+
+  it("makes any other message without a monitor an alert of that message, with the registration's overrides", () => {
+    expect(
+      onlyEvent(
+        { heartbeat: null, monitor: null, msg: "Disk almost full on backup" },
+        { severityOverrides: { warning: "High" } },
+      ),
+    ).toMatchObject({
+      external_uid: "ca9a39cc888b4ac722d194b31c106a03",
+      title: "Disk almost full on backup",
+      source_severity: "warning",
+      severity: "High",
+      labels: {},
+      is_test: false,
+    });
+  });
+
   it("makes PENDING unchanged and Medium, without a time", () => {
     expect(onlyEvent(payload({ status: 2 }))).toMatchObject({
       status: "unchanged",
@@ -351,6 +429,16 @@ describe("parseUptimeKuma: bad input", () => {
     expect(parseJson(body)).toEqual({
       ok: false,
       error: "not an Uptime Kuma webhook: expected heartbeat and monitor objects",
+    });
+  });
+
+  it.each([
+    ["no msg", { heartbeat: null, monitor: null }],
+    ["an empty msg", { heartbeat: null, monitor: null, msg: "  " }],
+  ])("rejects a body without monitor and heartbeat and %s", (_name, body) => {
+    expect(parseJson(body)).toEqual({
+      ok: false,
+      error: "not an Uptime Kuma webhook: msg is empty and there is no monitor or heartbeat",
     });
   });
 

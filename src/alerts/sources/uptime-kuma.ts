@@ -8,6 +8,7 @@ import {
   decodeBody,
   firstText,
   GENERIC_SEVERITY_TABLE,
+  hashUid,
   isRecord,
   lookupIgnoringCase,
   mapSeverity,
@@ -19,7 +20,7 @@ import {
   type StatusResult,
   type StatusTable,
 } from "./normalize/index.ts";
-import type { AlertEvent, Parser, ParserOptions } from "./types.ts";
+import type { AlertEvent, ParseResult, Parser, ParserOptions } from "./types.ts";
 
 // `heartbeat.status`: 0 DOWN, 1 UP, 2 PENDING (retrying, not yet down), 3 MAINTENANCE; 2.x and
 // replaying senders may write the names.
@@ -48,6 +49,15 @@ const HEARTBEAT_SEVERITY: SeverityTable = {
 };
 
 const TEST_UID = "test-notification";
+
+// The "Test" button sends `<notification name> Testing` (server.js, testNotification).
+const TEST_MESSAGE = /(?:^|\s)Testing$/;
+
+// The countdown of Uptime Kuma's expiry warnings: `[<monitor>][<url>] <type> certificate <CN> will be
+// expired in <n> days` (older releases: `... Certificate will be expired ...`; 2.x: `... will expire
+// in ...`) and, in 2.x, `Domain name <domain> will expire in <n> days`. What precedes it names the
+// certificate or domain.
+const EXPIRY_COUNTDOWN = /\s+will (?:be expired|expire) in -?\d+ days?\s*$/i;
 
 interface MonitorTag {
   name: string;
@@ -124,17 +134,44 @@ function normalizeHeartbeat(
 
 // The "Test" button sends `msg` with a null monitor and heartbeat. Nothing drives a status, so the
 // test shows as firing, as 1.9 asks; `source_event` says why.
-function testEvent(payload: Record<string, unknown>): AlertEvent {
+function testEvent(msg: string): AlertEvent {
   const status: StatusResult = { status: "active", source_event: "test" };
   return buildAlertEvent({
     sourceType: "uptime-kuma",
     externalUid: TEST_UID,
     status,
-    title: payload.msg,
-    description: payload.msg,
+    title: msg,
+    description: msg,
     severity: mapSeverity(null),
     isTest: true,
   });
+}
+
+// Uptime Kuma sends certificate and domain expiry warnings in the Test button's shape (no monitor, no
+// heartbeat). Each is an alert of its own subject: the message without its countdown, so the 14-day
+// and the 7-day warnings of one certificate update one alert while two certificates stay apart. A
+// warning, not an outage; the payload has no time.
+function noticeEvent(msg: string, options: ParserOptions): AlertEvent {
+  const status: StatusResult = { status: "active", source_event: "notice" };
+  return buildAlertEvent({
+    sourceType: "uptime-kuma",
+    externalUid: hashUid(msg.replace(EXPIRY_COUNTDOWN, "")),
+    status,
+    title: msg,
+    description: msg,
+    severity: mapSeverity("warning", { overrides: options.severityOverrides }),
+  });
+}
+
+function monitorlessEvent(payload: Record<string, unknown>, options: ParserOptions): ParseResult {
+  const msg = firstText(payload.msg);
+  if (msg === null) {
+    return {
+      ok: false,
+      error: "not an Uptime Kuma webhook: msg is empty and there is no monitor or heartbeat",
+    };
+  }
+  return { ok: true, events: [TEST_MESSAGE.test(msg) ? testEvent(msg) : noticeEvent(msg, options)] };
 }
 
 // The monitor id as decimal text (`monitor.id`, else `heartbeat.monitorID`), or null.
@@ -157,9 +194,7 @@ export const parseUptimeKuma: Parser = ({ body, headers, options }) => {
       error: "not an Uptime Kuma webhook: expected a JSON object with heartbeat and monitor",
     };
   }
-  if (payload.heartbeat === null && payload.monitor === null) {
-    return { ok: true, events: [testEvent(payload)] };
-  }
+  if (payload.heartbeat === null && payload.monitor === null) return monitorlessEvent(payload, options);
   const { heartbeat } = payload;
   const monitor = payload.monitor ?? {};
   if (!isRecord(heartbeat) || !isRecord(monitor)) {
