@@ -1,6 +1,8 @@
 // The provider's only way to the service: JSON over HTTP with the API key, every request in the
 // configured workspace (`?orgId=`). A failed request becomes a diagnostic that names the attribute
-// when the service's error body names a field the resource has.
+// when the service's error body names a field the resource has. A 404 means "gone" only when it is
+// about the object itself: the service answers an unknown workspace, or one the key may not act in,
+// with a 404 too, and reading that as "deleted" would drop every resource from state.
 import { DiagnosticError, error, type PathStep } from "./diagnostics.ts";
 
 export interface Settings {
@@ -13,7 +15,11 @@ export interface Settings {
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly body: { error?: string; code?: string; details?: { field?: string } } | null,
+    readonly body: {
+      error?: string;
+      code?: string;
+      details?: { field?: string; orgId?: string; [key: string]: unknown };
+    } | null,
     readonly request: string,
   ) {
     super(`${request} answered ${status}${body?.error ? `: ${body.error}` : ""}`);
@@ -67,6 +73,23 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** The workspace the service could not act in: a 404 whose details name the orgId. */
+function refusedWorkspace(thrown: ApiError): string | null {
+  const orgId = thrown.body?.details?.orgId;
+  return thrown.status === 404 && typeof orgId === "string" ? orgId : null;
+}
+
+/**
+ * True when the service answered that the object itself does not exist: a 404 NOT_FOUND whose
+ * details name it by one of `keys` (`app_name` for an app the catalog lacks, `id` for an unknown
+ * registration). A 404 about the workspace (details.orgId) or a route the service lacks is not.
+ */
+export function isGone(thrown: unknown, keys: readonly string[]): boolean {
+  if (!(thrown instanceof ApiError) || thrown.body?.code !== "NOT_FOUND") return false;
+  const details = thrown.body.details ?? {};
+  return refusedWorkspace(thrown) === null && keys.some((key) => key in details);
+}
+
 /** The diagnostic for a failed request, on the attribute the error names when the resource has it. */
 export function apiDiagnostic(
   thrown: unknown,
@@ -79,8 +102,10 @@ export function apiDiagnostic(
   const field = thrown.body?.details?.field;
   const top = field?.split(/[.[/]/)[0];
   const path: PathStep[] | undefined = top && attributes.includes(top) ? [top] : undefined;
-  const hint =
-    thrown.status === 401
+  const workspace = refusedWorkspace(thrown);
+  const hint = workspace
+    ? ` Check workspace_id (or SVC_WORKSPACE_ID) and the API key: the workspace ${workspace} must exist and the key must be allowed to act in it.`
+    : thrown.status === 401
       ? " Check the api_key setting (or SVC_API_KEY)."
       : thrown.status === 403
         ? " The API key lacks a scope this resource needs."

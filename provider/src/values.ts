@@ -70,3 +70,17 @@ export function sameValue(a: Value | undefined, b: Value | undefined): boolean {
 
 /** A known string attribute's text; anything else (null, unknown) is the empty string. */
 export const textOf = (value: Value | undefined): string => (typeof value === "string" ? value : "");
+
+/**
+ * Whether a number attribute is a whole number from `min` to `max`: null when it is or is not known
+ * yet (null, unknown), else the number as written, for the message. OpenTofu sends a number a
+ * float64 cannot hold exactly (400.0000000000000000001, 1e400, 99999999999999999999999) as a
+ * msgpack string of its decimal digits. A whole number within a float64's exact range never
+ * arrives that way, so such a string is always outside the range.
+ */
+export function outsideWholeRange(value: Value | undefined, min: number, max: number): string | null {
+  if (value === null || value === undefined || value === UNKNOWN) return null;
+  if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return null;
+  const text = typeof value === "string" || typeof value === "number" ? String(value) : JSON.stringify(value);
+  return text.length <= 40 ? text : `${text.slice(0, 24)}... (${text.length} characters)`;
+}

@@ -131,6 +131,16 @@ describeOnOneEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
     expect(oneLine(plan.stderr)).toContain("from 15 to 300");
     expect(plan.stderr).toMatch(/on main\.tf line \d+, in resource "svc_sre_alert_webhook" "am":/);
     expect(plan.stderr).toContain("classify_batch_window_seconds = 10");
+    // Numbers a float64 cannot hold exactly reach the provider as msgpack strings: still checked.
+    for (const written of ["400.0000000000000000001", "60.00000000000000000000001", "1e400"]) {
+      ws.write(config(`  source = "alertmanager"\n  classify_batch_window_seconds = ${written}`));
+      const inexact = await ws.plan();
+      expect(inexact.code, `${written}: ${inexact.stdout}${inexact.stderr}`).toBe(1);
+      expect(oneLine(inexact.stderr)).toContain(
+        "classify_batch_window_seconds must be a whole number of seconds from 15 to 300",
+      );
+      expect(inexact.stderr).toContain(`classify_batch_window_seconds = ${written}`);
+    }
     ws.write(config(`  source = "alertmanager"\n  classify_mode = "sometimes"`));
     const badMode = await ws.plan();
     expect(badMode.code).toBe(1);

@@ -148,6 +148,22 @@ describeOnOneEngine("svc_app with OpenTofu", (harness) => {
     expect(oneLine(failed.stderr)).toMatch(/on main\.tf line \d+, in resource "svc_app" "sre"/);
   });
 
+  it("rejects discovery settings that are not whole numbers in range at plan time, on their lines", async () => {
+    // 99999999999999999999999 and 1.000000000000000000001 are no float64: OpenTofu sends them as strings.
+    for (const [name, written] of [
+      ["discovery_poll_timeout_seconds", "0.5"],
+      ["discovery_poll_timeout_seconds", "99999999999999999999999"],
+      ["discovery_setup_wait_attempts", "1.000000000000000000001"],
+    ] as const) {
+      ws.write(config(`  integrations = ["prom"]\n  bootstrap_discovery = true\n  ${name} = ${written}`));
+      const plan = await ws.plan();
+      expect(plan.code, `${name} = ${written}: ${plan.stdout}${plan.stderr}`).toBe(1);
+      expect(oneLine(plan.stderr)).toContain(`Invalid ${name}`);
+      expect(oneLine(plan.stderr)).toMatch(new RegExp(`${name} must be a whole number (of seconds )?from`));
+      expect(plan.stderr).toContain(`${name} = ${written}`);
+    }
+  });
+
   it("runs discovery after binding, then skips it when a run exists", async () => {
     const setup = await api("GET", "/api/setup");
     expect(setup.statusCode, setup.body).toBe(200);

@@ -68,6 +68,24 @@ describe("svc_app validation", () => {
     ]);
   });
 
+  it("wants whole numbers in range, also those OpenTofu sends as strings because no float64 holds them", () => {
+    const problems = (values: ObjectValue) =>
+      appResource.validate(configOf({ app_name: "sre", ...values })).map((d) => d.detail);
+    expect(problems({ discovery_poll_timeout_seconds: 0.5 })).toEqual([
+      "discovery_poll_timeout_seconds must be a whole number of seconds from 1 to 3600; got 0.5.",
+    ]);
+    expect(problems({ discovery_poll_timeout_seconds: "99999999999999999999999" })).toEqual([
+      "discovery_poll_timeout_seconds must be a whole number of seconds from 1 to 3600; got 99999999999999999999999.",
+    ]);
+    expect(problems({ discovery_setup_wait_attempts: `1${"0".repeat(400)}` })).toEqual([
+      "discovery_setup_wait_attempts must be a whole number from 0 to 1000; got 100000000000000000000000... (401 characters).",
+    ]);
+    expect(problems({ discovery_poll_timeout_seconds: 1, discovery_setup_wait_attempts: 0 })).toEqual([]);
+    expect(problems({ discovery_poll_timeout_seconds: 3600, discovery_setup_wait_attempts: 1000 })).toEqual(
+      [],
+    );
+  });
+
   it("accepts unknown values", () => {
     expect(
       appResource.validate(
@@ -167,6 +185,15 @@ describe("svc_app requests and state", () => {
     expect(state.enabled).toBeNull();
     expect(state).toMatchObject({ app_token: "secret-token", configured: true, status: "active" });
     expect(state.workflow_purposes).toEqual([{ purpose: "alert_triage", workflow_name: "sre-triage" }]);
+  });
+
+  it("keeps the app token in state when the service leaves it out for a key without apps_write", () => {
+    const prior = stateOf(remote, configOf({ app_name: "sre" }));
+    const { app_token: _hidden, ...readOnly } = remote;
+    expect(stateOf(readOnly, prior).app_token).toBe("secret-token");
+    expect(stateOf({ ...remote, app_token: "" }, prior).app_token).toBe("secret-token");
+    expect(stateOf({ ...remote, app_token: "rotated" }, prior).app_token).toBe("rotated");
+    expect(stateOf(readOnly, null, true).app_token).toBe("");
   });
 
   it("shows a remote change of a managed attribute as drift", () => {

@@ -212,6 +212,22 @@ describe("RPCs and diagnostics", () => {
     ]);
   });
 
+  it("checks a number OpenTofu sends as a string because no float64 holds it exactly", async () => {
+    for (const written of ["400.0000000000000000001", "60.00000000000000000000001"]) {
+      const response = await call(client, "ValidateResourceConfig", {
+        type_name: "svc_sre_alert_webhook",
+        config: dynamic(webhookConfig({ classify_batch_window_seconds: written })),
+      });
+      expect(response.diagnostics).toEqual([
+        expect.objectContaining({
+          severity: "ERROR",
+          summary: "Invalid classify_batch_window_seconds",
+          detail: `classify_batch_window_seconds must be a whole number of seconds from 15 to 300; got ${written}.`,
+        }),
+      ]);
+    }
+  });
+
   it("steps into list elements in a path", async () => {
     const response = await call(client, "ValidateResourceConfig", {
       type_name: "svc_app",

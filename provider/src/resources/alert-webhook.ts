@@ -2,11 +2,11 @@
 // /app/{app_name}/api/v1/alerts/webhook). source, app_name and integration identify it and force a
 // new one when changed; the classify settings update in place. Settings left out of the
 // configuration take their defaults, so removing one from the file sets it back.
-import { ApiError, apiDiagnostic } from "../client.ts";
-import { type Diagnostic, DiagnosticError, error } from "../diagnostics.ts";
+import { apiDiagnostic, isGone } from "../client.ts";
+import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
-import { type ObjectValue, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
+import { type ObjectValue, outsideWholeRange, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
 
 interface Registration {
   id: string;
@@ -121,8 +121,8 @@ function validate(config: ObjectValue): Diagnostic[] {
   };
   oneOf("classify_mode", ["batch", "immediate"]);
   oneOf("classify_bucket_by", ["storm_scope", "service"]);
-  const window = config.classify_batch_window_seconds;
-  if (typeof window === "number" && !(Number.isInteger(window) && window >= 15 && window <= 300)) {
+  const window = outsideWholeRange(config.classify_batch_window_seconds, 15, 300);
+  if (window !== null) {
     diagnostics.push(
       error(
         "Invalid classify_batch_window_seconds",
@@ -172,7 +172,19 @@ function requireServiceUrl(ctx: ResourceContext): string {
 const triggerUrl = (serviceUrl: string, relative: Value) =>
   typeof relative === "string" ? `${serviceUrl}/platform${relative}` : UNKNOWN;
 
-function stateOf(registration: Registration, serviceUrl: string): ObjectValue {
+/**
+ * The service hides the trigger token from a key without sre_alerts_write (`apiKey=hidden`). The
+ * token did not change, so a refresh with such a key keeps the one in state.
+ */
+const isRedacted = (path: string) => /[?&]apiKey=hidden(&|$)/.test(path);
+
+/** The state for a registration; `prior` keeps the trigger URL the service hid from the key. */
+function stateOf(registration: Registration, serviceUrl: string, prior: ObjectValue | null): ObjectValue {
+  const before = prior?.platform_webhook_url;
+  const relativeUrl =
+    isRedacted(registration.platform_webhook_url) && typeof before === "string" && before !== ""
+      ? before
+      : registration.platform_webhook_url;
   return fullObject(schema, {
     source: registration.source,
     app_name: registration.app_name,
@@ -183,11 +195,17 @@ function stateOf(registration: Registration, serviceUrl: string): ObjectValue {
     classify_critical_bypass: registration.classify_critical_bypass,
     integration: registration.integration,
     platform_webhook_id: registration.platform_webhook_id,
-    platform_webhook_url: registration.platform_webhook_url,
+    platform_webhook_url: relativeUrl,
     id: registration.id,
-    trigger_url: triggerUrl(serviceUrl, registration.platform_webhook_url),
+    trigger_url: triggerUrl(serviceUrl, relativeUrl),
   });
 }
+
+/**
+ * What the service's 404 names when the registration itself is gone: its id, or the app when the
+ * app no longer takes alerts (see isGone).
+ */
+const GONE = ["id", "app_name"];
 
 const basePath = (appName: Value | undefined) =>
   `/app/${encodeURIComponent(textOf(appName))}/api/v1/alerts/webhook`;
@@ -228,7 +246,7 @@ export const alertWebhookResource: Resource = {
       try {
         await client.request("DELETE", `${basePath(prior.app_name)}/${textOf(prior.id)}`);
       } catch (thrown) {
-        if (!(thrown instanceof ApiError && thrown.status === 404)) {
+        if (!isGone(thrown, GONE)) {
           throw apiDiagnostic(thrown, "Cannot delete the alert-ingest webhook", ATTRIBUTES);
         }
       }
@@ -243,7 +261,7 @@ export const alertWebhookResource: Resource = {
         : await client.request<Registration>("POST", basePath(planned.app_name), {
             body: { source: planned.source, integration: planned.integration, ...settingsBody(planned) },
           });
-      return stateOf(registration, serviceUrl);
+      return stateOf(registration, serviceUrl, prior);
     } catch (thrown) {
       throw apiDiagnostic(
         thrown,
@@ -259,9 +277,9 @@ export const alertWebhookResource: Resource = {
       const registration = await ctx
         .client()
         .request<Registration>("GET", `${basePath(state.app_name)}/${textOf(state.id)}`);
-      return stateOf(registration, serviceUrl);
+      return stateOf(registration, serviceUrl, state);
     } catch (thrown) {
-      if (thrown instanceof ApiError && thrown.status === 404) return null;
+      if (isGone(thrown, GONE)) return null;
       throw apiDiagnostic(thrown, "Cannot read the alert-ingest webhook", ATTRIBUTES);
     }
   },
@@ -296,6 +314,14 @@ export const alertWebhookResource: Resource = {
         ),
       ]);
     }
-    return stateOf(registration, serviceUrl);
+    if (isRedacted(registration.platform_webhook_url)) {
+      ctx.warn(
+        warning(
+          "The trigger token is hidden from this API key",
+          "The key lacks sre_alerts_write, so the service answers apiKey=hidden: trigger_url and platform_webhook_url hold no usable token until a refresh with a key that has it.",
+        ),
+      );
+    }
+    return stateOf(registration, serviceUrl, null);
   },
 };

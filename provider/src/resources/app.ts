@@ -2,11 +2,19 @@
 // (GET/PUT/DELETE /api/v1/apps/{app_name}). An optional attribute left out of the configuration is
 // left alone on the service (null in state, never read back); a set one is sent on every apply and
 // read back for drift. bootstrap_discovery starts the SRE discovery run after binding.
-import { ApiError, apiDiagnostic, type Client } from "../client.ts";
+import { apiDiagnostic, type Client, isGone } from "../client.ts";
 import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
-import { asObject, type ObjectValue, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
+import {
+  asObject,
+  type ObjectValue,
+  outsideWholeRange,
+  sameValue,
+  textOf,
+  UNKNOWN,
+  type Value,
+} from "../values.ts";
 
 export interface Installation {
   app_name: string;
@@ -109,7 +117,7 @@ const schema: ResourceSchema = {
     discovery_poll_timeout_seconds: {
       type: "number",
       mode: "optional",
-      description: `Seconds to wait for discovery to reach succeeded or failed; default ${DISCOVERY_DEFAULTS.pollTimeoutSeconds}.`,
+      description: `Seconds to wait for discovery to reach succeeded or failed, a whole number from 1 to 3600; default ${DISCOVERY_DEFAULTS.pollTimeoutSeconds}.`,
     },
     discovery_setup_wait_attempts: {
       type: "number",
@@ -193,22 +201,22 @@ function validate(config: ObjectValue): Diagnostic[] {
       error("Invalid app_name", `app_name must be a catalog slug; got "${config.app_name}".`, ["app_name"]),
     );
   }
-  const timeout = config.discovery_poll_timeout_seconds;
-  if (typeof timeout === "number" && !(timeout > 0 && timeout <= 3600)) {
+  const timeout = outsideWholeRange(config.discovery_poll_timeout_seconds, 1, 3600);
+  if (timeout !== null) {
     diagnostics.push(
       error(
         "Invalid discovery_poll_timeout_seconds",
-        "discovery_poll_timeout_seconds must be from 1 to 3600.",
+        `discovery_poll_timeout_seconds must be a whole number of seconds from 1 to 3600; got ${timeout}.`,
         ["discovery_poll_timeout_seconds"],
       ),
     );
   }
-  const attempts = config.discovery_setup_wait_attempts;
-  if (typeof attempts === "number" && !(Number.isInteger(attempts) && attempts >= 0 && attempts <= 1000)) {
+  const attempts = outsideWholeRange(config.discovery_setup_wait_attempts, 0, 1000);
+  if (attempts !== null) {
     diagnostics.push(
       error(
         "Invalid discovery_setup_wait_attempts",
-        "discovery_setup_wait_attempts must be a whole number from 0 to 1000.",
+        `discovery_setup_wait_attempts must be a whole number from 0 to 1000; got ${attempts}.`,
         ["discovery_setup_wait_attempts"],
       ),
     );
@@ -295,7 +303,8 @@ export function stateOf(remote: Installation, prior: ObjectValue | null, importi
     config: managed("config") ? { ...remote.config } : null,
     enabled: managed("enabled") ? remote.enabled : null,
     ...Object.fromEntries(BOOTSTRAP.map((name) => [name, prior?.[name] ?? null])),
-    app_token: remote.app_token ?? "",
+    // The service leaves the token out for a key without apps_write; it did not change for that.
+    app_token: remote.app_token || textOf(prior?.app_token),
     app_version: remote.app_version,
     category: remote.category,
     configured: remote.configured,
@@ -337,6 +346,9 @@ export function putBody(planned: ObjectValue) {
   }
   return body;
 }
+
+/** What the service's 404 for an app the catalog lacks names (see isGone). */
+const GONE = ["app_name"];
 
 const appPath = (name: Value | undefined) => `/api/v1/apps/${encodeURIComponent(textOf(name))}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -429,7 +441,7 @@ export const appResource: Resource = {
       try {
         await client.request("DELETE", appPath(prior.app_name));
       } catch (thrown) {
-        if (!(thrown instanceof ApiError && thrown.status === 404)) {
+        if (!isGone(thrown, GONE)) {
           throw apiDiagnostic(
             thrown,
             `Cannot remove the binding of app "${textOf(prior.app_name)}"`,
@@ -475,7 +487,7 @@ export const appResource: Resource = {
       const remote = await ctx.client().request<Installation>("GET", appPath(state.app_name));
       return remote.configured ? stateOf(remote, state) : null;
     } catch (thrown) {
-      if (thrown instanceof ApiError && thrown.status === 404) return null;
+      if (isGone(thrown, GONE)) return null;
       throw apiDiagnostic(thrown, `Cannot read app "${textOf(state.app_name)}"`, ATTRIBUTES);
     }
   },
@@ -485,7 +497,7 @@ export const appResource: Resource = {
     try {
       remote = await ctx.client().request<Installation>("GET", appPath(id));
     } catch (thrown) {
-      if (thrown instanceof ApiError && thrown.status === 404) {
+      if (isGone(thrown, GONE)) {
         throw new DiagnosticError([error("Cannot import: unknown app", `The catalog has no app "${id}".`)]);
       }
       throw apiDiagnostic(thrown, `Cannot read app "${id}"`, ATTRIBUTES);
@@ -497,6 +509,14 @@ export const appResource: Resource = {
           `App "${id}" is not configured in this workspace; nothing to import.`,
         ),
       ]);
+    }
+    if (!remote.app_token) {
+      ctx.warn(
+        warning(
+          "The app token is hidden from this API key",
+          "The key lacks apps_write, so the service leaves app_token out: it stays empty until a refresh with a key that has it.",
+        ),
+      );
     }
     return stateOf(remote, null, true);
   },

@@ -1,0 +1,165 @@
+// Both resources driven by the real OpenTofu under keys that cannot do everything: a key not
+// allowed in the workspace and a wrong workspace_id are errors (never "deleted", which would drop
+// the resources from state), and a read-only key refreshes without losing the secrets the service
+// hides from it. Also which of the service's 404s count as "gone".
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeOnOneEngine, type Harness } from "../../test/harness.ts";
+import { ApiError, apiDiagnostic, Client, isGone } from "../src/client.ts";
+import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
+
+const RESOURCES = `
+resource "svc_app" "sre" {
+  app_name = "sre"
+  enabled  = true
+}
+
+resource "svc_sre_alert_webhook" "am" {
+  source = "alertmanager"
+}
+
+output "url" {
+  value     = svc_sre_alert_webhook.am.trigger_url
+  sensitive = true
+}
+`;
+
+describeOnOneEngine("svc_app and svc_sre_alert_webhook under restricted keys", (harness) => {
+  let h: Harness;
+  let base = "";
+  let org = "";
+  let fullKey = "";
+  let ws: Workspace;
+  /** The configuration acting in `workspaceId` with `apiKey` (the workspace's own key by default). */
+  const config = (options: { apiKey?: string; workspaceId?: string } = {}) =>
+    providerBlock(options.workspaceId ?? org, base).replace(
+      'provider "svc" {',
+      `provider "svc" {\n  api_key = "${options.apiKey ?? fullKey}"`,
+    ) + RESOURCES;
+  const secrets = async () => {
+    const state = await ws.state();
+    return {
+      appToken: state["svc_app.sre"]?.app_token,
+      triggerUrl: state["svc_sre_alert_webhook.am"]?.trigger_url,
+      relativeUrl: state["svc_sre_alert_webhook.am"]?.platform_webhook_url,
+    };
+  };
+  /** The answer of a failed request through the provider's client. */
+  const failure = async (client: Client, path: string) => {
+    const thrown = await client.request("GET", path).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    if (!(thrown instanceof ApiError)) throw new Error(`${path} did not fail with an ApiError`);
+    return thrown;
+  };
+
+  beforeAll(async () => {
+    h = harness();
+    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
+    const address = h.vigil.app.server.address();
+    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
+    base = `http://127.0.0.1:${address.port}`;
+    org = await h.createOrg("platform");
+    fullKey = (await h.createKey({ orgIds: [org] })).key;
+    ws = createWorkspace({ providerDir: (await buildDevProvider()).dir });
+    ws.write(config());
+    // The app first, then the registration; no depends_on, so a refresh reads both side by side.
+    await ws.ok("apply", "-auto-approve", "-no-color", "-target=svc_app.sre");
+    await ws.ok("apply", "-auto-approve", "-no-color");
+  });
+  afterAll(() => ws?.remove());
+
+  it("counts only a 404 of the app or the registration itself as gone, not one of the workspace", async () => {
+    const own = new Client(base, org, fullKey);
+    const unknownApp = await failure(own, "/api/v1/apps/no-such-app");
+    expect(unknownApp.body).toEqual({
+      error: "app not found",
+      code: "NOT_FOUND",
+      details: { app_name: "no-such-app" },
+    });
+    expect(isGone(unknownApp, ["app_name"])).toBe(true);
+    const unknownRegistration = await failure(own, `/app/sre/api/v1/alerts/webhook/${randomUUID()}`);
+    expect(unknownRegistration.body).toMatchObject({ error: "alert webhook not found", code: "NOT_FOUND" });
+    expect(isGone(unknownRegistration, ["id", "app_name"])).toBe(true);
+
+    const elsewhere = await h.createOrg("elsewhere");
+    const stranger = new Client(base, org, (await h.createKey({ orgIds: [elsewhere] })).key);
+    const refused = await failure(stranger, "/api/v1/apps/sre");
+    expect(refused.body).toEqual({
+      error: "organization not found",
+      code: "NOT_FOUND",
+      details: { orgId: org },
+    });
+    expect(isGone(refused, ["app_name"])).toBe(false);
+    expect(isGone(await failure(stranger, "/app/sre/api/v1/alerts/webhook/x"), ["id", "app_name"])).toBe(
+      false,
+    );
+    expect(apiDiagnostic(refused, "Cannot read", []).diagnostics[0]?.detail).toBe(
+      `GET /api/v1/apps/sre answered 404: organization not found. Check workspace_id (or SVC_WORKSPACE_ID) and the API key: the workspace ${org} must exist and the key must be allowed to act in it.`,
+    );
+    // A route the service does not have is no proof that the object is gone either.
+    const noRoute = await failure(own, "/api/v1/no-such-route");
+    expect(noRoute.body?.code).toBe("ROUTE_NOT_FOUND");
+    expect(isGone(noRoute, ["app_name", "id"])).toBe(false);
+  });
+
+  it("reports a key not allowed in the workspace as an error and keeps both resources in state", async () => {
+    const before = await ws.state();
+    const elsewhere = await h.createOrg("other");
+    const stranger = (await h.createKey({ orgIds: [elsewhere] })).key;
+    ws.write(config({ apiKey: stranger }));
+    const plan = await ws.plan();
+    expect(plan.code, plan.stdout + plan.stderr).toBe(1);
+    expect(plan.stdout).not.toContain("has been deleted");
+    const message = oneLine(plan.stderr);
+    expect(message).toContain("Cannot read the alert-ingest webhook");
+    expect(message).toContain('Cannot read app "sre"');
+    expect(message).toContain(
+      `Check workspace_id (or SVC_WORKSPACE_ID) and the API key: the workspace ${org} must exist and the key must be allowed to act in it.`,
+    );
+    const refresh = await ws.tofu("apply", "-refresh-only", "-auto-approve", "-no-color");
+    expect(refresh.code, refresh.stdout + refresh.stderr).toBe(1);
+    expect(await ws.state()).toEqual(before);
+    ws.write(config());
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("reports a workspace_id the key may not act in as an error, not as deleted resources", async () => {
+    const before = await ws.state();
+    const wrong = randomUUID();
+    ws.write(config({ workspaceId: wrong }));
+    const refresh = await ws.tofu("apply", "-refresh-only", "-auto-approve", "-no-color");
+    expect(refresh.code, refresh.stdout + refresh.stderr).toBe(1);
+    expect(oneLine(refresh.stderr)).toContain(`the workspace ${wrong} must exist`);
+    expect(await ws.state()).toEqual(before);
+    ws.write(config());
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("keeps the app token and the trigger URL in state when a read-only key refreshes", async () => {
+    const before = await secrets();
+    expect(String(before.appToken).length).toBeGreaterThan(10);
+    expect(before.triggerUrl).toMatch(/apiKey=/);
+    expect(before.triggerUrl).not.toContain("apiKey=hidden");
+    const reader = (await h.createKey({ orgIds: [org], scopes: ["apps_read", "sre_alerts_read"] })).key;
+    ws.write(config({ apiKey: reader }));
+    // The service really hides both from this key.
+    const readOnly = new Client(base, org, reader);
+    const app = await readOnly.request<Record<string, unknown>>("GET", "/api/v1/apps/sre");
+    expect(app.app_token).toBeUndefined();
+    const [registration] = await readOnly.request<{ platform_webhook_url: string }[]>(
+      "GET",
+      "/app/sre/api/v1/alerts/webhook",
+    );
+    expect(registration?.platform_webhook_url).toContain("apiKey=hidden");
+
+    const plan = await ws.plan();
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    expect(plan.stdout).not.toContain("has changed");
+    await ws.ok("apply", "-refresh-only", "-auto-approve", "-no-color");
+    expect(await secrets()).toEqual(before);
+    expect(await ws.ok("output", "-raw", "url")).toBe(before.triggerUrl);
+    ws.write(config());
+  });
+});
