@@ -110,6 +110,8 @@ function expectedNewAlert(
   receivedAt: string,
 ): Record<string, unknown> {
   const status = event.status === "unchanged" ? "active" : event.status;
+  const resolvedAt = status === "resolved" ? (event.resolved_at ?? receivedAt) : null;
+  const triggeredAt = event.triggered_at ?? receivedAt;
   return {
     external_uid: event.external_uid,
     source_type: registration.source,
@@ -121,8 +123,10 @@ function expectedNewAlert(
     display_priority: event.display_priority,
     status,
     ignore_reason: status === "ignored" ? event.ignore_reason : null,
-    triggered_at: event.triggered_at ?? receivedAt,
-    resolved_at: status === "resolved" ? (event.resolved_at ?? receivedAt) : null,
+    // First seen resolved: never triggered after it resolved.
+    triggered_at:
+      resolvedAt !== null && Date.parse(resolvedAt) < Date.parse(triggeredAt) ? resolvedAt : triggeredAt,
+    resolved_at: resolvedAt,
     created_at: receivedAt,
     refire_count: 0,
     last_resolved_at: null,

@@ -187,6 +187,15 @@ describe("planAlertChange: a new uid", () => {
     });
   });
 
+  it("never puts a first-seen resolve's trigger after its resolve (a recovery that names no start)", () => {
+    const row = stored(event({ status: "resolved", triggered_at: null, resolved_at: T1 }));
+    expect(row).toMatchObject({ status: "resolved", triggeredAt: new Date(T1), resolvedAt: new Date(T1) });
+    expect(row.lastStatusChangeAt).toEqual(new Date(T1));
+    // A trigger the source dated after its own resolve is taken as the resolve too.
+    const late = stored(event({ status: "resolved", triggered_at: T2, resolved_at: T1 }));
+    expect(late).toMatchObject({ triggeredAt: new Date(T1), resolvedAt: new Date(T1) });
+  });
+
   it("records the values the source tables did not list in the history", () => {
     const unmapped = [{ field: "severity" as const, value: "sev-bogus" }];
     const plan = planAlertChange(

@@ -87,8 +87,11 @@ function plan(
 function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
   const { scope, receivedAt } = context;
   const status = event.status === "unchanged" ? "active" : event.status;
-  const triggeredAt = toDate(event.triggered_at) ?? receivedAt;
   const resolvedAt = status === "resolved" ? (toDate(event.resolved_at) ?? receivedAt) : null;
+  // First seen resolved: it fired no later than it resolved (a CloudWatch OK, a Zabbix recovery
+  // without the problem's time), so the receive time would put its trigger after its resolve.
+  const sourceTriggeredAt = toDate(event.triggered_at) ?? receivedAt;
+  const triggeredAt = resolvedAt && resolvedAt < sourceTriggeredAt ? resolvedAt : sourceTriggeredAt;
   const timeline: Timeline = { points: [], trimmed: false };
   placeEvent(timeline, null, event, context);
   const next: AlertRow = {
@@ -299,6 +302,27 @@ function placeEvent(
   const point: TimelinePoint = [at, event.status];
   place(timeline, point);
   return last !== null && comparePoints(point, last) < 0;
+}
+
+/**
+ * The alert's episodes by the source's own times, oldest first: when each began (`created`, then
+ * `refired`) and ended (`resolved`). The classifier reads episode lengths and re-fires from it: the
+ * history's times are when Vigil received each event, so two five-minute episodes delivered
+ * seconds apart looked like quick flaps.
+ */
+export function sourceEpisodesOf(row: AlertRow): { kind: "created" | "refired" | "resolved"; at: Date }[] {
+  const episodes: { kind: "created" | "refired" | "resolved"; at: Date }[] = [];
+  let open = false;
+  for (const [at, kind] of timelineOf(row).points) {
+    if (kind === "active" && !open) {
+      episodes.push({ kind: episodes.length === 0 ? "created" : "refired", at: new Date(at) });
+      open = true;
+    } else if (kind === "resolved" && open) {
+      episodes.push({ kind: "resolved", at: new Date(at) });
+      open = false;
+    }
+  }
+  return episodes;
 }
 
 /** What the alert shows of its episodes, read from the timeline (alert-sources.md 1.10). */
