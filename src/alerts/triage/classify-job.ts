@@ -14,7 +14,7 @@ import { defineJob, type Enqueue } from "../../core/queue/catalog.ts";
 import { type CorrelateOptions, correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
 import type { AlertRow } from "../ingest/lifecycle.ts";
-import { CLASSIFY_STEP, historyOf, runBuiltInClassifier, type SourceHistory } from "./builtin-classifier.ts";
+import { CLASSIFY_STEP, runBuiltInClassifier } from "./builtin-classifier.ts";
 import type { Classification } from "./classify.ts";
 import { type Classified, storeClassifications } from "./store-classifications.ts";
 import type { ClassifyJobData } from "./triage.ts";
@@ -90,16 +90,11 @@ function withPeers(rows: { row: AlertRow; bucket: string }[]): Claimed[] {
 }
 
 /**
- * Takes the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`), with the history
- * the classifier weighs. `mark`: they become `running` (committed, so others see the work is taken
+ * Takes the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`). `mark`: they become `running` (committed, so others see the work is taken
  * while it runs long); otherwise they are only locked in the transaction of `ctx.db`, which stores
  * their classification before it ends.
  */
-async function claim(
-  ctx: Ctx,
-  data: BucketsOf,
-  round: Round & { mark: boolean },
-): Promise<{ claimed: Claimed[]; history: SourceHistory }> {
+async function claim(ctx: Ctx, data: BucketsOf, round: Round & { mark: boolean }): Promise<Claimed[]> {
   // A retry takes back the alerts its failed attempt left running.
   const states = round.attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock. Rounds go on in
@@ -117,19 +112,11 @@ async function claim(
         where id in (${waiting}) order by id`);
   // In id order (an UPDATE returns its rows in no set order): the next round starts past the last.
   // Lower-case hex compares as the uuid's bytes do.
-  const claimed = withPeers(
+  return withPeers(
     rows
       .map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }))
       .sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0)),
   );
-  if (claimed.length === 0) return { claimed, history: new Map() };
-  return {
-    claimed,
-    history: await historyOf(
-      ctx,
-      claimed.map(({ row }) => row.id),
-    ),
-  };
 }
 
 /**
@@ -220,9 +207,9 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
   // With an LLM each alert takes seconds: the alerts are marked running and each is shown as soon
   // as it is classified.
   if (ctx.config.llm) {
-    const { claimed, history } = await claim(ctx, data, { ...round, mark: true });
+    const claimed = await claim(ctx, data, { ...round, mark: true });
     for (const alert of claimed) {
-      await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert, history)], ctx.now());
+      await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert)], ctx.now());
     }
     return claimed.map(({ row }) => row.id);
   }
@@ -233,19 +220,18 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
   return ctx.db.transaction(async (tx) => {
     await useGenericPlans(tx);
     const txCtx = { ...ctx, db: tx };
-    const { claimed, history } = await claim(txCtx, data, { ...round, mark: false });
+    const claimed = await claim(txCtx, data, { ...round, mark: false });
     const results: Classified[] = [];
-    for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert, history));
+    for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert));
     await storeClassifications(tx, results, ctx.now(), { locked: true });
     return claimed.map(({ row }) => row.id);
   });
 }
 
-async function classifyBuiltIn(ctx: Ctx, alert: Claimed, history: SourceHistory): Promise<Classified> {
+async function classifyBuiltIn(ctx: Ctx, alert: Claimed): Promise<Classified> {
   const { row, peers } = alert;
   const result = await runBuiltInClassifier(ctx, {
     row,
-    history,
     bucket: peers.listed,
     bucketSize: peers.size,
     now: ctx.now(),
@@ -278,7 +264,7 @@ async function startTriageRuns(
   port: TriageWorkflowPort,
   workflow: string,
 ): Promise<string[]> {
-  const { claimed, history } = await claim(ctx, data, { ...round, mark: true });
+  const claimed = await claim(ctx, data, { ...round, mark: true });
   if (claimed.length === 0) return [];
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const now = ctx.now();
@@ -290,7 +276,6 @@ async function startTriageRuns(
       row: alert.row,
       bucketKey: alert.bucket,
       peers: alert.peers,
-      history,
       now,
     });
     if (fallback) results.push(fallback);
@@ -319,7 +304,6 @@ async function startTriageRun(
     row: AlertRow;
     bucketKey: string;
     peers: Peers;
-    history: SourceHistory;
     now: Date;
   },
 ): Promise<Classified | null> {
@@ -327,7 +311,6 @@ async function startTriageRun(
   const builtIn = asOutput(
     await runBuiltInClassifier(ctx, {
       row,
-      history: input.history,
       bucket: input.peers.listed,
       bucketSize: input.peers.size,
       now: input.now,
@@ -436,4 +419,3 @@ export function reclassifyAfterRoleChange(enqueue: Enqueue): NonNullable<Correla
     });
   };
 }
-

@@ -4,9 +4,9 @@
 //
 //   1. A test notification: others.
 //   2. A symptom of a storm: others ("look at <likely upstream> first").
-//   3. The alert's own history: flapping (the source says so, or 3+ re-fires in 24 h) -> needs_review;
-//      quick auto-resolves (2+ episodes over within 5 minutes) -> false_positive when the severity is
-//      Medium or lower, else needs_review; no data -> needs_review.
+//   3. The alert's own episodes, by the source's times: flapping (the source says so, or 3+ re-fires
+//      in 24 h) -> needs_review; quick auto-resolves (2+ episodes over within 5 minutes) ->
+//      false_positive when the severity is Medium or lower, else needs_review; no data -> needs_review.
 //   4. Otherwise a score: severity (Critical 3, High 2, Medium 1, Low 0, info -1) + environment
 //      (production +1, staging 0, development -2, unknown 0) + storm cause +1;
 //      3 or more -> needs_attention, 1..2 -> needs_review, else others.
@@ -32,7 +32,7 @@ export interface ClassifyInput {
     impactExplanation: string | null;
   };
   environment: EnvironmentReading;
-  /** The alert's history, oldest first: kind (created, refired, resolved, ...) and time. */
+  /** The alert's episodes, oldest first, by the source's times: created or refired, then resolved. */
   history: { kind: string; at: Date }[];
   /** The other alerts classified in the same bucket (some or all of them). */
   bucket: { id: string; title: string; severity: SeverityBucket }[];

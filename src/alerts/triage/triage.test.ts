@@ -191,6 +191,51 @@ describeEachEngine("automatic triage", (harness) => {
     expect(kinds.indexOf("storm_left")).toBeLessThan(kinds.lastIndexOf("classified"));
   });
 
+  it("reads episode lengths from the source's times, not from when the deliveries arrived", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "episodes",
+      classify_mode: "immediate",
+    });
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    /** Two past episodes of `minutes` each, then firing again: five deliveries in a row. */
+    const flap = async (name: string, minutes: number) => {
+      const labels = { alertname: name, severity: "warning", service: name.toLowerCase() };
+      const fingerprint = `fp-${name.toLowerCase()}`;
+      for (const start of [120, 60]) {
+        const startsAt = minutesAgo(start);
+        await deliverIds(h, url, amBody([{ status: "firing", fingerprint, startsAt, labels }]));
+        const endsAt = minutesAgo(start - minutes);
+        await deliverIds(h, url, amBody([{ status: "resolved", fingerprint, startsAt, endsAt, labels }]));
+      }
+      const [id] = await deliverIds(
+        h,
+        url,
+        amBody([{ status: "firing", fingerprint, startsAt: minutesAgo(5), labels }]),
+      );
+      return waitFor(async () => {
+        const { events } = await readHistory(h, auth, id as string);
+        const seqOf = (kind: string) =>
+          Math.max(...events.filter((event) => event.kind === kind).map((event) => Number(event.seq)));
+        if (!(seqOf("classified") > seqOf("refired"))) return undefined;
+        const alert = await readAlert(h, auth, id as string);
+        return alert.analysis_status === "completed" ? alert : undefined;
+      }, 60_000);
+    };
+    // Ten-minute episodes are not noise, however fast their notifications came.
+    const slow = await flap("QueueBacklog", 10);
+    expect(slow.attention).not.toBe("false_positive");
+    expect(slow.attention_reason).not.toMatch(/resolved on their own/);
+    // One-minute episodes are.
+    const quick = await flap("DiskLatency", 1);
+    expect(quick).toMatchObject({
+      attention: "false_positive",
+      attention_reason: "likely noise: 2 episodes resolved on their own within 5 minutes",
+    });
+  });
+
   it("classifies an alert at once in immediate mode, with its history", async () => {
     const h = harness();
     const { auth } = await h.createKey();
