@@ -187,9 +187,7 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
                     ? ` · ${event.status_before} → ${event.status_after}`
                     : ""}
                 </span>
-                {typeof event.detail.reason === "string" ? (
-                  <div class="small">“{event.detail.reason}”</div>
-                ) : null}
+                <EventDetail detail={event.detail} />
               </li>
             ))}
           </ol>
@@ -201,6 +199,40 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
         <RawPayload text={a.raw_payload} />
       </section>
     </article>
+  );
+}
+
+const textOf = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);
+
+/**
+ * What a history event's detail says: the attention and reason of a classification
+ * (`detail.attention`, `detail.reason`), or what an operator changed (`detail.changes`: attention,
+ * its reason, the ignore reason).
+ */
+function EventDetail({ detail }: { detail: Record<string, unknown> }) {
+  const changes = (
+    typeof detail.changes === "object" && detail.changes !== null ? detail.changes : {}
+  ) as Record<string, unknown>;
+  const attention = textOf(changes.attention) ?? textOf(detail.attention);
+  const reasons = [
+    ...new Set(
+      [detail.reason, changes.attention_reason, changes.ignore_reason]
+        .map(textOf)
+        .filter((reason): reason is string => reason !== null),
+    ),
+  ];
+  if (!attention && reasons.length === 0) return null;
+  return (
+    <div class="small event-detail">
+      {attention ? (
+        <div>
+          attention <Attention value={attention} />
+        </div>
+      ) : null}
+      {reasons.map((reason) => (
+        <div key={reason}>“{reason}”</div>
+      ))}
+    </div>
   );
 }
 
@@ -247,7 +279,15 @@ function IgnoreControl({ alert }: { alert: Alert }) {
     mutationFn: async (body: { status: "ignored" | "active"; ignore_reason?: string | null }) =>
       unwrap(await api.PATCH("/app/sre/api/v1/alerts/{id}", { params: { path: { id: alert.id } }, body })),
     onSuccess: (updated) => {
-      client.setQueryData(["alert", alert.id], updated);
+      // The page reads the alert under the id in its URL, the uuid or the external_uid: every
+      // cached copy of this alert takes the answer, whichever id opened it.
+      client.setQueriesData<Alert>(
+        {
+          queryKey: ["alert"],
+          predicate: (query) => (query.state.data as Alert | undefined)?.id === updated.id,
+        },
+        updated,
+      );
       client.invalidateQueries({ queryKey: ["alert-history"] });
       client.invalidateQueries({ queryKey: ["alerts"] });
       close();

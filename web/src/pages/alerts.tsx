@@ -191,7 +191,17 @@ export function AlertsPage() {
       {list.isPending ? (
         <Loading />
       ) : alerts.length === 0 ? (
-        <NoAlerts status={input.status} filtered={filtered} />
+        // A failed request says so above; an empty state under it would claim a list it never read.
+        list.error || !list.data ? null : list.data.page > 1 ? (
+          <PastTheEnd
+            page={list.data.page}
+            totalPages={list.data.total_pages}
+            total={list.data.total}
+            exact={list.data.total_exact}
+          />
+        ) : (
+          <NoAlerts status={input.status} filtered={filtered} />
+        )
       ) : (
         <>
           <table class="alert-table">
@@ -247,7 +257,9 @@ function Filters(props: {
   const { query, input } = props;
   const [text, setText] = useState(query.get("q") ?? "");
   const [integrations, setIntegrations] = useState(query.get("integration_names") ?? "");
+  // The fields follow the URL: a cleared filter empties its field, so a later blur cannot set it again.
   useEffect(() => setText(query.get("q") ?? ""), [query.get("q")]);
+  useEffect(() => setIntegrations(query.get("integration_names") ?? ""), [query.get("integration_names")]);
   const select = (
     name: string,
     label: string,
@@ -431,6 +443,41 @@ function Pager(props: { page: number; totalPages: number; total: number; exact: 
         Next →
       </button>
     </nav>
+  );
+}
+
+/** The URL of this view at another page (page 1 is the URL without one). */
+function pageHref(page: number): string {
+  const query = new URLSearchParams(location.search);
+  if (page > 1) query.set("page", String(page));
+  else query.delete("page");
+  const search = query.toString();
+  return location.pathname + (search ? `?${search}` : "");
+}
+
+/** A page number past the last page (an old link, a list that shrank): the way back. */
+function PastTheEnd(props: { page: number; totalPages: number; total: number; exact: boolean }) {
+  const more = props.exact ? "" : "+";
+  const first = <Link href={pageHref(1)}>the first page</Link>;
+  return (
+    <Empty title={`Page ${props.page} is past the end of this list.`}>
+      {props.total === 0 ? (
+        <>No alerts match: go to {first}.</>
+      ) : props.totalPages > 1 ? (
+        <>
+          {props.total.toLocaleString()}
+          {more} alerts on {props.totalPages.toLocaleString()}
+          {more} pages: go to{" "}
+          <Link href={pageHref(props.totalPages)}>the last page ({props.totalPages.toLocaleString()})</Link>{" "}
+          or {first}.
+        </>
+      ) : (
+        <>
+          {props.total.toLocaleString()} {props.total === 1 ? "alert" : "alerts"}, all on one page: go to{" "}
+          {first}.
+        </>
+      )}
+    </Empty>
   );
 }
 

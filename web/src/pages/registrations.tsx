@@ -143,7 +143,8 @@ function RegistrationCard({ registration, canWrite }: { registration: Registrati
         <details>
           <summary>Configure {source.title}</summary>
           <p class="small muted">{source.where}</p>
-          <pre class="snippet">{source.snippet(url)}</pre>
+          {/* Masked like the URL above until Show: the token is in the page only once asked for. */}
+          <pre class="snippet">{source.snippet(shown ? url : masked)}</pre>
           <CopyButton text={source.snippet(url)} label="Copy snippet" />
         </details>
       ) : null}

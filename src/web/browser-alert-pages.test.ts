@@ -1,0 +1,244 @@
+// The alert console's edges in a real browser (Debian's chromium through playwright-core) against a
+// real Vigil on loopback: ignoring from a page opened by external_uid shows at once, the history says
+// what an operator set (ignore reason, attention and its reason), a 512-character title scrolls no
+// page sideways, clearing the filters empties the integrations field, a failed list shows no empty
+// state and a page past the end leads back, and a source's snippet keeps its token masked until Show.
+import type { Browser, BrowserContext, Page, Route } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
+import { ensureConsoleBuilt, launchChromium } from "../../test/browser.ts";
+import { type Auth, call, describeOnOneEngine, waitFor } from "../../test/harness.ts";
+
+const WAIT = 30_000;
+const STEP = { timeout: 120_000 };
+/** One word of 512 characters: an alertname with no place to break. */
+const LONG_NAME = `Long${"X".repeat(508)}`;
+/** Much wider than the window, in any font: what the short summary keeps of the title is longer. */
+const LONG_WORD = LONG_NAME.slice(0, 150);
+/** The external_uid (Alertmanager's fingerprint) the ignore test opens its alert by. */
+const EXTERNAL_UID = "fp-ignore-by-uid";
+/** More than a page of 50, so the list has a last page other than the first. */
+const BULK = 55;
+
+describeOnOneEngine("web console alert pages in chromium", (harness) => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base = "";
+  let key = "";
+  let auth: Auth;
+  let longId = "";
+
+  async function signIn(target: Page) {
+    await target.goto(`${base}/alerts`);
+    await target.locator("input[name=apiKey]").fill(key);
+    await target.getByRole("button", { name: "Sign in" }).click();
+    await target.locator("header.top").waitFor({ timeout: WAIT });
+  }
+
+  /** How far the page scrolls sideways (0 when everything fits). */
+  const sideways = (target: Page) =>
+    target.evaluate<number>("document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth");
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    const h = harness();
+    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
+    const address = h.vigil.app.server.address();
+    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
+    base = `http://127.0.0.1:${address.port}`;
+    ({ key, auth } = await h.createKey({ userName: "oncall" }));
+
+    const startsAt = new Date().toISOString();
+    const triaged = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "edges",
+      classify_mode: "immediate",
+    });
+    const ids = await deliverIds(
+      h,
+      triaged,
+      amBody([
+        {
+          status: "firing",
+          fingerprint: "fp-long",
+          startsAt,
+          labels: { alertname: LONG_NAME, namespace: "long", severity: "critical" },
+        },
+        {
+          status: "firing",
+          fingerprint: EXTERNAL_UID,
+          startsAt,
+          labels: { alertname: "DiskFilling", namespace: "storage", severity: "warning" },
+        },
+      ]),
+    );
+    longId = ids[0] ?? "";
+    // A page and a bit more, left to the batch classifier: they only fill the list.
+    const bulk = await registerTrigger(h, auth, { source: "alertmanager", integration: "bulk" });
+    await deliverIds(
+      h,
+      bulk,
+      amBody(
+        Array.from({ length: BULK }, (_, index) => ({
+          status: "firing" as const,
+          fingerprint: `fp-bulk-${index}`,
+          startsAt,
+          labels: { alertname: `Bulk${index}`, namespace: `bulk-${index}`, severity: "info" },
+        })),
+      ),
+    );
+    // Triage done, so the long title's summary and reason are on its pages.
+    await waitFor(async () => {
+      const alert = await readAlert(h, auth, longId);
+      return alert.analysis_status === "completed" || alert.analysis_status === "failed" ? true : undefined;
+    }, 60_000);
+
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    page = await context.newPage();
+    await signIn(page);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it(
+    "ignores and un-ignores at once on a page opened by external_uid, with the reason in the history",
+    STEP,
+    async () => {
+      const h = harness();
+      const path = `/app/sre/api/v1/alerts/${encodeURIComponent(EXTERNAL_UID)}`;
+      // A tab of its own, whose alert reads (by external_uid) after the first are held unanswered:
+      // the page can only learn of the change from the answer to its own PATCH.
+      const tab = await context.newPage();
+      await signIn(tab);
+      await tab.goto(`${base}/alerts/${encodeURIComponent(EXTERNAL_UID)}`);
+      await expect.poll(() => tab.locator("h1").textContent(), { timeout: WAIT }).toBe("DiskFilling");
+      const held: Route[] = [];
+      await tab.route(
+        (url) => url.pathname === path,
+        (route) => (route.request().method() === "GET" ? held.push(route) : route.continue()),
+      );
+
+      await tab.getByRole("button", { name: "Ignore…" }).click();
+      await tab.locator("input[name=ignore_reason]").fill("disk swap tonight");
+      await tab.getByRole("button", { name: "Ignore", exact: true }).click();
+      await expect.poll(() => tab.locator(".status").textContent(), { timeout: WAIT }).toBe("ignored");
+      expect(await tab.getByRole("button", { name: "Un-ignore" }).count()).toBe(1);
+      expect((await readAlert(h, auth, EXTERNAL_UID)).status).toBe("ignored");
+      await expect
+        .poll(() => tab.locator("li.event-ignored").textContent(), { timeout: WAIT })
+        .toContain("“disk swap tonight”");
+
+      await tab.getByRole("button", { name: "Un-ignore" }).click();
+      await expect.poll(() => tab.locator(".status").textContent(), { timeout: WAIT }).toBe("active");
+      expect(await tab.getByRole("button", { name: "Ignore…" }).count()).toBe(1);
+      expect((await readAlert(h, auth, EXTERNAL_UID)).status).toBe("active");
+      await tab.close();
+    },
+  );
+
+  it("shows the attention an operator set, and its reason, in the history", STEP, async () => {
+    const h = harness();
+    const changed = await call(h, auth, "PATCH", `/app/sre/api/v1/alerts/${longId}`, {
+      attention: "false_positive",
+      attention_reason: "a probe of the pager, not an outage",
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    await page.goto(`${base}/alerts/${longId}`);
+    const event = page.locator("li.event-triaged");
+    await event.waitFor({ timeout: WAIT });
+    expect(await event.locator(".att").textContent()).toBe("False positive");
+    expect(await event.textContent()).toContain("“a probe of the pager, not an outage”");
+  });
+
+  it("scrolls no page sideways with a 512-character title", STEP, async () => {
+    await page.goto(`${base}/alerts?integration_names=edges`);
+    const title = page.locator(`a.alert-title[href="/alerts/${longId}"]`);
+    await title.waitFor({ timeout: WAIT });
+    expect(await title.textContent()).toContain(LONG_NAME);
+    // Triage made (the start of) the title its short summary: a long word too.
+    expect(await page.locator("tr.alert-row", { has: title }).locator(".clamp").textContent()).toContain(
+      LONG_WORD,
+    );
+    expect(await sideways(page)).toBe(0);
+
+    await title.click();
+    await expect.poll(() => page.locator("h1").textContent(), { timeout: WAIT }).toContain(LONG_NAME);
+    await page.locator("ol.timeline").waitFor({ timeout: WAIT });
+    expect(await page.locator(".summary-text").textContent()).toContain(LONG_WORD);
+    expect(await page.locator(".labels").textContent()).toContain(LONG_NAME);
+    expect(await sideways(page)).toBe(0);
+  });
+
+  it("empties the integrations field when the filters are cleared", STEP, async () => {
+    await page.goto(`${base}/alerts`);
+    const field = page.locator("input[name=integration_names]");
+    await field.fill("no-such-integration");
+    await field.press("Enter");
+    await page.waitForURL(/integration_names=no-such-integration/, { timeout: WAIT });
+    await page.getByRole("button", { name: "Clear the filters" }).click();
+    await page.waitForURL((url) => url.pathname === "/alerts" && url.search === "", { timeout: WAIT });
+    await expect.poll(() => field.inputValue(), { timeout: WAIT }).toBe("");
+    // Leaving the field sets nothing again.
+    await field.focus();
+    await field.blur();
+    expect(await page.evaluate<string>("location.search")).toBe("");
+    await page.locator("tr.alert-row").first().waitFor({ timeout: WAIT });
+  });
+
+  it("shows no empty state under a failed list, and leads back from a page past the end", STEP, async () => {
+    for (const query of ["page=-3", "sort_by=foo"]) {
+      await page.goto(`${base}/alerts?${query}`);
+      await page.locator(".error").first().waitFor({ timeout: WAIT });
+      expect(await page.locator(".empty").count(), query).toBe(0);
+    }
+
+    const total = (
+      (await call(harness(), auth, "GET", "/app/sre/api/v1/alerts?page_size=50")).json() as {
+        total: number;
+      }
+    ).total;
+    expect(total).toBeGreaterThan(50);
+    await page.goto(`${base}/alerts?page=99`);
+    const empty = page.locator(".empty");
+    await empty.waitFor({ timeout: WAIT });
+    expect(await empty.textContent()).toContain("Page 99 is past the end");
+    expect(await empty.textContent()).not.toContain("All quiet");
+    await empty.getByRole("link", { name: "the last page (2)" }).click();
+    await page.waitForURL(/[?&]page=2$/, { timeout: WAIT });
+    await expect.poll(() => page.locator("tr.alert-row").count(), { timeout: WAIT }).toBe(total - 50);
+
+    await page.goto(`${base}/alerts?integration_names=edges&page=3`);
+    await empty.waitFor({ timeout: WAIT });
+    expect(await empty.textContent()).toContain("Page 3 is past the end");
+    await empty.getByRole("link", { name: "the first page" }).click();
+    await page.waitForURL((url) => url.search === "?integration_names=edges", { timeout: WAIT });
+    await expect.poll(() => page.locator("tr.alert-row").count(), { timeout: WAIT }).toBe(2);
+  });
+
+  it("keeps a source's token out of the page, snippet included, until Show", STEP, async () => {
+    const registrations = (await call(harness(), auth, "GET", "/app/sre/api/v1/alerts/webhook")).json() as {
+      integration: string;
+      trigger_url: string;
+    }[];
+    const url = registrations.find((registration) => registration.integration === "edges")?.trigger_url ?? "";
+    const token = /apiKey=([^&]+)/.exec(url)?.[1];
+    if (!token) throw new Error(`no token in ${url}`);
+    await page.goto(`${base}/registrations`);
+    const card = page.locator("article.registration").filter({ hasText: "/ edges" });
+    await card.waitFor({ timeout: WAIT });
+    expect(await page.content()).not.toContain(token);
+
+    await card.locator("summary").click();
+    const snippet = card.locator("pre.snippet");
+    expect(await snippet.textContent()).toContain("apiKey=••••••••");
+    expect(await page.content()).not.toContain(token);
+
+    await card.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => snippet.textContent(), { timeout: WAIT }).toContain(url);
+    expect(await card.locator("code.url").textContent()).toBe(url);
+  });
+});
