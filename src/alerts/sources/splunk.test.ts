@@ -222,6 +222,11 @@ describe("parseSplunk: documented variants", () => {
     [{ priority: "p2" }, "p2", "High", "mapped"],
     [{ severity: "7" }, "7", "Medium", "unmapped"],
     [{}, "", "Medium", "missing"],
+    // A multi-value field: its most severe mapped value.
+    [{ severity: ["low", "high"] }, "high", "High", "mapped"],
+    [{ severity: ["bogus", "4", "2"] }, "4", "High", "mapped"],
+    [{ severity: ["bogus"], urgency: "low" }, "bogus", "Medium", "unmapped"],
+    [{ severity: [], urgency: ["", "critical"] }, "critical", "Critical", "mapped"],
   ])("maps severity fields of %j", (row, sourceSeverity, bucket, mapping) => {
     const event = onlyEvent(payload(row));
     expect([event.source_severity, event.severity, event.severity_mapping]).toEqual([

@@ -14,10 +14,11 @@ import {
   labelValueText,
   mapSeverity,
   parseSourceTime,
+  type SeverityResult,
   type SeverityTable,
   type StatusResult,
 } from "./normalize/index.ts";
-import type { Parser } from "./types.ts";
+import type { Parser, ParserOptions } from "./types.ts";
 
 // Splunk's numeric alert severities (1 debug .. 6 fatal) and `severe`, consulted before the generic
 // table.
@@ -69,6 +70,25 @@ function rowLabels(row: Record<string, unknown>, app: unknown): Record<string, s
 }
 
 /** Parses a Splunk webhook alert action body into one event. */
+/**
+ * `severity`, else `urgency`, else `priority`. A multi-value field (a row that merged several
+ * events: `["high", "low"]`) counts as its most severe mapped value, not as missing.
+ */
+function rowSeverity(row: Record<string, unknown>, options: ParserOptions): SeverityResult {
+  const severityOf = (raw: unknown) =>
+    mapSeverity(raw, { table: SPLUNK_SEVERITY, overrides: options.severityOverrides });
+  for (const field of [row.severity, row.urgency, row.priority]) {
+    const values = (Array.isArray(field) ? field : [field]).filter((value) => firstText(value) !== null);
+    if (values.length === 0) continue;
+    const mapped = values.map(severityOf);
+    const best = mapped
+      .filter((result) => result.severity_mapping === "mapped")
+      .sort((a, b) => a.display_priority - b.display_priority)[0];
+    return best ?? (mapped[0] as SeverityResult);
+  }
+  return severityOf(null);
+}
+
 export const parseSplunk: Parser = ({ body, headers, options }) => {
   const decoded = decodeBody(body, headers);
   if (!decoded.ok) return decoded;
@@ -92,10 +112,7 @@ export const parseSplunk: Parser = ({ body, headers, options }) => {
     status: TRIGGERED,
     title: identity,
     description: rowDescription(row),
-    severity: mapSeverity(firstText(row.severity, row.urgency, row.priority), {
-      table: SPLUNK_SEVERITY,
-      overrides: options.severityOverrides,
-    }),
+    severity: rowSeverity(row, options),
     triggeredAt: parseSourceTime(row._time),
     labels: rowLabels(row, payload.app),
     links: buildLinks([{ kind: "source", urls: [payload.results_link] }]),
