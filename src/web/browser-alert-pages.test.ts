@@ -2,7 +2,8 @@
 // real Vigil on loopback: ignoring from a page opened by external_uid shows at once, the history says
 // what an operator set (ignore reason, attention and its reason), a 512-character title scrolls no
 // page sideways, clearing the filters empties the integrations field, a failed list shows no empty
-// state and a page past the end leads back, and a source's snippet keeps its token masked until Show.
+// state and a page past the end leads back, a source's snippet keeps its token masked until Show, and
+// a key revoked while signed in returns to sign-in saying so.
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
@@ -240,5 +241,26 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
     await card.getByRole("button", { name: "Show" }).click();
     await expect.poll(() => snippet.textContent(), { timeout: WAIT }).toContain(url);
     expect(await card.locator("code.url").textContent()).toBe(url);
+  });
+
+  it("says why it returned to sign-in when the key is revoked while signed in", STEP, async () => {
+    const h = harness();
+    const revoked = await h.createKey({ userName: "oncall" });
+    const tab = await context.newPage();
+    try {
+      await tab.goto(`${base}/alerts`);
+      await tab.locator("input[name=apiKey]").fill(revoked.key);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await tab.locator("header.top").waitFor({ timeout: WAIT });
+      expect(await tab.locator(".notice").count()).toBe(0);
+      await h.revokeKey(revoked.id);
+      await tab.getByRole("link", { name: "Sources" }).click();
+      await tab.locator("input[name=apiKey]").waitFor({ timeout: WAIT });
+      await expect
+        .poll(() => tab.locator(".notice").textContent(), { timeout: WAIT })
+        .toContain("Your API key stopped working");
+    } finally {
+      await tab.close();
+    }
   });
 });

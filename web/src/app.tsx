@@ -39,10 +39,17 @@ const NAV = [
 
 export function App() {
   const [signedIn, setSignedIn] = useState(Boolean(session.key()));
+  // Why the console returned to sign-in on its own: said there, not left to guess.
+  const [notice, setNotice] = useState<string | null>(null);
+  const signedInNow = useRef(signedIn);
+  signedInNow.current = signedIn;
   const [theme, setTheme] = useState<Theme>(initialTheme);
   useEffect(() => applyTheme(theme, false), []);
   useEffect(() => {
     whenSignedOut(() => {
+      // A key refused at sign-in is the form's own error; one that stops working later is news.
+      if (signedInNow.current)
+        setNotice("Your API key stopped working (revoked, or no longer accepted). Sign in again.");
       session.signOut();
       queryClient.clear();
       setSignedIn(false);
@@ -60,6 +67,7 @@ export function App() {
           theme={theme}
           toggleTheme={toggleTheme}
           signOut={() => {
+            setNotice(null);
             session.signOut();
             queryClient.clear();
             setSignedIn(false);
@@ -68,7 +76,9 @@ export function App() {
         />
       ) : (
         <SignIn
+          notice={notice}
           onSignedIn={() => {
+            setNotice(null);
             setSignedIn(true);
             if (location.pathname === "/signin") navigate("/alerts", { replace: true });
           }}

@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
-import { api, unwrap } from "../api/client.ts";
+import { ApiError, api, unwrap } from "../api/client.ts";
 import { session } from "../session.ts";
 import { ErrorBox } from "../ui.tsx";
 
 /** Takes an API key, checks it against the API, and keeps it for this tab only. */
-export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice?: string | null }) {
   const [key, setKey] = useState("");
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -18,7 +18,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       onSignedIn();
     } catch (err) {
       session.signOut();
-      setError(err);
+      // The API's words are about an Authorization header this form fills in for the user.
+      setError(
+        err instanceof ApiError && err.status === 401
+          ? new Error("That API key was not accepted: it is unknown, revoked or mistyped.")
+          : err,
+      );
     } finally {
       setBusy(false);
     }
@@ -41,6 +46,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
             placeholder="vgl_…"
           />
         </label>
+        {notice && !error ? (
+          <p class="notice" role="status">
+            {notice}
+          </p>
+        ) : null}
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || key.trim() === ""}>
           {busy ? "Signing in…" : "Sign in"}
