@@ -13,7 +13,7 @@ import {
   requireAlertmanager,
   startAlertmanager,
 } from "./alertmanager-process.ts";
-import { describeEachEngine } from "./harness.ts";
+import { describeEachEngine, listenOnLoopback } from "./harness.ts";
 
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
   const keys = Object.keys(a);
@@ -68,10 +68,7 @@ describeEachEngine("Prometheus Alertmanager posting to a running Vigil", (harnes
   beforeAll(async () => {
     const binary = requireAlertmanager();
     const { vigil, createKey } = harness();
-    await vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    vigilBase = `http://127.0.0.1:${address.port}`;
+    vigilBase = await listenOnLoopback(vigil);
     ({ auth } = await createKey());
     const registered = await request(`${vigilBase}/app/sre/api/v1/alerts/webhook`, {
       method: "POST",

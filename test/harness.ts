@@ -188,6 +188,14 @@ export function call(h: Harness, auth: Auth, method: Method, url: string, payloa
 }
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+/** Makes a Vigil listen on a free loopback port, for clients outside the process; answers its base URL. */
+export async function listenOnLoopback(vigil: Vigil): Promise<string> {
+  await vigil.app.listen({ port: 0, host: "127.0.0.1" });
+  const address = vigil.app.server.address();
+  if (!address || typeof address !== "object") throw new Error("vigil is not listening");
+  return `http://127.0.0.1:${address.port}`;
+}
+
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -4,7 +4,7 @@
 // hides from it. Also which of the service's 404s count as "gone".
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeOnOneEngine, type Harness } from "../../test/harness.ts";
+import { describeOnOneEngine, type Harness, listenOnLoopback } from "../../test/harness.ts";
 import { ApiError, apiDiagnostic, Client, isGone } from "../src/client.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
@@ -56,10 +56,7 @@ describeOnOneEngine("svc_app and svc_sre_alert_webhook under restricted keys", (
 
   beforeAll(async () => {
     h = harness();
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    base = `http://127.0.0.1:${address.port}`;
+    base = await listenOnLoopback(h.vigil);
     org = await h.createOrg("platform");
     fullKey = (await h.createKey({ orgIds: [org] })).key;
     ws = createWorkspace({ providerDir: (await buildDevProvider()).dir });

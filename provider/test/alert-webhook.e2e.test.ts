@@ -4,7 +4,7 @@
 // import by both ID forms, destroy.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readFixture } from "../../test/fixtures.ts";
-import { type Auth, describeOnOneEngine, type Harness } from "../../test/harness.ts";
+import { type Auth, describeOnOneEngine, type Harness, listenOnLoopback } from "../../test/harness.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
 const ADDRESS = "svc_sre_alert_webhook.am";
@@ -30,10 +30,7 @@ describeOnOneEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
 
   beforeAll(async () => {
     h = harness();
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    base = `http://127.0.0.1:${address.port}`;
+    base = await listenOnLoopback(h.vigil);
     org = await h.createOrg("platform");
     const key = await h.createKey({ orgIds: [org] });
     auth = key.auth;

@@ -1,7 +1,14 @@
 // svc_app driven by the real OpenTofu against a listening Vigil, written to the apps contract
 // (GET/PUT/DELETE /api/v1/apps/{app}, the discovery runs and GET /api/setup).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Auth, call, describeOnOneEngine, type Harness, type Method } from "../../test/harness.ts";
+import {
+  type Auth,
+  call,
+  describeOnOneEngine,
+  type Harness,
+  listenOnLoopback,
+  type Method,
+} from "../../test/harness.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
 const ADDRESS = "svc_app.sre";
@@ -28,10 +35,7 @@ describeOnOneEngine("svc_app with OpenTofu", (harness) => {
 
   beforeAll(async () => {
     h = harness();
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    base = `http://127.0.0.1:${address.port}`;
+    base = await listenOnLoopback(h.vigil);
     org = await h.createOrg("platform");
     const key = await h.createKey({ orgIds: [org] });
     auth = key.auth;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeOnOneEngine } from "../../test/harness.ts";
+import { describeOnOneEngine, listenOnLoopback } from "../../test/harness.ts";
 import { publishToMirror } from "../scripts/mirror.ts";
 import { createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
@@ -165,13 +165,11 @@ describeOnOneEngine("the 0.1.27 build installed by tofu init", (harness) => {
 
   it("picks the newest published version for ~> 0.1.26 and applies svc_sre_alert_webhook", async () => {
     const h = harness();
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
+    const base = await listenOnLoopback(h.vigil);
     const org = await h.createOrg("platform");
     const key = await h.createKey({ orgIds: [org] });
     ws = createWorkspace({ mirror, env: { SVC_API_KEY: key.key } });
-    ws.write(`${providerBlock(org, `http://127.0.0.1:${address.port}`, "~> 0.1.26")}
+    ws.write(`${providerBlock(org, base, "~> 0.1.26")}
 resource "svc_sre_alert_webhook" "am" {
   source = "alertmanager"
 }

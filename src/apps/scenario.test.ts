@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort, poll } from "../../test/alertmanager-process.ts";
 import { amBody, deliverIds, registerTrigger } from "../../test/alerts.ts";
 import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
-import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
+import { type Auth, call, describeEachEngine, type Harness, listenOnLoopback } from "../../test/harness.ts";
 import {
   type Exporter,
   type PrometheusProcess,
@@ -196,14 +196,12 @@ describeEachEngine(
       expect(run.result.clusters).toEqual(["eu-1"]);
 
       // Two MCP tools with the app token, over a listening server and the SDK's client.
-      await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-      const address = h.vigil.app.server.address();
-      if (!address || typeof address !== "object") throw new Error("vigil is not listening");
+      const base = await listenOnLoopback(h.vigil);
       const appToken = (await call(h, auth, "GET", "/api/v1/apps/sre")).json().app_token;
       expect(appToken).toBe(first.app_token);
       const client = new Client({ name: "vigil-scenario", version: "1.0.0" });
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/app/sre/mcp`), {
+        new StreamableHTTPClientTransport(new URL(`${base}/app/sre/mcp`), {
           requestInit: { headers: { authorization: `Bearer ${appToken}` } },
         }),
       );

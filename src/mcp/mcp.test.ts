@@ -6,7 +6,7 @@ import { beforeAll, expect, it } from "vitest";
 import { poll } from "../../test/alertmanager-process.ts";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
-import { type Auth, call, describeEachEngine, waitFor } from "../../test/harness.ts";
+import { type Auth, call, describeEachEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
 import { MCP_TOOLS } from "./tools.ts";
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -35,10 +35,7 @@ describeEachEngine("MCP server", (harness) => {
 
   beforeAll(async () => {
     const h = harness();
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    base = `http://127.0.0.1:${address.port}`;
+    base = await listenOnLoopback(h.vigil);
     ({ auth, key } = await h.createKey());
     const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: "prod" });
     ids = await deliverIds(

@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { ensureConsoleBuilt, launchChromium } from "../../test/browser.ts";
-import { type Auth, call, describeOnOneEngine, waitFor } from "../../test/harness.ts";
+import { type Auth, call, describeOnOneEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
 
 const WAIT = 30_000;
 const STEP = { timeout: 120_000 };
@@ -44,10 +44,7 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
   beforeAll(async () => {
     ensureConsoleBuilt();
     const h = harness();
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    base = `http://127.0.0.1:${address.port}`;
+    base = await listenOnLoopback(h.vigil);
     ({ key, auth } = await h.createKey({ userName: "oncall" }));
 
     const startsAt = new Date().toISOString();

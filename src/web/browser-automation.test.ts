@@ -20,7 +20,7 @@ import {
   sidewaysOverflow,
   tabThrough,
 } from "../../test/browser.ts";
-import { type Auth, call, describeOnOneEngine } from "../../test/harness.ts";
+import { type Auth, call, describeOnOneEngine, listenOnLoopback } from "../../test/harness.ts";
 
 const WAIT = 60_000;
 const STEP = { timeout: 180_000 };
@@ -85,10 +85,7 @@ describeOnOneEngine("web console automation pages in chromium", (harness) => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const h = harness();
     engine = h.engine;
-    await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-    const address = h.vigil.app.server.address();
-    if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-    base = `http://127.0.0.1:${address.port}`;
+    base = await listenOnLoopback(h.vigil);
     ({ key, auth } = await h.createKey({ userName: "oncall" }));
 
     const integration = await call(h, auth, "POST", "/api/v1/integrations", {

@@ -11,7 +11,14 @@ import { registerAlerts } from "../../test/alerts.ts";
 import { registerAgent } from "../../test/automation-runs.ts";
 import { ARTIFACTS, ensureConsoleBuilt, launchChromium, lowContrastText } from "../../test/browser.ts";
 import { fixtureFiles, readFixture } from "../../test/fixtures.ts";
-import { type Auth, call, describeOnOneEngine, type Harness, waitFor } from "../../test/harness.ts";
+import {
+  type Auth,
+  call,
+  describeOnOneEngine,
+  type Harness,
+  listenOnLoopback,
+  waitFor,
+} from "../../test/harness.ts";
 
 const SOURCES = ["alertmanager", "grafana", "datadog", "pagerduty", "opsgenie", "sentry", "uptime-kuma"];
 const WAIT = 30_000;
@@ -79,10 +86,7 @@ describeOnOneEngine(
       mkdirSync(ARTIFACTS, { recursive: true });
       const h = harness();
       engine = h.engine;
-      await h.vigil.app.listen({ port: 0, host: "127.0.0.1" });
-      const address = h.vigil.app.server.address();
-      if (!address || typeof address !== "object") throw new Error("vigil is not listening");
-      base = `http://127.0.0.1:${address.port}`;
+      base = await listenOnLoopback(h.vigil);
       ({ key, auth } = await h.createKey({ userName: "oncall" }));
 
       for (const source of SOURCES) await ingestFixtures(h, source);
