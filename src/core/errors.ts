@@ -23,7 +23,6 @@ const STATUS_BY_CODE = {
   WORKFLOW_HAS_UNBOUND_STAGE: 400,
   // Alert ingest to a workspace whose app is not configured: the trigger's "target not ready".
   APP_NOT_CONFIGURED: 423,
-  RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
 } as const;

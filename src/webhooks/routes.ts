@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { contextOf } from "../core/context.ts";
-import { OrgQuery, Uuid } from "../core/http/schemas.ts";
+import { anyRawBody, OrgQuery, Uuid } from "../core/http/schemas.ts";
 import { namedWebhooksRoutes } from "./named-routes.ts";
 import { getWebhookRun, listWebhookRuns } from "./runs.ts";
 import { AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
@@ -109,6 +109,10 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             "the 202 carries the identity alone and getWebhookRun shows status failed with the reason in error.",
           security: [{ WebhookToken: [] }],
           consumes: ["application/json", "text/plain", "application/x-www-form-urlencoded", "*/*"],
+          // Any bytes, or none: the body is recorded as received and read by the target.
+          body: anyRawBody(
+            "Optional, any content type: the monitoring source's payload (alert ingest), or an agent's or workflow's inputs",
+          ),
           querystring: Type.Object({
             ...OrgQuery,
             apiKey: Type.Optional(Type.String({ description: "Webhook token" })),

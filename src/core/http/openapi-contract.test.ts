@@ -13,6 +13,7 @@ interface Parameter {
 interface Operation {
   operationId: string;
   parameters?: Parameter[];
+  requestBody?: { required?: boolean; content?: Record<string, unknown> };
   responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
 }
 
@@ -94,6 +95,26 @@ describeEachEngine("API description", (harness) => {
     const trigger = byId.get("triggerWebhook");
     for (const status of ["401", "404", "423", "500"]) {
       expect(trigger?.responses[status]?.content, `triggerWebhook ${status}`).toEqual(JSON_ERROR);
+    }
+  });
+
+  it("shows the trigger's body as optional and of any content type, and 415 wherever a JSON body is read", async () => {
+    const byId = await operations();
+    const trigger = byId.get("triggerWebhook");
+    expect(trigger?.requestBody?.required).toBe(false);
+    expect(Object.keys(trigger?.requestBody?.content ?? {})).toEqual(
+      expect.arrayContaining(["application/json", "text/plain", "*/*"]),
+    );
+    // The trigger reads any content type, so it never answers 415.
+    expect(trigger?.responses["415"]).toBeUndefined();
+    const withJsonBody = [...byId.values()].filter(
+      (operation) => operation.operationId !== "triggerWebhook" && operation.requestBody,
+    );
+    expect(withJsonBody.map((operation) => operation.operationId)).toEqual(
+      expect.arrayContaining(["createApiKey", "registerAgent", "updateAlert", "startAskPlatform"]),
+    );
+    for (const operation of withJsonBody) {
+      expect(operation.responses["415"], operation.operationId).toBeDefined();
     }
   });
 });

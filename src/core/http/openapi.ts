@@ -65,6 +65,10 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     for (const status of COMMON_ERROR_STATUSES) {
       if (!(status in response)) response[status] = { ...ref, description: ERROR_DESCRIPTIONS[status] };
     }
+    // A JSON body sent as another content type (input-rules.ts).
+    if (route.schema.body && !(415 in response)) {
+      response[415] = { ...ref, description: "The body is not application/json" };
+    }
     route.schema.response = response;
     route.schema.security ??= [{ apiKey: [] }];
   });

@@ -76,6 +76,7 @@ describeEachEngine("operations", (harness) => {
       "404",
       "409",
       "413",
+      "415",
       "500",
     ]);
     expect(create.security).toEqual([{ apiKey: [] }]);

@@ -74,7 +74,21 @@ export const optionalBody = {
   },
 };
 
-/** Whether a route, as `onRoute` sees it, takes its body as optional (optionalBody). */
-export function takesOptionalBody(route: { preValidation?: unknown }): boolean {
+const rawBodies = new WeakSet<object>();
+
+/**
+ * The body of a route that reads any bytes of any content type, or none (the webhook trigger): in
+ * the API document, an optional body of every type the route lists in `consumes`.
+ */
+export function anyRawBody(description: string) {
+  const schema = Type.Unsafe<unknown>({ description });
+  rawBodies.add(schema);
+  return schema;
+}
+
+/** Whether a route, as `onRoute` sees it, takes its body as optional (optionalBody, anyRawBody). */
+export function takesOptionalBody(route: { preValidation?: unknown; schema?: { body?: unknown } }): boolean {
+  const body = route.schema?.body;
+  if (typeof body === "object" && body !== null && rawBodies.has(body)) return true;
   return [route.preValidation ?? []].flat().includes(optionalBody.preValidation);
 }
