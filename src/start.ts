@@ -1,5 +1,6 @@
 // Brings a Vigil up (database, migrations, bootstrap key, job queue, HTTP app) and down again in
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
+import { sql } from "drizzle-orm";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type DestinationStream, type Logger } from "pino";
 import { reclassifyAfterRoleChange, startStormCorrelator } from "./alerts/index.ts";
@@ -17,7 +18,7 @@ import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
 import { startQueue } from "./core/queue/queue.ts";
 import { redactSecrets } from "./core/redact.ts";
 import type { Repeating } from "./core/repeat.ts";
-import { createSecrets, resolveSecretKey } from "./core/secrets.ts";
+import { createSecrets, resolveSecretKey, type Secrets } from "./core/secrets.ts";
 import { configureInvestigations } from "./investigations/index.ts";
 import { JOBS, SCHEDULES } from "./jobs.ts";
 
@@ -71,6 +72,27 @@ export function migrateLogged(database: Database, log: Logger): Promise<string[]
   );
 }
 
+/**
+ * Refuses to start with a SECRET_KEY that cannot open what the database holds sealed (webhook
+ * tokens, app tokens, integration credentials): such an instance answered ready, then 500 on every
+ * request that read a secret, so a load balancer kept sending it traffic.
+ */
+export async function checkSecretKey(database: Database, secrets: Secrets): Promise<void> {
+  const { rows } = await database.db.execute(sql`
+    (select token_sealed as sealed from webhooks limit 1)
+    union all (select app_token_sealed from app_installations where app_token_sealed is not null limit 1)
+    union all (select credentials_sealed from integrations where credentials_sealed is not null limit 1)`);
+  for (const { sealed } of rows) {
+    try {
+      secrets.decrypt(String(sealed));
+    } catch {
+      throw new Error(
+        "SECRET_KEY does not open the secrets this database holds (webhook tokens, app tokens, integration credentials): start with the key they were sealed with (every instance of one database shares it)",
+      );
+    }
+  }
+}
+
 export async function startVigil(config: Config, options: StartOptions = {}): Promise<Vigil> {
   const log = options.logger ?? createLogger(config);
   const database = options.database ?? (await openConfiguredDatabase(config, log));
@@ -81,6 +103,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     log.info({ applied: applied.length }, applied.length ? "migrations applied" : "schema is current");
     if (config.bootstrapApiKey) await ensureBootstrapKey(database.db, config.bootstrapApiKey);
     const secrets = createSecrets(resolveSecretKey(config.secretKey, config.dataDir));
+    await checkSecretKey(database, secrets);
     const now = options.now ?? (() => new Date());
     log.info("starting the job queue");
     const queue = await startQueue({
