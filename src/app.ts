@@ -51,10 +51,19 @@ export async function buildApp(
     routerOptions: { maxParamLength: 1024 },
     // A URL the router cannot take (bad percent-encoding, an over-long parameter): Fastify's own
     // answer quotes it whole, query included, and a sender may log the answer with a webhook token.
+    // The answer says what is wrong without the URL.
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const status = error.statusCode ?? 500;
-      const code = status < 500 ? "BAD_REQUEST" : "INTERNAL";
-      const appError = new AppError(code, redactSecrets(error.message), {}, status);
+      const appError =
+        status < 500
+          ? new AppError(
+              "BAD_REQUEST",
+              "the request URL cannot be read: bad percent-encoding, or a part too long",
+              {},
+              status,
+            )
+          : new AppError("INTERNAL", "internal error", {}, status);
+      request.log.info({ code: appError.code, reason: redactSecrets(error.message) }, "request rejected");
       return reply.status(status).send(renderError(request.url, appError));
     },
     ...validationOptions(),

@@ -152,7 +152,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (appErr.status >= 500) {
       const database = databaseErrorOf(err);
       request.log.error(database ? { err, database } : { err }, "request failed");
-    } else request.log.info({ code: appErr.code, msg: appErr.message }, "request rejected");
+    } else request.log.info({ code: appErr.code, reason: appErr.message }, "request rejected");
     return reply.status(appErr.status).send(renderError(request.url, appErr));
   });
   app.setNotFoundHandler((request, reply) => {
