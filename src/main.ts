@@ -1,5 +1,6 @@
 // The `vigil` command: serve, migrate, and key and org administration.
 import { Command, Option } from "commander";
+import { inArray } from "drizzle-orm";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import {
   createKeyOverHttp,
@@ -12,6 +13,7 @@ import {
 } from "./core/auth/admin-cli.ts";
 import { createApiKey, createOrg, DEFAULT_USER, listApiKeys, revokeApiKey } from "./core/auth/keys.ts";
 import { isScope, SCOPES, type Scope } from "./core/auth/scopes.ts";
+import { orgs } from "./core/auth/tables.ts";
 import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { collectWhenIdle } from "./core/idle-collection.ts";
@@ -122,6 +124,23 @@ async function directly<T>(scope: Scope, fn: (database: Database) => Promise<T>)
   }
 }
 
+const ORG_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Which of these org ids exist. */
+async function existingOrgs(db: Database["db"], ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .select({ id: orgs.id })
+    .from(orgs)
+    .where(
+      inArray(
+        orgs.id,
+        ids.map((id) => id.toLowerCase()),
+      ),
+    );
+  return new Set(rows.map((row) => row.id));
+}
+
 const keys = program.command("keys").description("manage API keys (the database, or a Vigil with --url)");
 serverOptions(
   keys
@@ -141,6 +160,8 @@ serverOptions(
   if (unknown.length)
     throw new ConfigError(`unknown scope ${unknown.join(", ")}; known: ${SCOPES.join(", ")}`);
   const scopes = options.scope as Scope[];
+  const notUuid = options.org.find((org) => !ORG_ID.test(org));
+  if (notUuid !== undefined) throw new ConfigError(`--org ${notUuid}: must be an organization's id (a uuid)`);
   const server = serverFrom(options, process.env);
   if (server && options.user !== undefined) {
     throw new ConfigError("--user: over HTTP a key belongs to the calling key's user; leave --user out");
@@ -151,14 +172,18 @@ serverOptions(
         org_ids: options.org,
         ...(scopes.length ? { scopes } : {}),
       })
-    : await directly("api_keys_write", (database) =>
-        createApiKey(database.db, {
+    : await directly("api_keys_write", async (database) => {
+        // Over HTTP the server answers 404 for an unknown org; the database would take any uuid.
+        const known = await existingOrgs(database.db, options.org);
+        const unknownOrg = options.org.find((org) => !known.has(org.toLowerCase()));
+        if (unknownOrg !== undefined) throw new ConfigError(`--org ${unknownOrg}: no such organization`);
+        return createApiKey(database.db, {
           userName: options.user ?? DEFAULT_USER,
           name: options.name,
-          orgIds: options.org,
+          orgIds: options.org.map((org) => org.toLowerCase()),
           scopes: scopes.length ? scopes : SCOPES,
-        }),
-      );
+        });
+      });
   process.stdout.write(`id:  ${created.id}\nkey: ${created.key}\n(the key is shown only this once)\n`);
 });
 serverOptions(

@@ -169,3 +169,33 @@ describe("vigil keys and orgs while Vigil serves on the embedded database", () =
     expect(unreachable.output).toContain(`cannot reach Vigil at ${nowhere}: connect ECONNREFUSED`);
   });
 });
+
+describe("vigil keys on the database directly", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "vigil-keys-direct-"));
+  const env = { DATA_DIR: dataDir, SECRET_KEY: "keys-direct-secret" };
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it(
+    "refuses an org that is not a uuid or does not exist, naming it, and creates a key in one that does",
+    SLOW,
+    async () => {
+      const notUuid = await vigilCli(["keys", "create", "--org", "not-a-uuid"], env);
+      expect(notUuid.code).toBe(1);
+      expect(notUuid.output).toContain("vigil: --org not-a-uuid: must be an organization's id (a uuid)");
+      const nowhere = "11111111-1111-4111-8111-111111111111";
+      const unknown = await vigilCli(["keys", "create", "--org", nowhere], env);
+      expect(unknown.code).toBe(1);
+      expect(unknown.output).toContain(`vigil: --org ${nowhere}: no such organization`);
+      for (const refused of [notUuid, unknown])
+        expect(refused.output).not.toMatch(/Failed query|insert into/);
+      const listed = await vigilCli(["keys", "list"], env);
+      expect(JSON.parse(listed.stdout)).toEqual([]);
+
+      const org = (await vigilCli(["orgs", "create", "platform"], env)).stdout.trim();
+      const created = await vigilCli(["keys", "create", "--org", org.toUpperCase()], env);
+      expect(created.code, created.output).toBe(0);
+      const [key] = JSON.parse((await vigilCli(["keys", "list"], env)).stdout);
+      expect(key.org_ids).toEqual([org]);
+    },
+  );
+});
