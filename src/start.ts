@@ -142,11 +142,19 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       log,
       // Order matters: stop taking requests (in-flight ones finish), then let running jobs finish,
       // then close the database so PGlite flushes its files.
+      // SHUTDOWN_TIMEOUT_MS bounds both waits together: a request still in flight then (a slow
+      // upload) has its connection closed, so it cannot hold the jobs and the database past it.
       async stop() {
-        await app.close();
+        const deadline = Date.now() + config.shutdownTimeoutMs;
+        const cutOff = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cutOff);
+        }
         await correlator?.stop();
         await maintenance?.stop();
-        await queue.stop();
+        await queue.stop(deadline - Date.now());
         await database.close();
       },
     };

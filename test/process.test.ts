@@ -116,6 +116,37 @@ describe("the vigil process on its embedded default", () => {
     expect(await restarted.exited).toBe(0);
   });
 
+  it("closes a request still unfinished when SHUTDOWN_TIMEOUT_MS runs out, and stops cleanly", async () => {
+    const slowDir = mkdtempSync(join(tmpdir(), "vigil-process-slow-"));
+    try {
+      const running = await serve({ DATA_DIR: slowDir, SHUTDOWN_TIMEOUT_MS: "1000" });
+      const url = new URL(`${running.base}/api/v1/integrations`);
+      // Half a body that never gets its rest: a slow client the shutdown must not wait for.
+      const closed = new Promise<string>((resolve) => {
+        const req = httpRequest({
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: { ...auth, "content-length": 100 },
+        });
+        req.on("error", (err) => resolve(err.message));
+        req.on("response", (res) => resolve(`answered ${res.statusCode}`));
+        req.write('{"name":');
+      });
+      const arrived = requestsLogged(running) + 1;
+      await until(() => requestsLogged(running) >= arrived, "the request to arrive", running);
+      running.child.kill("SIGTERM");
+      expect(await closed).toMatch(/socket hang up|ECONNRESET/);
+      // The backstop (the timeout and 5 s more) was not needed: the shutdown finished on its own.
+      expect(await running.exited).toBe(0);
+      expect(running.output()).toContain('"msg":"stopped"');
+      expect(running.output()).not.toContain("shutdown timed out");
+    } finally {
+      rmSync(slowDir, { recursive: true, force: true });
+    }
+  });
+
   it("creates a key from the CLI that works with exactly the scopes it was given", async () => {
     const created = runVigil(["keys", "create", "--name", "ci", "--scope", "integrations_read"], {
       DATA_DIR: dataDir,

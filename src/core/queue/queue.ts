@@ -17,7 +17,8 @@ export interface Queue {
   enqueueMany: EnqueueMany;
   /** Starts polling for the registered jobs (not done on api-only instances). */
   work(): Promise<void>;
-  stop(): Promise<void>;
+  /** Lets running jobs finish for up to `timeoutMs` (default SHUTDOWN_TIMEOUT_MS), then stops. */
+  stop(timeoutMs?: number): Promise<void>;
   boss: PgBoss;
 }
 
@@ -126,8 +127,8 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
         }
       }
     },
-    async stop() {
-      await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+    async stop(timeoutMs = config.shutdownTimeoutMs) {
+      await boss.stop({ graceful: true, timeout: Math.max(100, timeoutMs), close: true });
     },
   };
 }
