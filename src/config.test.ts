@@ -42,7 +42,7 @@ describe("loadConfig", () => {
       PGLITE_CACHE_MB: "64",
       LLM_BASE_URL: "http://127.0.0.1:11434/v1",
       LLM_MODEL: "llama3",
-      AUTOMATION_HTTP_ALLOWED_HOSTS: "hooks.example.com, Chat.Example.com:8443",
+      AUTOMATION_HTTP_ALLOWED_HOSTS: "hooks.example.com, Chat.Example.com:8443, [::1]:9000",
       INTEGRATION_ALLOWED_HOSTS: " AM.internal:9093,,10.0.0.5 ",
     });
     expect(config).toMatchObject({
@@ -56,7 +56,7 @@ describe("loadConfig", () => {
       searchCountLimit: 10000,
       listCountLimit: 250000,
       pgliteCacheMb: 64,
-      automationHttpAllowedHosts: ["hooks.example.com", "chat.example.com:8443"],
+      automationHttpAllowedHosts: ["hooks.example.com", "chat.example.com:8443", "[::1]:9000"],
       integrationAllowedHosts: ["am.internal:9093", "10.0.0.5"],
       llm: { baseUrl: "http://127.0.0.1:11434/v1", model: "llama3", apiKey: null },
     });
@@ -74,6 +74,22 @@ describe("loadConfig", () => {
     [{ SEARCH_COUNT_LIMIT: "0" }, "SEARCH_COUNT_LIMIT must be an integer from 1 to 1000000"],
     [{ LIST_COUNT_LIMIT: "many" }, "LIST_COUNT_LIMIT must be an integer from 1 to 1000000000"],
     [{ PGLITE_CACHE_MB: "2048" }, "PGLITE_CACHE_MB must be an integer from 1 to 1024"],
+    [{ HOST: "not_a_host" }, 'HOST must be a host name or an IP address, got "not_a_host"'],
+    [{ PORT: "0" }, "PORT 0 (any free port) needs PUBLIC_URL"],
+    [{ LLM_BASE_URL: "notaurl", LLM_MODEL: "x" }, "LLM_BASE_URL must be an http(s) URL"],
+    [{ LLM_BASE_URL: "ftp://models", LLM_MODEL: "x" }, "LLM_BASE_URL must be an http(s) URL"],
+    [{ LLM_API_KEY: "sk-1" }, "LLM_API_KEY is set without LLM_BASE_URL and LLM_MODEL"],
+    ...["http://foo/", "host:99999", "a b", "::", "hooks.example.com/path", "user@host"].map(
+      (entry) =>
+        [
+          { AUTOMATION_HTTP_ALLOWED_HOSTS: `127.0.0.1,${entry}` },
+          `AUTOMATION_HTTP_ALLOWED_HOSTS must be a comma-separated list of host or host:port (an IPv6 address in brackets), got "${entry}"`,
+        ] as [Record<string, string>, string],
+    ),
+    [
+      { INTEGRATION_ALLOWED_HOSTS: "am:9093,http://am" },
+      "INTEGRATION_ALLOWED_HOSTS must be a comma-separated list",
+    ],
   ])("rejects %j", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -86,9 +86,36 @@ function environmentCriticality(env: NodeJS.ProcessEnv): Record<string, Critical
   return Object.fromEntries(entries);
 }
 
+/**
+ * A comma-separated list of `host` or `host:port` (an IPv6 address in brackets). A URL, a path or a
+ * port out of range names nothing a request goes to, so the list would silently allow nothing.
+ */
+function hostList(env: NodeJS.ProcessEnv, name: string, fallback: string): string[] {
+  const hosts = parseHostList(text(env, name) ?? fallback);
+  for (const entry of hosts) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(`http://${entry}`);
+    } catch {}
+    if (!parsed || parsed.host !== entry || parsed.pathname !== "/" || parsed.search || parsed.username) {
+      throw new ConfigError(
+        `${name} must be a comma-separated list of host or host:port (an IPv6 address in brackets), got "${entry}"`,
+      );
+    }
+  }
+  return hosts;
+}
+
+// A host name or an IP address to listen on: one that cannot be either failed only once the database
+// was migrated and the job queue started, without naming HOST.
+const LISTEN_HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|[0-9a-f:.]*:[0-9a-f:.]*)$/i;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
   const host = text(env, "HOST") ?? "127.0.0.1";
+  if (!LISTEN_HOST.test(host))
+    throw new ConfigError(`HOST must be a host name or an IP address, got "${host}"`);
   const databaseUrl = text(env, "DATABASE_URL");
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
@@ -97,12 +124,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
   }
+  // Port 0 listens on a free port, which the trigger URLs built from it could not name.
+  if (port === 0 && !text(env, "PUBLIC_URL")) {
+    throw new ConfigError(
+      "PORT 0 (any free port) needs PUBLIC_URL: trigger URLs must name the port senders use",
+    );
+  }
   const publicUrl = (text(env, "PUBLIC_URL") ?? `http://${host}:${port}`).replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]/.test(publicUrl)) throw new ConfigError("PUBLIC_URL must be an http(s) URL");
   const llmBaseUrl = text(env, "LLM_BASE_URL");
   const llmModel = text(env, "LLM_MODEL");
   if (Boolean(llmBaseUrl) !== Boolean(llmModel)) {
     throw new ConfigError("LLM_BASE_URL and LLM_MODEL must be set together");
+  }
+  if (llmBaseUrl && !URL.canParse(llmBaseUrl)) throw new ConfigError("LLM_BASE_URL must be an http(s) URL");
+  if (llmBaseUrl && !/^https?:$/.test(new URL(llmBaseUrl).protocol)) {
+    throw new ConfigError("LLM_BASE_URL must be an http(s) URL");
+  }
+  if (!llmBaseUrl && text(env, "LLM_API_KEY")) {
+    throw new ConfigError("LLM_API_KEY is set without LLM_BASE_URL and LLM_MODEL: set them too, or unset it");
   }
   // Replicas on PostgreSQL must agree on the key that seals secrets; a generated file cannot do that.
   if (databaseUrl && !text(env, "SECRET_KEY")) {
@@ -125,10 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookBodyLimitBytes: integer(env, "WEBHOOK_BODY_LIMIT_BYTES", 5 * 1024 * 1024, 1024, 1024 ** 3),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 25_000, 0, 600_000),
     role,
-    automationHttpAllowedHosts: parseHostList(
-      text(env, "AUTOMATION_HTTP_ALLOWED_HOSTS") ?? "127.0.0.1,localhost",
-    ),
-    integrationAllowedHosts: parseHostList(text(env, "INTEGRATION_ALLOWED_HOSTS") ?? ""),
+    automationHttpAllowedHosts: hostList(env, "AUTOMATION_HTTP_ALLOWED_HOSTS", "127.0.0.1,localhost"),
+    integrationAllowedHosts: hostList(env, "INTEGRATION_ALLOWED_HOSTS", ""),
     environmentCriticality: environmentCriticality(env),
     searchCountLimit: integer(env, "SEARCH_COUNT_LIMIT", 1000, 1, 1_000_000),
     listCountLimit: integer(env, "LIST_COUNT_LIMIT", 10_000, 1, 1_000_000_000),
