@@ -137,8 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (Boolean(llmBaseUrl) !== Boolean(llmModel)) {
     throw new ConfigError("LLM_BASE_URL and LLM_MODEL must be set together");
   }
-  if (llmBaseUrl && !URL.canParse(llmBaseUrl)) throw new ConfigError("LLM_BASE_URL must be an http(s) URL");
-  if (llmBaseUrl && !/^https?:$/.test(new URL(llmBaseUrl).protocol)) {
+  if (llmBaseUrl && !/^https?:$/.test(URL.parse(llmBaseUrl)?.protocol ?? "")) {
     throw new ConfigError("LLM_BASE_URL must be an http(s) URL");
   }
   if (!llmBaseUrl && text(env, "LLM_API_KEY")) {

@@ -17,6 +17,7 @@ import { orgs } from "./core/auth/tables.ts";
 import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { collectWhenIdle } from "./core/idle-collection.ts";
+import { isUuid } from "./core/ids.ts";
 import { installJobSchema } from "./core/queue/queue.ts";
 import { JOBS } from "./jobs.ts";
 import { createLogger, migrateLogged, openConfiguredDatabase, startVigil } from "./start.ts";
@@ -124,20 +125,10 @@ async function directly<T>(scope: Scope, fn: (database: Database) => Promise<T>)
   }
 }
 
-const ORG_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Which of these org ids exist. */
+/** Which of these org ids (lower case) exist. */
 async function existingOrgs(db: Database["db"], ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db
-    .select({ id: orgs.id })
-    .from(orgs)
-    .where(
-      inArray(
-        orgs.id,
-        ids.map((id) => id.toLowerCase()),
-      ),
-    );
+  const rows = await db.select({ id: orgs.id }).from(orgs).where(inArray(orgs.id, ids));
   return new Set(rows.map((row) => row.id));
 }
 
@@ -160,7 +151,7 @@ serverOptions(
   if (unknown.length)
     throw new ConfigError(`unknown scope ${unknown.join(", ")}; known: ${SCOPES.join(", ")}`);
   const scopes = options.scope as Scope[];
-  const notUuid = options.org.find((org) => !ORG_ID.test(org));
+  const notUuid = options.org.find((org) => !isUuid(org));
   if (notUuid !== undefined) throw new ConfigError(`--org ${notUuid}: must be an organization's id (a uuid)`);
   const server = serverFrom(options, process.env);
   if (server && options.user !== undefined) {
@@ -174,13 +165,14 @@ serverOptions(
       })
     : await directly("api_keys_write", async (database) => {
         // Over HTTP the server answers 404 for an unknown org; the database would take any uuid.
-        const known = await existingOrgs(database.db, options.org);
-        const unknownOrg = options.org.find((org) => !known.has(org.toLowerCase()));
+        const orgIds = options.org.map((org) => org.toLowerCase());
+        const known = await existingOrgs(database.db, orgIds);
+        const unknownOrg = orgIds.find((org) => !known.has(org));
         if (unknownOrg !== undefined) throw new ConfigError(`--org ${unknownOrg}: no such organization`);
         return createApiKey(database.db, {
           userName: options.user ?? DEFAULT_USER,
           name: options.name,
-          orgIds: options.org.map((org) => org.toLowerCase()),
+          orgIds,
           scopes: scopes.length ? scopes : SCOPES,
         });
       });

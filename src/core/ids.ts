@@ -26,6 +26,11 @@ function randomSixteen(): Buffer {
 let lastMs = 0;
 let sequence = 0;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether the text is a uuid (any version, either case). */
+export const isUuid = (value: string): boolean => UUID.test(value);
+
 export function uuidv7(): string {
   const nowMs = Date.now();
   if (nowMs > lastMs) {

@@ -3,13 +3,12 @@ import { and, count, desc, eq, or } from "drizzle-orm";
 import { tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";
+import { isUuid } from "../core/ids.ts";
 import type { WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
 import { webhookInvocations } from "./tables.ts";
 import { findWebhook, type WebhookRow } from "./webhooks.ts";
 
 type InvocationRow = typeof webhookInvocations.$inferSelect;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function present(row: InvocationRow, webhook: WebhookRow): WebhookRun {
   return {
@@ -74,15 +73,15 @@ export async function getWebhookRun({
   const webhook = await ownWebhook(ctx, input.webhookId);
   // run_id is the invocation id, or the id of the execution the invocation started. Both are uuids,
   // read in any case like every other id; the execution's is kept as text, in lower case.
-  const isUuid = UUID.test(input.runId);
-  const byRun = eq(webhookInvocations.runId, isUuid ? input.runId.toLowerCase() : input.runId);
+  const byId = isUuid(input.runId);
+  const byRun = eq(webhookInvocations.runId, byId ? input.runId.toLowerCase() : input.runId);
   const [row] = await ctx.db
     .select()
     .from(webhookInvocations)
     .where(
       and(
         eq(webhookInvocations.webhookId, webhook.id),
-        isUuid ? or(eq(webhookInvocations.id, input.runId), byRun) : byRun,
+        byId ? or(eq(webhookInvocations.id, input.runId), byRun) : byRun,
       ),
     )
     .limit(1);

@@ -3,13 +3,12 @@ import { and, asc, desc, eq, or } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
+import { isUuid } from "../../core/ids.ts";
 import { webhookInvocations } from "../../webhooks/index.ts";
 import type { AlertV1 } from "../schemas.ts";
 import { alertEvents, alertPayloads, alerts } from "../tables.ts";
 import { presentAlert, presentHistoryEvent } from "./present.ts";
 import { rawPayloadColumns, rawPayloadText } from "./raw-payload.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function findAlertRow(ctx: CallerCtx, id: string) {
   const byUid = eq(alerts.externalUid, id);
@@ -18,10 +17,10 @@ async function findAlertRow(ctx: CallerCtx, id: string) {
     .from(alerts)
     .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
     .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
-    .where(and(inTenant(alerts, tenantOf(ctx.actor)), UUID.test(id) ? or(eq(alerts.id, id), byUid) : byUid))
+    .where(and(inTenant(alerts, tenantOf(ctx.actor)), isUuid(id) ? or(eq(alerts.id, id), byUid) : byUid))
     // The alert whose internal id it is comes first, whatever a source put in an external_uid; an
     // external_uid shared by two sources resolves to the most recent trigger.
-    .orderBy(...(UUID.test(id) ? [desc(eq(alerts.id, id))] : []), desc(alerts.triggeredAt))
+    .orderBy(...(isUuid(id) ? [desc(eq(alerts.id, id))] : []), desc(alerts.triggeredAt))
     .limit(1);
   if (!row) throw notFound("alert", { id });
   return row;

@@ -9,8 +9,8 @@ import { and, asc, desc, eq, type SQL } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
+import { isUuid } from "../../core/ids.ts";
 import type { ExecutionListItem, TraceDAGResponse } from "../schemas.ts";
-import { isUuid } from "../sessions/session-rows.ts";
 import { executionNodes, executions } from "../tables.ts";
 import type { ExecutionRow } from "./execution-state.ts";
 

@@ -6,9 +6,10 @@ import { tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, notFound } from "../../core/errors.ts";
+import { isUuid } from "../../core/ids.ts";
 import type { ArtifactInfo } from "../schemas.ts";
 import { sessionArtifacts } from "../tables.ts";
-import { isUuid, ownedSession } from "./session-rows.ts";
+import { ownedSession } from "./session-rows.ts";
 
 /** The largest artifact a run may write: 10 MiB. */
 export const ARTIFACT_MAX_BYTES = 10 * 1024 * 1024;

@@ -5,12 +5,8 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { notFound } from "../../core/errors.ts";
+import { isUuid } from "../../core/ids.ts";
 import { sessionMessages, sessions } from "../tables.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Session ids are uuids; anything else is simply not found (never a database error). */
-export const isUuid = (value: string) => UUID.test(value);
 
 const TITLE_MAX_CHARS = 200;
 

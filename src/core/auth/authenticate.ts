@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
 import { AppError } from "../errors.ts";
+import { isUuid } from "../ids.ts";
 import { findActiveKey, KEY_SHAPE } from "./keys.ts";
 import type { Scope } from "./scopes.ts";
 import type { Actor } from "./tenancy.ts";
@@ -19,8 +20,6 @@ declare module "fastify" {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   if (!header) throw new AppError("UNAUTHENTICATED", "missing Authorization header: send Bearer <API key>");
@@ -34,7 +33,7 @@ function bearerToken(request: FastifyRequest): string {
 function requestedOrg(request: FastifyRequest): string | null {
   const value = (request.query as Record<string, unknown> | undefined)?.orgId;
   if (value === undefined || value === "") return null;
-  if (typeof value !== "string" || !UUID.test(value)) {
+  if (typeof value !== "string" || !isUuid(value)) {
     throw new AppError("VALIDATION_FAILED", "orgId: must be a uuid", {
       field: "orgId",
       location: "querystring",
