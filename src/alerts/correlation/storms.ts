@@ -591,16 +591,9 @@ async function writePlan(
       where done.event is not null and done.event_seq > ${HISTORY_LIMIT}
         and e.alert_id = done.id and e.seq <= done.event_seq - ${HISTORY_LIMIT}
     )
-    select count(*)::int as n, coalesce(array_agg(id) filter (where requeued), '{}') as requeued from done`);
-  if (Number(rows[0]?.n) !== writes.length) throw new StalePlan();
-  return pgArray(rows[0]?.requeued);
-}
-
-/** A uuid[] as the drivers answer it: an array, or its text form. */
-function pgArray(value: unknown): string[] {
-  if (Array.isArray(value)) return value.map(String);
-  const text = String(value ?? "{}");
-  return text === "{}" ? [] : text.slice(1, -1).split(",");
+    select id, requeued from done`);
+  if (rows.length !== writes.length) throw new StalePlan();
+  return rows.filter((row) => row.requeued === true).map((row) => String(row.id));
 }
 
 export interface CorrelateOptions {

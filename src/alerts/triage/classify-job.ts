@@ -90,9 +90,9 @@ function withPeers(rows: { row: AlertRow; bucket: string }[]): Claimed[] {
 }
 
 /**
- * Takes the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`). `mark`: they become `running` (committed, so others see the work is taken
- * while it runs long); otherwise they are only locked in the transaction of `ctx.db`, which stores
- * their classification before it ends.
+ * Takes the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`). `mark`: they
+ * become `running` (committed, so others see the work is taken while it runs long); otherwise they
+ * are only locked in the transaction of `ctx.db`, which stores their classification before it ends.
  */
 async function claim(ctx: Ctx, data: BucketsOf, round: Round & { mark: boolean }): Promise<Claimed[]> {
   // A retry takes back the alerts its failed attempt left running.
