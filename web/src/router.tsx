@@ -28,8 +28,8 @@ export function useLocation(): { path: string; query: URLSearchParams } {
   return { path: location.pathname, query: new URLSearchParams(location.search) };
 }
 
-/** Sets query parameters (empty values removed), keeping the others; page resets unless given. */
-export function setQuery(changes: Record<string, string | null | undefined>, options = { replace: true }) {
+/** This view's URL with query parameters changed (empty values removed); page resets unless given. */
+export function queryHref(changes: Record<string, string | null | undefined>): string {
   const query = new URLSearchParams(location.search);
   if (!("page" in changes)) query.delete("page");
   for (const [name, value] of Object.entries(changes)) {
@@ -37,7 +37,12 @@ export function setQuery(changes: Record<string, string | null | undefined>, opt
     else query.delete(name);
   }
   const search = query.toString();
-  navigate(location.pathname + (search ? `?${search}` : ""), options);
+  return location.pathname + (search ? `?${search}` : "");
+}
+
+/** Goes to queryHref(changes). */
+export function setQuery(changes: Record<string, string | null | undefined>, options = { replace: true }) {
+  navigate(queryHref(changes), options);
 }
 
 export function Link(props: { href: string; class?: string; children: ComponentChildren; title?: string }) {

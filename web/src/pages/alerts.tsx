@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { type Alert, api, type QueryOf, unwrap } from "../api/client.ts";
-import { Link, navigate, setQuery, useLocation } from "../router.tsx";
+import { Link, navigate, queryHref, setQuery, useLocation } from "../router.tsx";
 import { SOURCES } from "../sources.ts";
 import { ATTENTION_LABEL, Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
 
@@ -447,13 +447,7 @@ function Pager(props: { page: number; totalPages: number; total: number; exact: 
 }
 
 /** The URL of this view at another page (page 1 is the URL without one). */
-function pageHref(page: number): string {
-  const query = new URLSearchParams(location.search);
-  if (page > 1) query.set("page", String(page));
-  else query.delete("page");
-  const search = query.toString();
-  return location.pathname + (search ? `?${search}` : "");
-}
+const pageHref = (page: number) => queryHref({ page: page > 1 ? String(page) : null });
 
 /** A page number past the last page (an old link, a list that shrank): the way back. */
 function PastTheEnd(props: { page: number; totalPages: number; total: number; exact: boolean }) {
