@@ -36,6 +36,14 @@ export async function launchChromium(): Promise<Browser> {
 /** Where the console's screenshots go (git-ignored). */
 export const ARTIFACTS = join(REPO, "test-artifacts", "console");
 
+/** Signs in at `base` with `key` and waits for the console's header (up to `timeoutMs`). */
+export async function signIn(page: Page, base: string, key: string, timeoutMs = 30_000): Promise<void> {
+  await page.goto(`${base}/alerts`);
+  await page.locator("input[name=apiKey]").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("header.top").waitFor({ timeout: timeoutMs });
+}
+
 /** How far the page itself scrolls sideways (0 when everything fits; a table may scroll in its own box). */
 export const sidewaysOverflow = (page: Page) =>
   page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");

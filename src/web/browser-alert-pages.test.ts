@@ -7,7 +7,7 @@
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { ensureConsoleBuilt, launchChromium } from "../../test/browser.ts";
+import { ensureConsoleBuilt, launchChromium, sidewaysOverflow, signIn } from "../../test/browser.ts";
 import { type Auth, call, describeOnOneEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
 
 const WAIT = 30_000;
@@ -29,17 +29,6 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
   let key = "";
   let auth: Auth;
   let longId = "";
-
-  async function signIn(target: Page) {
-    await target.goto(`${base}/alerts`);
-    await target.locator("input[name=apiKey]").fill(key);
-    await target.getByRole("button", { name: "Sign in" }).click();
-    await target.locator("header.top").waitFor({ timeout: WAIT });
-  }
-
-  /** How far the page scrolls sideways (0 when everything fits). */
-  const sideways = (target: Page) =>
-    target.evaluate<number>("document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth");
 
   beforeAll(async () => {
     ensureConsoleBuilt();
@@ -95,7 +84,7 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     page = await context.newPage();
-    await signIn(page);
+    await signIn(page, base, key, WAIT);
   }, 120_000);
 
   afterAll(async () => {
@@ -111,7 +100,7 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
       // A tab of its own, whose alert reads (by external_uid) after the first are held unanswered:
       // the page can only learn of the change from the answer to its own PATCH.
       const tab = await context.newPage();
-      await signIn(tab);
+      await signIn(tab, base, key, WAIT);
       await tab.goto(`${base}/alerts/${encodeURIComponent(EXTERNAL_UID)}`);
       await expect.poll(() => tab.locator("h1").textContent(), { timeout: WAIT }).toBe("DiskFilling");
       const held: Route[] = [];
@@ -161,14 +150,14 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
     expect(await page.locator("tr.alert-row", { has: title }).locator(".clamp").textContent()).toContain(
       LONG_WORD,
     );
-    expect(await sideways(page)).toBe(0);
+    expect(await sidewaysOverflow(page)).toBe(0);
 
     await title.click();
     await expect.poll(() => page.locator("h1").textContent(), { timeout: WAIT }).toContain(LONG_NAME);
     await page.locator("ol.timeline").waitFor({ timeout: WAIT });
     expect(await page.locator(".summary-text").textContent()).toContain(LONG_WORD);
     expect(await page.locator(".labels").textContent()).toContain(LONG_NAME);
-    expect(await sideways(page)).toBe(0);
+    expect(await sidewaysOverflow(page)).toBe(0);
   });
 
   it("empties the integrations field when the filters are cleared", STEP, async () => {
@@ -245,10 +234,7 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
     const revoked = await h.createKey({ userName: "oncall" });
     const tab = await context.newPage();
     try {
-      await tab.goto(`${base}/alerts`);
-      await tab.locator("input[name=apiKey]").fill(revoked.key);
-      await tab.getByRole("button", { name: "Sign in" }).click();
-      await tab.locator("header.top").waitFor({ timeout: WAIT });
+      await signIn(tab, base, revoked.key, WAIT);
       expect(await tab.locator(".notice").count()).toBe(0);
       await h.revokeKey(revoked.id);
       await tab.getByRole("link", { name: "Sources" }).click();

@@ -9,7 +9,13 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { registerAlerts } from "../../test/alerts.ts";
 import { registerAgent } from "../../test/automation-runs.ts";
-import { ARTIFACTS, ensureConsoleBuilt, launchChromium, lowContrastText } from "../../test/browser.ts";
+import {
+  ARTIFACTS,
+  ensureConsoleBuilt,
+  launchChromium,
+  lowContrastText,
+  signIn,
+} from "../../test/browser.ts";
 import { fixtureFiles, readFixture } from "../../test/fixtures.ts";
 import {
   type Auth,
@@ -55,13 +61,6 @@ describeOnOneEngine(
     /** Polls the number of alert rows until it is `count`. */
     const expectRows = (count: number, target: Page = page) =>
       expect.poll(() => rows(target).count(), { timeout: WAIT }).toBe(count);
-
-    async function signIn(target: Page, withKey: string) {
-      await target.goto(`${base}/alerts`);
-      await target.locator("input[name=apiKey]").fill(withKey);
-      await target.getByRole("button", { name: "Sign in" }).click();
-      await target.locator("header.top").waitFor({ timeout: WAIT });
-    }
 
     /** Posts every fixture of a source to a new registration's trigger URL, over HTTP. */
     async function ingestFixtures(h: Harness, source: string, query = "") {
@@ -411,7 +410,7 @@ describeOnOneEngine(
       expect(response.status).toBe(202);
 
       const orgPage = await context.newPage();
-      await signIn(orgPage, member.key);
+      await signIn(orgPage, base, member.key, WAIT);
       await orgPage.locator(".empty").waitFor({ timeout: WAIT });
       expect(await orgPage.locator(".empty").textContent()).toContain("No active alerts");
       await orgPage.locator("select[aria-label=Organization]").selectOption({ label: "payments-team" });
@@ -424,7 +423,7 @@ describeOnOneEngine(
       // The same user as the main key, so the same alerts, but only sre_alerts_read.
       const reader = await harness().createKey({ userName: "oncall", scopes: ["sre_alerts_read"] });
       const readerPage = await context.newPage();
-      await signIn(readerPage, reader.key);
+      await signIn(readerPage, base, reader.key, WAIT);
       // The navigation fills once /api/v1/me answers.
       await expect
         .poll(() => readerPage.locator("header.top nav a").allTextContents(), { timeout: WAIT })
@@ -445,7 +444,7 @@ describeOnOneEngine(
     it("is usable at a phone's width and in the dark theme", STEP, async () => {
       const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
       const small = await phone.newPage();
-      await signIn(small, key);
+      await signIn(small, base, key, WAIT);
       await rows(small).first().waitFor({ timeout: WAIT });
       await shot("alerts-phone", small);
       expect(await small.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
