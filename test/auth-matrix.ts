@@ -24,11 +24,12 @@ function withQuery(url: string, query: string): string {
 
 function expectError(
   url: string,
-  response: { statusCode: number; json(): unknown },
+  response: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
   status: number,
   code: string,
 ) {
   expect(response.statusCode).toBe(status);
+  if (status === 401) expect(response.headers["www-authenticate"]).toMatch(/^Bearer realm="vigil"/);
   const body = response.json() as Record<string, unknown>;
   if (url.startsWith("/platform/")) expect(body).toMatchObject({ errCode: code, msg: expect.any(String) });
   else expect(body).toMatchObject({ code, error: expect.any(String) });

@@ -392,6 +392,23 @@ describeEachEngine("MCP server", (harness) => {
     });
     await client.close();
     await expect(connect("vgl_not-a-real-key-0000000000")).rejects.toThrow(/UNAUTHENTICATED/);
+    // A client learns the scheme from the 401's challenge, and whether the token it sent was refused.
+    const initialize = (headers: Record<string, string>) =>
+      fetch(`${base}/app/sre/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }),
+      });
+    const anonymous = await initialize({});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toBe('Bearer realm="vigil"');
+    const refusedToken = await initialize({ authorization: "Bearer vgl_not-a-real-key-0000000000" });
+    expect(refusedToken.status).toBe(401);
+    expect(refusedToken.headers.get("www-authenticate")).toBe('Bearer realm="vigil", error="invalid_token"');
     const rotated = await call(h, auth, "POST", "/api/v1/apps/sre/token/rotate");
     expect(rotated.statusCode).toBe(200);
     await expect(connect(appToken)).rejects.toThrow(/UNAUTHENTICATED/);

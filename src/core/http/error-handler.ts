@@ -146,6 +146,17 @@ function databaseErrorOf(err: unknown): Record<string, string> | null {
   return null;
 }
 
+/**
+ * The challenge every 401 carries (RFC 9110 requires one; RFC 6750 spells it for bearer tokens):
+ * MCP clients and HTTP libraries read it to learn how to authenticate. A request that sent
+ * credentials learns they were refused; one that sent none is only told the scheme.
+ */
+function bearerChallenge(request: FastifyRequest): string {
+  const query = request.query as Record<string, unknown> | undefined;
+  const sentCredentials = request.headers.authorization !== undefined || query?.apiKey !== undefined;
+  return sentCredentials ? 'Bearer realm="vigil", error="invalid_token"' : 'Bearer realm="vigil"';
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appErr = toAppError(err);
@@ -153,6 +164,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const database = databaseErrorOf(err);
       request.log.error(database ? { err, database } : { err }, "request failed");
     } else request.log.info({ code: appErr.code, reason: appErr.message }, "request rejected");
+    if (appErr.status === 401) reply.header("www-authenticate", bearerChallenge(request));
     return reply.status(appErr.status).send(renderError(request.url, appErr));
   });
   app.setNotFoundHandler((request, reply) => {

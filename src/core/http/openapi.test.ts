@@ -69,6 +69,19 @@ describeEachEngine("API document", (harness) => {
     expect(schemas.ListInvestigationsResponse.required).toContain("total");
   });
 
+  it("every 401 documents its bearer challenge header", async () => {
+    const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
+    type Responses = { responses: Record<string, { headers?: object }> };
+    const unauthenticated = Object.values(document.paths as Record<string, Record<string, Responses>>)
+      .flatMap((methods) => Object.values(methods))
+      .map((op) => op.responses["401"])
+      .filter((response) => response !== undefined);
+    expect(unauthenticated.length).toBeGreaterThan(50);
+    for (const response of unauthenticated) {
+      expect(response.headers).toHaveProperty("WWW-Authenticate.schema.type", "string");
+    }
+  });
+
   it("a body that is required stays required", async () => {
     const op = await operation("/app/sre/api/v1/alerts/{id}", "patch");
     expect(op.requestBody?.required).toBe(true);

@@ -13,6 +13,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: "Unexpected error",
 };
 
+const BEARER_CHALLENGE = {
+  description:
+    'The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent',
+  schema: { type: "string" },
+};
+
 type Operation = {
   operationId?: string;
   parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
@@ -38,6 +44,8 @@ function finishDocument(document: { paths?: object }, optionalBodies: Set<string
       if (operation.requestBody && optionalBodies.has(operation.operationId ?? "")) {
         operation.requestBody.required = false;
       }
+      const unauthenticated = operation.responses?.["401"] as { headers?: object } | undefined;
+      if (unauthenticated) unauthenticated.headers = { "WWW-Authenticate": BEARER_CHALLENGE };
       if (path.startsWith("/platform/") && operation.responses && !operation.responses.default) {
         operation.responses.default = {
           description: "Unexpected error",
