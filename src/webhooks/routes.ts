@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { contextOf } from "../core/context.ts";
 import { anyRawBody, OrgQuery, Uuid } from "../core/http/schemas.ts";
+import { decodeContent } from "./content-coding.ts";
 import { namedWebhooksRoutes } from "./named-routes.ts";
 import { getWebhookRun, listWebhookRuns } from "./runs.ts";
 import { AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
@@ -85,10 +86,16 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
       sentContentTypes.set(request, request.headers["content-type"]);
       request.headers["content-type"] = "application/octet-stream";
     });
+    const limitBytes = trigger.services.config.webhookBodyLimitBytes;
     trigger.addContentTypeParser(
       "*",
-      { parseAs: "buffer", bodyLimit: trigger.services.config.webhookBodyLimitBytes },
-      (_request, body, done) => done(null, body),
+      { parseAs: "buffer", bodyLimit: limitBytes },
+      async (request: FastifyRequest, body: Buffer) => {
+        const content = await decodeContent(body, request.headers["content-encoding"], limitBytes);
+        // The record holds the decoded body, so it no longer names the coding it arrived in.
+        if (content.decoded) delete request.headers["content-encoding"];
+        return content.body;
+      },
     );
     trigger.withTypeProvider<TypeBoxTypeProvider>().post(
       "/platform/api/v1/webhooks/trigger",
@@ -101,6 +108,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
           description:
             "Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, " +
             "never by an API key. Any content type; the body is recorded exactly as received. " +
+            "A body sent with Content-Encoding gzip, deflate or br is decoded first (and must stay within the limit once decoded). " +
             "Agent and workflow targets: the run starts in the same transaction as the invocation record; " +
             "a JSON object body (application/json or +json) becomes the run's inputs, any other body the input " +
             "`message` (text as received, a JSON string's value, other JSON as its text); an empty body gives " +

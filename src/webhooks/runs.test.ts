@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { readAlert, registerAlerts } from "../../test/alerts.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
@@ -35,7 +36,7 @@ function tokenOf(registration: Registration): string {
 interface TriggerOptions {
   query?: string;
   headers?: Record<string, string>;
-  payload?: string;
+  payload?: string | Buffer;
 }
 
 async function trigger(h: Harness, { query = "", headers = {}, payload = AM_FIRING }: TriggerOptions) {
@@ -303,6 +304,64 @@ describeEachEngine(
           "application/octet-stream",
           null,
         ]);
+      });
+
+      it("decodes gzip, deflate and br bodies, records them decoded, and answers 413 when one decodes past the limit", async () => {
+        const h = harness();
+        const { owner, post, runsUrl } = await setup(h);
+        const bodies: [string, Buffer][] = [
+          ["gzip", gzipSync(AM_FIRING)],
+          ["x-gzip", gzipSync(AM_FIRING)],
+          ["deflate", deflateSync(AM_FIRING)],
+          ["deflate", deflateRawSync(AM_FIRING)],
+          ["br", brotliCompressSync(AM_FIRING)],
+          ["deflate, gzip", gzipSync(deflateSync(AM_FIRING))],
+        ];
+        const outcomes: string[] = [];
+        for (const [coding, payload] of bodies) {
+          const response = await post({ payload, headers: { "content-encoding": coding } });
+          expect(response.statusCode, `${coding}: ${response.body}`).toBe(202);
+          outcomes.push(response.json().alerts[0].outcome);
+        }
+        expect(outcomes).toEqual([
+          "created",
+          "duplicate",
+          "duplicate",
+          "duplicate",
+          "duplicate",
+          "duplicate",
+        ]);
+
+        // Bytes that do not decode are recorded as received, and the parser says it cannot read them.
+        const corrupt = await post({ payload: "not gzip at all", headers: { "content-encoding": "gzip" } });
+        expect(corrupt.statusCode).toBe(400);
+        expect(corrupt.json()).toMatchObject({ errCode: "INVALID_PAYLOAD" });
+
+        // A small body that expands past the webhook limit is refused before it fills memory.
+        const bomb = await post({
+          payload: gzipSync(AM_FIRING + " ".repeat(WEBHOOK_BODY_LIMIT_BYTES)),
+          headers: { "content-encoding": "gzip" },
+        });
+        expect(bomb.statusCode).toBe(413);
+        expect(bomb.json()).toMatchObject({ errCode: "PAYLOAD_TOO_LARGE" });
+
+        const runs = (await h.vigil.app.inject({ url: runsUrl, headers: owner.auth })).json().runs;
+        expect(runs).toHaveLength(7);
+        const first = await h.vigil.app.inject({
+          url: `${runsUrl}/${runs.at(-1).invocation_id}`,
+          headers: owner.auth,
+        });
+        expect(first.json()).toMatchObject({
+          payload: AM_FIRING,
+          payload_bytes: Buffer.byteLength(AM_FIRING),
+        });
+        expect(first.json().headers).not.toHaveProperty("content-encoding");
+        const undecoded = await h.vigil.app.inject({
+          url: `${runsUrl}/${runs[0].invocation_id}`,
+          headers: owner.auth,
+        });
+        expect(undecoded.json()).toMatchObject({ status: "failed", payload: "not gzip at all" });
+        expect(undecoded.json().headers).toMatchObject({ "content-encoding": "gzip" });
       });
 
       it("answers 413 over the webhook body limit; the API body limit does not apply", async () => {

@@ -153,7 +153,7 @@ function databaseErrorOf(err: unknown): Record<string, string> | null {
  */
 function bearerChallenge(request: FastifyRequest): string {
   const query = request.query as Record<string, unknown> | undefined;
-  const sentCredentials = request.headers.authorization !== undefined || query?.apiKey !== undefined;
+  const sentCredentials = Boolean(request.headers.authorization) || Boolean(query?.apiKey);
   return sentCredentials ? 'Bearer realm="vigil", error="invalid_token"' : 'Bearer realm="vigil"';
 }
 
