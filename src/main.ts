@@ -38,15 +38,24 @@ const RUNNING_FROM = import.meta.url.endsWith(".ts") ? "source" : "bundle";
 async function serve(config: Config): Promise<void> {
   const log = createLogger(config);
   log.info({ from: RUNNING_FROM, pid: process.pid, role: config.role }, "starting vigil");
-  const vigil = await startVigil(config, { logger: log });
-  const idleCollection = collectWhenIdle();
-  let stopping = false;
+  let stopping: string | null = null;
+  let stop: ((signal: string) => Promise<void>) | null = null;
   const shutdown = async (signal: string) => {
     if (stopping) {
       log.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
-    stopping = true;
+    stopping = signal;
+    // A signal during start-up (Ctrl-C while migrations run) stops once the start is done, so the
+    // data directory is released as cleanly as after any other stop.
+    if (!stop) log.info({ signal }, "stopping as soon as start-up finishes");
+    else await stop(signal);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  const vigil = await startVigil(config, { logger: log });
+  const idleCollection = collectWhenIdle();
+  stop = async (signal) => {
     log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
     const timer = setTimeout(() => {
       log.error("shutdown timed out");
@@ -63,8 +72,7 @@ async function serve(config: Config): Promise<void> {
       process.exit(1);
     }
   };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  if (stopping) return stop(stopping);
   if (config.role === "worker") {
     log.info("worker started");
     return;

@@ -210,6 +210,34 @@ describe("start-up", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+  it("refuses a DATA_DIR it cannot create, naming it, instead of hanging", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vigil-nodir-"));
+    const aFile = join(dir, "a-file");
+    writeFileSync(aFile, "");
+    try {
+      for (const dataDir of ["/proc/vigil-no-such-dir/data", join(aFile, "data")]) {
+        const refused = runVigil(["serve"], { DATA_DIR: dataDir, PORT: String(await freePort()) });
+        expect(await refused.exited, refused.output()).toBe(1);
+        expect(refused.output()).toContain(`cannot create DATA_DIR ${dataDir}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("stops cleanly on Ctrl-C during start-up and leaves the data directory free", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "vigil-interrupted-"));
+    try {
+      const starting = runVigil(["serve"], { DATA_DIR: dataDir, PORT: String(await freePort()) });
+      await until(() => starting.output().includes("starting vigil"), "vigil to start", starting);
+      starting.child.kill("SIGINT");
+      expect(await starting.exited, starting.output()).toBe(0);
+      expect(starting.output()).toContain('"msg":"stopped"');
+      expect(readdirSync(dataDir)).not.toContain("vigil.pid");
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 // The launcher in a package of its own (bin/, package.json, and links to this checkout's src/ and

@@ -2,8 +2,9 @@
 // with AES-256-GCM under a key derived from SECRET_KEY. The embedded default generates one into
 // DATA_DIR on first start; PostgreSQL deployments must set SECRET_KEY so that replicas agree.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeDirectory } from "./make-directory.ts";
 
 export interface Secrets {
   encrypt(plain: string): string;
@@ -43,7 +44,7 @@ export function resolveSecretKey(secretKey: string | null, dataDir: string): str
   if (secretKey) return secretKey;
   const path = join(dataDir, "secret.key");
   if (existsSync(path)) return readFileSync(path, "utf8").trim();
-  mkdirSync(dataDir, { recursive: true });
+  makeDirectory(dataDir, "DATA_DIR");
   const generated = randomBytes(32).toString("base64url");
   writeFileSync(path, `${generated}\n`, { mode: 0o600, flag: "wx" });
   return generated;

@@ -1,6 +1,5 @@
 // One handle over either engine: PGlite (embedded, files under DATA_DIR) or PostgreSQL (DATABASE_URL).
 // Both speak the same dialect, so the rest of Vigil never asks which one it has.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { isDeepStrictEqual } from "node:util";
@@ -13,6 +12,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
 import type { Logger } from "pino";
+import { makeDirectory } from "../make-directory.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import {
   executeNamedOnPglite,
@@ -103,7 +103,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
   let unlock = () => {};
   if ("dataDir" in target) {
     dataPath = join(target.dataDir, "pglite");
-    mkdirSync(dataPath, { recursive: true });
+    makeDirectory(dataPath, "DATA_DIR");
     unlock = lockDataDir(target.dataDir);
     try {
       const { seeded, reason } = seedFromTemplate(dataPath);
