@@ -50,8 +50,9 @@ export const REGISTRATION_DEFAULTS = {
 
 export const IntegrationSegment = Type.String({
   maxLength: 128,
-  pattern: "^[A-Za-z0-9._~-]*$",
-  description: "Integration instance name; empty for the default integration",
+  // "." and ".." are path steps, not names: an import id or a URL holding them resolves elsewhere.
+  pattern: "^(?!\\.\\.?$)[A-Za-z0-9._~-]*$",
+  description: "Integration instance name; empty for the default integration; not `.` or `..`",
 });
 
 /** The resource's app_name attribute, accepted in bodies: it must name the app of the path. */

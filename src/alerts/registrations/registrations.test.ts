@@ -453,6 +453,8 @@ describeEachEngine(
         ],
         ["integration with a slash", { source: "grafana", integration: "a/b" }, "integration"],
         ["integration with a space", { source: "grafana", integration: "a b" }, "integration"],
+        ["integration .", { source: "grafana", integration: "." }, "integration"],
+        ["integration ..", { source: "grafana", integration: ".." }, "integration"],
         ["integration not a string", { source: "grafana", integration: 7 }, "integration"],
         ["integration too long", { source: "grafana", integration: "x".repeat(129) }, "integration"],
         ["id is computed", { source: "grafana", id: randomUUID() }, "id"],

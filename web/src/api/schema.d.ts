@@ -825,7 +825,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, never by an API key. Any content type; the body is recorded exactly as received. Agent and workflow targets: the run starts in the same transaction as the invocation record; a JSON object body (application/json or +json) becomes the run's inputs, any other body the input `message` (text as received, a JSON string's value, other JSON as its text); an empty body gives no inputs. The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. When the target's own input rules (required inputs, patterns) refuse the body, no run starts: the 202 carries the identity alone and getWebhookRun shows status failed with the reason in error. */
+        /** @description Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, never by an API key. Any content type; the body is recorded exactly as received. A body sent with Content-Encoding gzip, deflate or br is decoded first (and must stay within the limit once decoded). Agent and workflow targets: the run starts in the same transaction as the invocation record; a JSON object body (application/json or +json) becomes the run's inputs, any other body the input `message` (text as received, a JSON string's value, other JSON as its text); an empty body gives no inputs. The 202 then carries session_id, trace_id and run_id, which getWebhookRun also shows. When the target's own input rules (required inputs, patterns) refuse the body, no run starts: the 202 carries the identity alone and getWebhookRun shows status failed with the reason in error. */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -1189,7 +1189,7 @@ export interface components {
             classify_mode?: "batch" | "immediate";
             /** @description A disabled registration answers 404 at the trigger */
             enabled?: boolean;
-            /** @description Integration instance name; empty for the default integration */
+            /** @description Integration instance name; empty for the default integration; not `.` or `..` */
             integration?: string;
             /** @description Raw severity value -> bucket, compared case-insensitively; wins over the source's own table */
             severity_overrides?: {
@@ -2373,6 +2373,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2450,6 +2452,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2530,6 +2534,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2614,6 +2620,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2701,6 +2709,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2781,6 +2791,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2874,6 +2886,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2985,6 +2999,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3099,6 +3115,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,6 +3231,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3309,6 +3329,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3394,6 +3416,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3492,6 +3516,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3589,6 +3615,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3694,6 +3722,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3780,6 +3810,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3836,7 +3868,7 @@ export interface operations {
     listAlertWebhooks: {
         parameters: {
             query?: {
-                /** @description Integration instance name; empty for the default integration */
+                /** @description Integration instance name; empty for the default integration; not `.` or `..` */
                 integration?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
@@ -3873,6 +3905,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3957,6 +3991,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4056,6 +4092,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4141,6 +4179,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4229,6 +4269,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4310,6 +4352,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4357,7 +4401,7 @@ export interface operations {
     getAlertWebhookBySource: {
         parameters: {
             query?: {
-                /** @description Integration instance name; empty for the default integration */
+                /** @description Integration instance name; empty for the default integration; not `.` or `..` */
                 integration?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */
                 orgId?: string;
@@ -4394,6 +4438,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4472,6 +4518,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4562,6 +4610,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4659,6 +4709,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4752,6 +4804,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4832,6 +4886,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4916,6 +4972,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5013,6 +5071,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5096,6 +5156,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5179,6 +5241,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5267,6 +5331,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5372,6 +5438,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5485,6 +5553,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,6 +5637,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5646,6 +5718,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5729,6 +5803,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5821,6 +5897,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5931,6 +6009,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6032,6 +6112,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6149,6 +6231,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6239,6 +6323,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6346,6 +6432,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6439,6 +6527,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6535,6 +6625,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +6719,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6716,6 +6810,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6806,6 +6902,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6906,6 +7004,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6994,6 +7094,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7082,6 +7184,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7172,6 +7276,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7264,6 +7370,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7353,6 +7461,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7452,6 +7562,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7542,6 +7654,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7649,6 +7763,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7736,6 +7852,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7829,6 +7947,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7936,6 +8056,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8026,6 +8148,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8116,6 +8240,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8210,6 +8336,8 @@ export interface operations {
             /** @description Missing or invalid webhook token */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8298,6 +8426,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8388,6 +8518,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8488,6 +8620,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8581,6 +8715,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8677,6 +8813,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8766,6 +8904,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8869,6 +9009,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8968,6 +9110,8 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked credentials */
             401: {
                 headers: {
+                    /** @description The bearer challenge: `Bearer realm="vigil"`, with `error="invalid_token"` when credentials were sent */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
