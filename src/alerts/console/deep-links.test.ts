@@ -58,4 +58,24 @@ describeEachEngine("alert deep links", (harness) => {
     const history = await call(h, auth, "GET", `/app/sre/api/v1/alerts/${id}/history`);
     expect(history.json().alert_id).toBe(id);
   });
+
+  it("an external_uid two integrations share, triggered at the same time, resolves to the newer alert", async () => {
+    const h = harness();
+    const body = amBody([
+      {
+        status: "firing",
+        fingerprint: "shared-series",
+        startsAt: "2026-11-22T12:00:00Z",
+        labels: { alertname: "DeepLink", severity: "warning" },
+      },
+    ]);
+    const created: string[] = [];
+    for (const integration of ["tie-1", "tie-2", "tie-3", "tie-4"]) {
+      const other = await registerTrigger(h, auth, { source: "alertmanager", integration });
+      created.push(...(await deliverIds(h, other, body)));
+    }
+    for (let read = 0; read < 3; read++) {
+      expect(await readAlert(h, auth, "shared-series")).toMatchObject({ id: created.at(-1) });
+    }
+  });
 });

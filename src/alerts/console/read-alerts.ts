@@ -19,8 +19,8 @@ async function findAlertRow(ctx: CallerCtx, id: string) {
     .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
     .where(and(inTenant(alerts, tenantOf(ctx.actor)), isUuid(id) ? or(eq(alerts.id, id), byUid) : byUid))
     // The alert whose internal id it is comes first, whatever a source put in an external_uid; an
-    // external_uid shared by two sources resolves to the most recent trigger.
-    .orderBy(...(isUuid(id) ? [desc(eq(alerts.id, id))] : []), desc(alerts.triggeredAt))
+    // external_uid shared by two sources resolves to the most recent trigger, then the newest alert.
+    .orderBy(...(isUuid(id) ? [desc(eq(alerts.id, id))] : []), desc(alerts.triggeredAt), desc(alerts.id))
     .limit(1);
   if (!row) throw notFound("alert", { id });
   return row;
