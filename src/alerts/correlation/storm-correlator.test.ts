@@ -13,7 +13,7 @@ import {
   stormHistory,
 } from "../../../test/alerts.ts";
 import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
-import { correlatePendingStorms } from "./storm-correlator.ts";
+import { correlatePendingStorms, StormCorrelationError } from "./storm-correlator.ts";
 
 const clock = new Date("2024-05-14T09:30:00.000Z");
 
@@ -473,6 +473,67 @@ describeEachEngine(
       }
       expect(new Set(storms).size).toBe(3);
       for (const id of ids) expect(await isPending(h, id)).toBe(false);
+    });
+
+    it("correlates every other scope when one fails, and reports the one that failed", async () => {
+      const h = harness();
+      const { db } = h.vigil.services.database;
+      const scopes = ["prod-poison", "prod-fine"];
+      const delivered = new Map<string, { auth: Auth; ids: string[] }>();
+      for (const tenant of ["first", "second"]) {
+        const { auth } = await h.createKey();
+        const path = await registerTrigger(h, auth, {
+          source: "alertmanager",
+          integration: `isolated-${tenant}`,
+        });
+        for (const [n, cluster] of scopes.entries()) {
+          const ids = await Promise.all(
+            ["KubeNodeNotReady", "KubeApiErrorsHigh"].map((alertname, k) =>
+              deliverOne(
+                h,
+                path,
+                firing(`f0000000000${tenant.length}${n}${k}`, `09:2${k}:00`, { alertname, cluster }),
+              ),
+            ),
+          );
+          delivered.set(`${tenant} ${cluster}`, { auth, ids });
+        }
+      }
+      // A scope whose correlation the database refuses, whatever the reason.
+      await db.execute(sql`create function refuse_poison() returns trigger language plpgsql as $$
+        begin
+          if old.storm_scope = 'cluster:prod-poison' then raise exception 'this scope cannot be correlated'; end if;
+          return old;
+        end $$`);
+      await db.execute(sql`create trigger refuse_poison before delete on alert_storm_queue
+        for each row execute function refuse_poison()`);
+      try {
+        const failure = await settle(h).then(
+          () => null,
+          (err: unknown) => err,
+        );
+        expect(failure).toBeInstanceOf(StormCorrelationError);
+        expect((failure as StormCorrelationError).failures.map(({ scope }) => scope)).toEqual([
+          "cluster:prod-poison",
+          "cluster:prod-poison",
+        ]);
+        for (const [name, { auth, ids }] of delivered) {
+          const storms = await Promise.all(ids.map(async (id) => (await readAlert(h, auth, id)).storm_id));
+          if (name.endsWith("prod-poison")) {
+            for (const id of ids) expect(await isPending(h, id), name).toBe(true);
+          } else {
+            expect(storms[0], name).toMatch(UUID);
+            expect(storms[1], name).toBe(storms[0]);
+          }
+        }
+      } finally {
+        await db.execute(sql`drop trigger refuse_poison on alert_storm_queue`);
+        await db.execute(sql`drop function refuse_poison()`);
+      }
+      expect(await settle(h)).toBe(4);
+      for (const [name, { ids }] of delivered) {
+        for (const id of ids) expect(await isPending(h, id), name).toBe(false);
+      }
     });
 
     it("writes no alert row for a look that changes nothing, and drops an entry its alert's move outdated", async () => {

@@ -62,27 +62,71 @@ export async function correlatePendingStorms(
     }
     let progress = 0;
     let behind = scopes.length >= PENDING_SCOPES_PER_ROUND;
+    const failed: ScopeFailure[] = [];
     for (const { tenant, scopes: tenantScopes } of byTenant.values()) {
       for (let first = 0; first < tenantScopes.length; first += SCOPES_PER_ROUND) {
-        const looked = await correlateScopes(
-          db,
-          tenant,
-          tenantScopes.slice(first, first + SCOPES_PER_ROUND),
-          {
-            now: options.now(),
-            impact: options.impact,
-            wait: options.wait,
-            reclassify: options.reclassify,
-          },
-        );
+        const batch = tenantScopes.slice(first, first + SCOPES_PER_ROUND);
+        const looked = await correlateIsolated(db, tenant, batch, options, failed);
         progress += looked;
         if (looked >= PENDING_BATCH) behind = true;
       }
     }
     total += progress;
+    if (failed.length > 0) throw new StormCorrelationError(failed, total);
     if (progress === 0 || (options.whileBehind && !behind)) break;
   }
   return total;
+}
+
+interface ScopeFailure {
+  tenant: Pick<AlertScope, "orgId" | "ownerId">;
+  scope: string | null;
+  error: unknown;
+}
+
+/** Scopes that failed in a round; the others were correlated. */
+export class StormCorrelationError extends Error {
+  constructor(
+    readonly failures: ScopeFailure[],
+    readonly looked: number,
+  ) {
+    super(`storm correlation failed for ${failures.length} scope(s); the others were correlated`, {
+      cause: failures[0]?.error,
+    });
+    this.name = "StormCorrelationError";
+  }
+}
+
+/**
+ * A batch of one tenant's scopes, and when it fails each scope on its own: one scope that cannot be
+ * correlated (whatever its data holds) fails alone, instead of holding back every scope of every
+ * tenant behind it in the round, tick after tick.
+ */
+async function correlateIsolated(
+  db: Executor,
+  tenant: Pick<AlertScope, "orgId" | "ownerId">,
+  scopes: (string | null)[],
+  options: CorrelatePendingOptions,
+  failed: ScopeFailure[],
+): Promise<number> {
+  const correlate = (some: (string | null)[]) =>
+    correlateScopes(db, tenant, some, {
+      now: options.now(),
+      impact: options.impact,
+      wait: options.wait,
+      reclassify: options.reclassify,
+    });
+  try {
+    return await correlate(scopes);
+  } catch (error) {
+    if (scopes.length === 1) {
+      failed.push({ tenant, scope: scopes[0] ?? null, error });
+      return 0;
+    }
+  }
+  let looked = 0;
+  for (const scope of scopes) looked += await correlateIsolated(db, tenant, [scope], options, failed);
+  return looked;
 }
 
 /**
@@ -100,7 +144,15 @@ export function startStormCorrelator(
   const round = () =>
     correlatePendingStorms(db, { ...options, whileBehind: true }).then(
       () => {},
-      (err: unknown) => options.log.error({ err }, "storm correlation failed"),
+      (err: unknown) => {
+        if (!(err instanceof StormCorrelationError)) {
+          options.log.error({ err }, "storm correlation failed");
+          return;
+        }
+        for (const { tenant, scope, error } of err.failures) {
+          options.log.error({ err: error, tenant, scope }, "storm correlation failed for a scope");
+        }
+      },
     );
   return repeat(round, options.intervalMs ?? CORRELATOR_INTERVAL_MS, 0);
 }
