@@ -7,6 +7,7 @@ describe("loadConfig", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
+      operationsPort: null,
       host: "127.0.0.1",
       dataDir: resolve("./data"),
       databaseUrl: null,
@@ -29,6 +30,7 @@ describe("loadConfig", () => {
   it("reads every setting", () => {
     const config = loadConfig({
       PORT: "9000",
+      OPERATIONS_PORT: "9100",
       HOST: "0.0.0.0",
       DATA_DIR: "/var/lib/vigil",
       DATABASE_URL: "postgres://vigil@db:5432/vigil",
@@ -47,6 +49,7 @@ describe("loadConfig", () => {
     });
     expect(config).toMatchObject({
       port: 9000,
+      operationsPort: 9100,
       host: "0.0.0.0",
       dataDir: "/var/lib/vigil",
       databaseUrl: "postgres://vigil@db:5432/vigil",
@@ -76,6 +79,8 @@ describe("loadConfig", () => {
     [{ PGLITE_CACHE_MB: "2048" }, "PGLITE_CACHE_MB must be an integer from 1 to 1024"],
     [{ HOST: "not_a_host" }, 'HOST must be a host name or an IP address, got "not_a_host"'],
     [{ PORT: "0" }, "PORT 0 (any free port) needs PUBLIC_URL"],
+    [{ OPERATIONS_PORT: "0" }, "OPERATIONS_PORT must be an integer from 1 to 65535"],
+    [{ OPERATIONS_PORT: "9100", PORT: "9100" }, "OPERATIONS_PORT must differ from PORT"],
     [{ LLM_BASE_URL: "notaurl", LLM_MODEL: "x" }, "LLM_BASE_URL must be an http(s) URL"],
     [{ LLM_BASE_URL: "ftp://models", LLM_MODEL: "x" }, "LLM_BASE_URL must be an http(s) URL"],
     [{ LLM_API_KEY: "sk-1" }, "LLM_API_KEY is set without LLM_BASE_URL and LLM_MODEL"],

@@ -11,6 +11,8 @@ export type Role = "all" | "api" | "worker";
 
 export interface Config {
   port: number;
+  /** OPERATIONS_PORT: /healthz, /readyz and /metrics alone on this port too; null: not served apart. */
+  operationsPort: number | null;
   host: string;
   dataDir: string;
   /** postgres://... for PostgreSQL; null means the embedded PGlite database under dataDir. */
@@ -130,6 +132,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       "PORT 0 (any free port) needs PUBLIC_URL: trigger URLs must name the port senders use",
     );
   }
+  const operationsPort = text(env, "OPERATIONS_PORT") ? integer(env, "OPERATIONS_PORT", 0, 1, 65535) : null;
+  const role = (text(env, "VIGIL_ROLE") ?? "all") as Role;
+  if (!["all", "api", "worker"].includes(role))
+    throw new ConfigError("VIGIL_ROLE must be all, api or worker");
+  if (operationsPort !== null && operationsPort === port && role !== "worker") {
+    throw new ConfigError("OPERATIONS_PORT must differ from PORT (the worker role alone listens on no PORT)");
+  }
   const publicUrl = (text(env, "PUBLIC_URL") ?? `http://${host}:${port}`).replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]/.test(publicUrl)) throw new ConfigError("PUBLIC_URL must be an http(s) URL");
   const llmBaseUrl = text(env, "LLM_BASE_URL");
@@ -147,11 +156,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (databaseUrl && !text(env, "SECRET_KEY")) {
     throw new ConfigError("SECRET_KEY is required with DATABASE_URL (every instance must use the same one)");
   }
-  const role = (text(env, "VIGIL_ROLE") ?? "all") as Role;
-  if (!["all", "api", "worker"].includes(role))
-    throw new ConfigError("VIGIL_ROLE must be all, api or worker");
   return {
     port,
+    operationsPort,
     host,
     dataDir: resolve(text(env, "DATA_DIR") ?? "./data"),
     databaseUrl,

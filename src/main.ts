@@ -73,6 +73,10 @@ async function serve(config: Config): Promise<void> {
     }
   };
   if (stopping) return stop(stopping);
+  if (vigil.operations && config.operationsPort !== null) {
+    const address = await vigil.operations.listen({ port: config.operationsPort, host: config.host });
+    log.info({ address }, `probes and metrics on ${address}`);
+  }
   if (config.role === "worker") {
     log.info("worker started");
     return;

@@ -3,7 +3,7 @@
 import { sql } from "drizzle-orm";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type DestinationStream, type Logger } from "pino";
-import { reclassifyAfterRoleChange, startStormCorrelator } from "./alerts/index.ts";
+import { reclassifyAfterRoleChange, reportAlertBacklogs, startStormCorrelator } from "./alerts/index.ts";
 import { buildApp } from "./app.ts";
 import { configureApps } from "./apps/index.ts";
 import { configureAgentRunners } from "./automation/index.ts";
@@ -14,6 +14,7 @@ import { type Database, openDatabase } from "./core/db/database.ts";
 import { startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { createMetrics } from "./core/http/metrics.ts";
+import { buildOperationsApp } from "./core/http/operations.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
 import { startQueue } from "./core/queue/queue.ts";
 import { redactSecrets } from "./core/redact.ts";
@@ -24,6 +25,8 @@ import { JOBS, SCHEDULES } from "./jobs.ts";
 
 export interface Vigil {
   app: FastifyInstance;
+  /** The probes and metrics alone, for OPERATIONS_PORT; null when it is not set. */
+  operations: FastifyInstance | null;
   services: Services;
   log: Logger;
   stop(): Promise<void>;
@@ -106,7 +109,9 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     await checkSecretKey(database, secrets);
     const now = options.now ?? (() => new Date());
     log.info("starting the job queue");
+    const metrics = createMetrics();
     const queue = await startQueue({
+      metrics,
       database,
       config,
       log,
@@ -132,12 +137,15 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
           });
     // The embedded database has no autovacuum and no checkpointer of its own, whatever the role.
     maintenance = database.engine === "pglite" ? startEmbeddedMaintenance(database.db, { log }) : null;
-    const services: Services = { config, database, queue, metrics: createMetrics(), secrets, now };
+    const services: Services = { config, database, queue, metrics, secrets, now };
+    reportAlertBacklogs(metrics, database.db);
     log.info("preparing the HTTP API");
     const app = await buildApp(services, log, options.extraRoutes);
     await app.ready();
+    const operations = config.operationsPort === null ? null : await buildOperationsApp(services, log);
     return {
       app,
+      operations,
       services,
       log,
       // Order matters: stop taking requests (in-flight ones finish), then let running jobs finish,
@@ -148,7 +156,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
         const deadline = Date.now() + config.shutdownTimeoutMs;
         const cutOff = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
         try {
-          await app.close();
+          await Promise.all([app.close(), operations?.close()]);
         } finally {
           clearTimeout(cutOff);
         }

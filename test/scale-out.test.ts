@@ -148,23 +148,39 @@ async function startInstances(engine: (typeof ENGINES)[number]) {
   };
   if (engine === "pglite") {
     const port = await freePort();
-    const all = await serve("all", { DATA_DIR: dataDir() }, port);
+    const operations = await freePort();
+    const all = await serve("all", { DATA_DIR: dataDir(), OPERATIONS_PORT: String(operations) }, port);
     const base = `http://127.0.0.1:${port}`;
-    return { bases: [base, base] as [string, string], instances: [all], drop: async () => {}, dataDirs };
+    return {
+      bases: [base, base] as [string, string],
+      operations: [`http://127.0.0.1:${operations}`],
+      instances: [all],
+      drop: async () => {},
+      dataDirs,
+    };
   }
   const database = await createTestDatabase("postgres");
   await database.database.close();
   const env = { DATABASE_URL: database.url ?? "", SECRET_KEY: "scale-out-secret" };
   const ports = [await freePort(), await freePort()];
+  // The workers' only HTTP: their probes and metrics.
+  const operations = [await freePort(), await freePort()];
   // Started together: migrations take an advisory lock, so one applies them and the others wait.
   const instances = await Promise.all([
     serve("api", { ...env, DATA_DIR: dataDir() }, ports[0] ?? 0),
     serve("api", { ...env, DATA_DIR: dataDir() }, ports[1] ?? 0),
-    serve("worker", { ...env, DATA_DIR: dataDir() }, await freePort()),
-    serve("worker", { ...env, DATA_DIR: dataDir() }, await freePort()),
+    ...operations.map(async (port) =>
+      serve("worker", { ...env, DATA_DIR: dataDir(), OPERATIONS_PORT: String(port) }, await freePort()),
+    ),
   ]);
   const bases = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
-  return { bases, instances, drop: () => database.drop(), dataDirs };
+  return {
+    bases,
+    operations: operations.map((port) => `http://127.0.0.1:${port}`),
+    instances,
+    drop: () => database.drop(),
+    dataDirs,
+  };
 }
 
 for (const engine of ENGINES) {
@@ -172,7 +188,7 @@ for (const engine of ENGINES) {
     engine === "postgres" ? "two API and two worker processes" : "the embedded default's process";
   describe(`scale-out: ${topology} [${engine}]`, () => {
     it("stores every acknowledged alert exactly once and classifies it, whichever instance took it", async () => {
-      const { bases, instances, drop, dataDirs } = await startInstances(engine);
+      const { bases, operations, instances, drop, dataDirs } = await startInstances(engine);
       try {
         const registered = await fetch(`${bases[0]}/app/sre/api/v1/alerts/webhook`, {
           method: "POST",
@@ -226,6 +242,15 @@ for (const engine of ENGINES) {
           "every alert to be classified",
           () => JSON.stringify(statuses),
         );
+        // The processes that run the jobs report them on their probes-and-metrics port.
+        let classified = 0;
+        for (const base of operations) {
+          expect((await fetch(`${base}/readyz`)).status).toBe(200);
+          const text = await (await fetch(`${base}/metrics`)).text();
+          const line = /^vigil_jobs_total\{job="alerts.classify",outcome="completed"\} (\d+)$/m.exec(text);
+          classified += Number(line?.[1] ?? 0);
+        }
+        expect(classified).toBeGreaterThan(0);
       } finally {
         for (const instance of instances) instance.stop();
         const codes = await Promise.all(instances.map((instance) => instance.exited));

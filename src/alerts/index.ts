@@ -24,6 +24,7 @@ import { syncIntegrationJob, syncIntegrationsJob } from "./sync/pull-sync.ts";
 import { alertSyncRoutes } from "./sync/routes.ts";
 import { classifyAlertsJob } from "./triage/classify-job.ts";
 
+export { reportAlertBacklogs } from "./backlog-metrics.ts";
 export {
   type InvestigatedAlert,
   readAlertsTriggeredBetween,

@@ -1,7 +1,13 @@
 // Prometheus metrics: request counts and durations by route and status, plus whatever domains add
 // to the same registry. One registry per app, so tests can build several apps in one process.
 import type { FastifyInstance } from "fastify";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** One value of a gauge read at scrape time, with its labels. */
+export interface GaugeReading<L extends string> {
+  labels: Partial<Record<L, string>>;
+  value: number;
+}
 
 export function createMetrics() {
   const registry = new Registry();
@@ -23,7 +29,30 @@ export function createMetrics() {
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
     (registry.getSingleMetric(name) as Counter<L> | undefined) ??
     new Counter({ name, help, labelNames, registers: [registry] });
-  return { registry, requests, durations, counter };
+  /**
+   * A gauge read from the database when scraped (a backlog, a queue's depth). A read that fails
+   * (the database is down) leaves it without values for that scrape; the other metrics still answer.
+   */
+  const gauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    read: () => Promise<GaugeReading<L>[]>,
+  ): void => {
+    if (registry.getSingleMetric(name)) return;
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const readings = await read().catch(() => []);
+        this.reset();
+        for (const { labels, value } of readings) this.set(labels, value);
+      },
+    });
+  };
+  return { registry, requests, durations, counter, gauge };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

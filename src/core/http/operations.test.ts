@@ -1,7 +1,8 @@
 import { validate } from "@readme/openapi-parser";
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { describeEachEngine } from "../../../test/harness.ts";
+import { amBody, deliverIds, readAlert, registerTrigger } from "../../../test/alerts.ts";
+import { describeEachEngine, waitFor } from "../../../test/harness.ts";
 
 describeEachEngine("operations", (harness) => {
   const inject = (url: string) => harness().vigil.app.inject({ method: "GET", url });
@@ -87,5 +88,98 @@ describeEachEngine("operations", (harness) => {
     expect(page.statusCode).toBe(200);
     expect(page.headers["content-type"]).toContain("text/html");
     expect(page.body).toContain("swagger");
+  });
+});
+
+// The backlogs an operator watches, read from the database at scrape time, on the operations
+// listener of an API-role instance (whose jobs wait for workers elsewhere).
+describeEachEngine(
+  "operations: backlogs and the operations listener",
+  (harness) => {
+    const scrape = async () => {
+      const operations = harness().vigil.operations;
+      if (!operations) throw new Error("no operations listener");
+      const response = await operations.inject({ method: "GET", url: "/metrics" });
+      expect(response.statusCode).toBe(200);
+      return response.body;
+    };
+    const value = (text: string, series: string) => {
+      const line = text.split("\n").find((row) => row.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+
+    it("serves the probes and metrics alone", async () => {
+      const operations = harness().vigil.operations;
+      expect((await operations?.inject({ url: "/healthz" }))?.json()).toEqual({ status: "ok" });
+      expect((await operations?.inject({ url: "/readyz" }))?.statusCode).toBe(200);
+      const api = await operations?.inject({ url: "/api/v1/integrations" });
+      expect(api?.statusCode).toBe(404);
+    });
+
+    it("reports the alerts waiting for storms and classification, and the jobs queued for workers", async () => {
+      const h = harness();
+      const before = await scrape();
+      expect(value(before, "vigil_storm_queue_alerts")).toBe(0);
+      expect(value(before, 'vigil_alerts_classification{state="queued"}')).toBe(0);
+      expect(value(before, 'vigil_alerts_classification{state="running"}')).toBe(0);
+
+      const { auth } = await h.createKey();
+      const trigger = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "backlog",
+        classify_mode: "immediate",
+      });
+      await deliverIds(
+        h,
+        trigger,
+        amBody(
+          ["a", "b", "c"].map((n) => ({
+            status: "firing",
+            fingerprint: `backlog-${n}`,
+            startsAt: "2026-11-22T10:00:00Z",
+            labels: { alertname: `Backlog${n}`, severity: "info", cluster: "prod-eu" },
+          })),
+        ),
+      );
+      const after = await scrape();
+      expect(value(after, "vigil_storm_queue_alerts")).toBe(3);
+      expect(value(after, 'vigil_alerts_classification{state="queued"}')).toBe(3);
+      expect(value(after, 'vigil_jobs{job="alerts.classify",state="created"}')).toBeGreaterThanOrEqual(1);
+    });
+  },
+  { role: "api", operationsPort: 1 },
+);
+
+describeEachEngine("operations: job outcomes", (harness) => {
+  it("counts the jobs the workers complete", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const trigger = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "outcomes",
+      classify_mode: "immediate",
+    });
+    const [id] = await deliverIds(
+      h,
+      trigger,
+      amBody([
+        {
+          status: "firing",
+          fingerprint: "outcome-1",
+          startsAt: "2026-11-22T10:00:00Z",
+          labels: { alertname: "Outcome" },
+        },
+      ]),
+    );
+    await waitFor(async () =>
+      (await readAlert(h, auth, id as string)).analysis_status === "completed" ? true : undefined,
+    );
+    const metrics = await waitFor(async () => {
+      const text = (await h.vigil.app.inject({ url: "/metrics" })).body;
+      return /vigil_jobs_total\{job="alerts.classify",outcome="completed"\} [1-9]/.test(text)
+        ? text
+        : undefined;
+    });
+    expect(metrics).toContain("# TYPE vigil_jobs_total counter");
   });
 });

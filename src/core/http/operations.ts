@@ -1,8 +1,11 @@
 // Probes and metrics for operators: liveness, readiness (database reachable and schema current),
 // and Prometheus text.
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { Services } from "../context.ts";
 import { pendingMigrations } from "../db/migrate.ts";
+import { registerErrorHandling } from "./error-handler.ts";
 
 const Health = Type.Object({ status: Type.String() });
 const Readiness = Type.Object({
@@ -54,4 +57,17 @@ export async function operationsRoutes(app: FastifyInstance): Promise<void> {
       return metrics.registry.metrics();
     },
   );
+}
+
+/**
+ * The probes and metrics on a port of their own (OPERATIONS_PORT): the worker role's only HTTP, and
+ * for the other roles a port that a load balancer need not expose.
+ */
+export async function buildOperationsApp(services: Services, logger: Logger): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: logger.child({ listener: "operations" }) as FastifyBaseLogger });
+  app.decorate("services", services);
+  registerErrorHandling(app);
+  await app.register(operationsRoutes);
+  await app.ready();
+  return app;
 }

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
 import { type Database, defersWrites, deferWrite, type Executor, executeNamed } from "../db/database.ts";
+import type { Metrics } from "../http/metrics.ts";
 import type { Secrets } from "../secrets.ts";
 import type { Enqueue, EnqueueMany, JobDefinition, JobSchedule } from "./catalog.ts";
 
@@ -32,6 +33,8 @@ export interface QueueOptions {
   secrets: Secrets;
   pollingIntervalSeconds?: number;
   now?: () => Date;
+  /** Where the jobs' counts and backlog are reported (core/http/metrics.ts). */
+  metrics?: Metrics;
 }
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
@@ -75,6 +78,25 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       { db: insertOnly(executor) },
     );
   };
+  const settled = options.metrics?.counter(
+    "vigil_jobs_total",
+    "Job runs by job and outcome: completed, or failed (retried until the job's retry limit)",
+    ["job", "outcome"],
+  );
+  options.metrics?.gauge(
+    "vigil_jobs",
+    "Jobs not yet done, by job and state: created (waiting, or deferred to its start time), retry (to run again after a failure), active (running)",
+    ["job", "state"],
+    async () => {
+      const { rows } = await database.db.execute(sql`
+        select name, state::text as state, count(*)::int as n from pgboss.job
+        where state in ('created', 'retry', 'active') group by name, state`);
+      return rows.map((row) => ({
+        labels: { job: String(row.name), state: String(row.state) },
+        value: Number(row.n),
+      }));
+    },
+  );
   const ctx: Ctx = {
     db: database.db,
     log,
@@ -114,7 +136,9 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
             async (items) => {
               const fetchedAt = performance.now();
               try {
-                return await handle(items);
+                const results = await handle(items);
+                for (const { status } of results) settled?.inc({ job: job.name, outcome: status });
+                return results;
               } finally {
                 if (items.length >= batchSize && workerId) boss.notifyWorker(workerId);
                 else {
