@@ -14,7 +14,7 @@ import { registerAuthentication } from "./core/auth/authenticate.ts";
 import { keysRoutes } from "./core/auth/keys-routes.ts";
 import type { Services } from "./core/context.ts";
 import { AppError } from "./core/errors.ts";
-import { registerErrorHandling, renderError } from "./core/http/error-handler.ts";
+import { answerClientError, registerErrorHandling, renderError } from "./core/http/error-handler.ts";
 import { registerInputRules } from "./core/http/input-rules.ts";
 import { registerRequestMetrics } from "./core/http/metrics.ts";
 import { registerOpenApi } from "./core/http/openapi.ts";
@@ -52,6 +52,7 @@ export async function buildApp(
     // A URL the router cannot take (bad percent-encoding, an over-long parameter): Fastify's own
     // answer quotes it whole, query included, and a sender may log the answer with a webhook token.
     // The answer says what is wrong without the URL.
+    clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const status = error.statusCode ?? 500;
       const appError =

@@ -12,10 +12,12 @@ const STATUS_BY_CODE = {
   INSUFFICIENT_SCOPE: 403,
   NOT_FOUND: 404,
   ROUTE_NOT_FOUND: 404,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   DRAFT_EXISTS: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   // Readiness of an automation target: 400 when a webhook or schedule is saved, 423 when triggered.
   TARGET_NOT_FOUND: 400,
   NO_INTEGRATIONS: 400,

@@ -1,5 +1,7 @@
 // The one place where errors become responses. Platform routes answer JsonError, all others
 // ErrorResponse. Schema violations name the field; nothing a client sends yields a 500.
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../errors.ts";
 import { jsonSyntaxReason } from "../json-syntax.ts";
@@ -98,6 +100,8 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
     return fromValidation(fastifyErr.validation as AjvIssue[], fastifyErr.validationContext ?? "body");
   }
   const status = fastifyErr.statusCode;
+  // A file the console's static files refuse (a path that climbs out of them) is simply not there.
+  if (status === 403) return new AppError("ROUTE_NOT_FOUND", "not found");
   if (status && status >= 400 && status < 500) {
     if (status === 413)
       return new AppError("PAYLOAD_TOO_LARGE", "request body is larger than the limit", {}, 413);
@@ -171,4 +175,31 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const err = new AppError("ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`);
     return reply.status(404).send(renderError(request.url, err));
   });
+}
+
+/**
+ * A request Node's HTTP parser refused before any route saw it (headers over the size limit, bytes
+ * an HTTP request line may not hold, a client too slow to send its headers). The URL is unknown
+ * then, so the answer is an ErrorResponse; it is written to the socket, which then closes.
+ */
+export function answerClientError(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const appError =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? new AppError("REQUEST_TIMEOUT", "the request did not arrive in time")
+      : err.code === "HPE_HEADER_OVERFLOW"
+        ? new AppError("HEADERS_TOO_LARGE", "the request headers (URL included) are larger than the limit")
+        : new AppError(
+            "BAD_REQUEST",
+            "the request cannot be read as HTTP: a character the request line or a header may not hold",
+          );
+  this.log.info({ code: appError.code, reason: err.code }, "request rejected");
+  if (socket.writable) {
+    const body = JSON.stringify(renderError("/", appError));
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
