@@ -408,9 +408,26 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     const nextAuth = { authorization: `Bearer ${next}` };
     expect((await call(h, nextAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
 
-    expect((await call(h, admin.auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
-    expect((await call(h, admin.auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+    // Revoked among the keys, it is no longer shown as the app's credential; a rotation issues another.
+    const keys = (await call(h, admin.auth, "GET", "/api/v1/keys")).json() as {
+      id: string;
+      name: string;
+      revoked_at: string | null;
+    }[];
+    const appKey = keys.find((key) => key.name === "app token: sre" && key.revoked_at === null);
+    expect((await call(h, admin.auth, "POST", `/api/v1/keys/${appKey?.id}/revoke`)).statusCode).toBe(200);
     expect((await call(h, nextAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(401);
+    const afterRevoke = (await call(h, admin.auth, "GET", "/api/v1/apps/sre")).json();
+    expect(afterRevoke).toMatchObject({ configured: true, status: "active" });
+    expect(afterRevoke).not.toHaveProperty("app_token");
+    const reissued = (await call(h, admin.auth, "POST", "/api/v1/apps/sre/token/rotate")).json();
+    expect(reissued.app_token).toMatch(/^vga_/);
+    const reissuedAuth = { authorization: `Bearer ${reissued.app_token}` };
+    expect((await call(h, reissuedAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(200);
+
+    expect((await call(h, admin.auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+    expect((await call(h, admin.auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+    expect((await call(h, reissuedAuth, "GET", "/app/sre/api/v1/alerts")).statusCode).toBe(401);
     expect((await call(h, admin.auth, "GET", "/api/v1/apps/sre")).json()).toMatchObject({
       configured: false,
       id: "",

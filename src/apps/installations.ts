@@ -4,6 +4,7 @@
 // writes nothing (updated_at too), so an IaC apply is stable.
 import { and, eq } from "drizzle-orm";
 import { provisionWorkflow, workflowStates } from "../automation/index.ts";
+import { apiKeys } from "../core/auth/tables.ts";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { type Executor, withTransaction } from "../core/db/database.ts";
@@ -28,7 +29,11 @@ function mcpUrl(ctx: Ctx, app: CatalogApp, tenant: Tenant): string {
   return `${ctx.config.publicUrl}${app.mcpPath}${tenant.orgId ? `?orgId=${tenant.orgId}` : ""}`;
 }
 
-function present(ctx: CallerCtx, app: CatalogApp, row: InstallationRow | null): AppInstallation {
+async function present(
+  ctx: CallerCtx,
+  app: CatalogApp,
+  row: InstallationRow | null,
+): Promise<AppInstallation> {
   const installation: AppInstallation = {
     app_name: app.slug,
     id: row?.id ?? "",
@@ -52,11 +57,21 @@ function present(ctx: CallerCtx, app: CatalogApp, row: InstallationRow | null): 
     config: row?.config ?? {},
     enabled: row?.enabled ?? false,
   };
-  // The token only to callers that could rotate it anyway.
-  if (row?.appTokenSealed && ctx.actor.scopes.includes("apps_write")) {
+  // The token only to callers that could rotate it anyway, and only while it works: one revoked in
+  // /api/v1/keys is not shown as the app's credential until a rotation issues another.
+  if (row?.appTokenSealed && ctx.actor.scopes.includes("apps_write") && (await isLive(ctx.db, row))) {
     installation.app_token = ctx.secrets.decrypt(row.appTokenSealed);
   }
   return installation;
+}
+
+async function isLive(db: Executor, row: InstallationRow): Promise<boolean> {
+  if (!row.appTokenKeyId) return true;
+  const [key] = await db
+    .select({ revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.id, row.appTokenKeyId));
+  return key !== undefined && key.revokedAt === null;
 }
 
 async function findInstallation(db: Executor, tenant: Tenant, appName: string, lock = false) {
@@ -137,7 +152,9 @@ export async function ensureAppInstalled(
 export async function listApps({ ctx }: { ctx: CallerCtx }): Promise<AppInstallation[]> {
   const tenant = tenantOf(ctx.actor);
   const result: AppInstallation[] = [];
-  for (const app of CATALOG) result.push(present(ctx, app, await findInstallation(ctx.db, tenant, app.slug)));
+  for (const app of CATALOG) {
+    result.push(await present(ctx, app, await findInstallation(ctx.db, tenant, app.slug)));
+  }
   return result;
 }
 
