@@ -342,6 +342,57 @@ describeEachEngine(
       expect(longAgain.prior_session_id).toBe(long.session_id);
     });
 
+    it("shares an org's sessions with its members, but reuses only the caller's own prior session", async () => {
+      const h = harness();
+      const orgId = await h.createOrg("on-call");
+      const [alice, carol] = [await h.createKey({ orgIds: [orgId] }), await h.createKey({ orgIds: [orgId] })];
+      const inOrg = (path: string) => `${path}${path.includes("?") ? "&" : "?"}orgId=${orgId}`;
+      const agent = await call(h, alice.auth, "POST", inOrg("/platform/api/v1/agents"), {
+        kind: "builtin",
+        name: "org-helper",
+        description: "Answers questions about the checkout service",
+        instructions: "You asked: {{input.message}}",
+      });
+      expect(agent.statusCode, agent.body).toBe(201);
+      const message = "What is wrong with the checkout service";
+      const started = await call(h, alice.auth, "POST", inOrg(ASK), {
+        message,
+        entity_refs: [{ type: "agent", name: "org-helper" }],
+      });
+      expect(started.statusCode, started.body).toBe(200);
+      const { session_id: sessionId } = started.json();
+      // A colleague in the org lists, reads and continues it.
+      const listed = await call(h, carol.auth, "GET", inOrg("/platform/api/v1/sessions"));
+      expect(listed.json().items.map((item: { id: string }) => item.id)).toContain(sessionId);
+      expect(
+        (await call(h, carol.auth, "GET", inOrg(`/platform/api/v1/sessions/${sessionId}`))).statusCode,
+      ).toBe(200);
+      const continued = await call(h, carol.auth, "POST", inOrg(ASK), {
+        message: "and the payments one?",
+        session_id: sessionId,
+        entity_refs: [{ type: "agent", name: "org-helper" }],
+      });
+      expect(continued.statusCode, continued.body).toBe(200);
+      expect(continued.json().session_id).toBe(sessionId);
+      // Outside the org it does not exist.
+      expect((await call(h, carol.auth, "GET", `/platform/api/v1/sessions/${sessionId}`)).statusCode).toBe(
+        404,
+      );
+
+      // The same question asked again reuses the asker's own earlier session, never a colleague's.
+      const policy = { enabled: true, max_age_hours: 1 };
+      const again = { message, prior_session: policy, entity_refs: [{ type: "agent", name: "org-helper" }] };
+      const byCarol = await call(h, carol.auth, "POST", inOrg(ASK), again);
+      expect(byCarol.json().prior_session_id).toBeNull();
+      const byAlice = await call(h, alice.auth, "POST", inOrg(ASK), again);
+      expect(byAlice.json().prior_session_id).toBe(sessionId);
+
+      expect(
+        (await call(h, carol.auth, "POST", inOrg(`/platform/api/v1/sessions/${sessionId}/terminate`)))
+          .statusCode,
+      ).toBe(200);
+    });
+
     it("answers 400 naming the field for a missing, empty or invalid message and bad inputs", async () => {
       const h = harness();
       for (const [body, field] of [
