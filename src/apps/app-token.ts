@@ -3,7 +3,7 @@
 // server accept it with no special path. The clear token is kept sealed (core/secrets.ts) because
 // the installation shows it again to callers holding apps_write; lookups go by hash, like any key.
 import { randomBytes } from "node:crypto";
-import { createApiKey, revokeApiKey } from "../core/auth/keys.ts";
+import { appTokenName, createApiKey, revokeApiKey } from "../core/auth/keys.ts";
 import type { Scope } from "../core/auth/scopes.ts";
 import type { Tenant } from "../core/auth/tenancy.ts";
 import type { Executor } from "../core/db/database.ts";
@@ -34,7 +34,7 @@ export async function issueAppToken(
   const token = `vga_${randomBytes(32).toString("base64url")}`;
   const created = await createApiKey(db, {
     userId: input.tenant.ownerId,
-    name: `app token: ${input.appName}`,
+    name: appTokenName(input.appName),
     scopes: APP_TOKEN_SCOPES,
     orgIds: input.tenant.orgId ? [input.tenant.orgId] : [],
     personalNamespace: input.tenant.orgId === null,

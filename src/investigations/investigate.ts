@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { readInvestigatedAlert, setAlertInvestigation } from "../alerts/index.ts";
 import { startExecution } from "../automation/index.ts";
-import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
+import { initiatorOf, inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
 import { notFound } from "../core/errors.ts";
@@ -120,7 +120,7 @@ export async function investigateAlert({
   const { row } = await startInvestigation({
     ctx,
     tenant: tenantOf(ctx.actor),
-    input: { ...input, trigger: "manual", requestedBy: `user:${ctx.actor.userId}` },
+    input: { ...input, trigger: "manual", requestedBy: initiatorOf(ctx.actor) },
   });
   return { investigation: refOfInvestigation(row) };
 }

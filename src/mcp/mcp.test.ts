@@ -228,7 +228,7 @@ describeEachEngine("MCP server", (harness) => {
       return ["completed", "failed", "cancelled"].includes(investigation.status) ? investigation : undefined;
     }, 60_000);
     expect(done).toMatchObject({ id, alert_id: ids[1], status: "completed", parent_investigation_id: null });
-    expect(done.triage_metadata).toMatchObject({ trigger: "manual" });
+    expect(done.triage_metadata).toMatchObject({ trigger: "manual", requested_by: "app:sre" });
     expect(done.finished_at).toEqual(expect.any(String));
 
     const forked = await jsonOf(client, "investigate_alert", { alert_id: ids[1], force_new: true });
@@ -241,6 +241,8 @@ describeEachEngine("MCP server", (harness) => {
     const sessions = await jsonOf(client, "list_sessions", { q: done.guild_session_id, limit: 5 });
     expect(sessions).toMatchObject({ limit: 5, offset: 0, has_more: false });
     expect(sessions.items.map((item: { id: string }) => item.id)).toEqual([done.guild_session_id]);
+    // Started by the app, not by the person who installed it or last rotated its token.
+    expect(sessions.items[0].initiator).toBe("app:sre");
     const later = await jsonOf(client, "list_sessions", { q: done.guild_session_id, offset: 1 });
     expect(later.items).toEqual([]);
 

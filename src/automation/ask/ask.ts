@@ -3,7 +3,7 @@
 // match (a weak one goes to the fallback agent when one is configured), nor while a required input
 // is missing: the session then waits, and the caller answers in it.
 import { and, desc, eq, gte, ne, type SQL, sql } from "drizzle-orm";
-import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
+import { initiatorOf, inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, badRequest } from "../../core/errors.ts";
@@ -251,7 +251,7 @@ export async function startAsk({
         tenant,
         {
           firstPrompt: message,
-          initiator: `user:${tenant.ownerId}`,
+          initiator: initiatorOf(ctx.actor),
           sourceApp: request.source_app ?? null,
           sourceMetadata: request.source_metadata ?? {},
         },

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
 import { AppError } from "../errors.ts";
 import { isUuid } from "../ids.ts";
-import { findActiveKey, KEY_SHAPE } from "./keys.ts";
+import { appOfKey, findActiveKey, KEY_SHAPE } from "./keys.ts";
 import type { Scope } from "./scopes.ts";
 import type { Actor } from "./tenancy.ts";
 
@@ -64,7 +64,7 @@ export async function authenticate(
       { field: "orgId", location: "querystring" },
     );
   }
-  return { userId: key.userId, keyId: key.keyId, scopes: key.scopes, orgId };
+  return { userId: key.userId, keyId: key.keyId, scopes: key.scopes, orgId, app: appOfKey(key) };
 }
 
 export function registerAuthentication(app: FastifyInstance, db: Db): void {

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { call, describeEachEngine } from "../../../test/harness.ts";
-import { ensureBootstrapKey, generateApiKey, hashSecret, keyPrefix } from "./keys.ts";
+import { appOfKey, ensureBootstrapKey, generateApiKey, hashSecret, keyPrefix } from "./keys.ts";
 import { SCOPES, type Scope } from "./scopes.ts";
 import { apiKeys } from "./tables.ts";
 
@@ -260,5 +260,13 @@ describeEachEngine("keys API", (harness) => {
       "500",
     ]);
     expect(document.paths["/api/v1/orgs"].post.operationId).toBe("createOrg");
+  });
+});
+
+describe("appOfKey", () => {
+  it("names the app of a token Vigil issued, and no app for a person's key named like one", () => {
+    expect(appOfKey({ name: "app token: sre", prefix: "vga_AbCd" })).toBe("sre");
+    expect(appOfKey({ name: "app token: sre", prefix: "vgl_AbCd" })).toBeNull();
+    expect(appOfKey({ name: "ci", prefix: "vga_AbCd" })).toBeNull();
   });
 });

@@ -136,9 +136,23 @@ export async function listApiKeys(db: Executor) {
   return rows.map(({ key, user }) => ({ ...presentKey(key), user }));
 }
 
+/** The name an installed app's token carries among the keys: `app token: <app>`. */
+export const appTokenName = (appName: string) => `app token: ${appName}`;
+
+/**
+ * The app whose token a key is, or null for a person's key. Both marks count: anyone may name a
+ * key `app token: ...`, but only Vigil issues keys that begin `vga_`.
+ */
+export function appOfKey(key: { name: string; prefix: string }): string | null {
+  const app = key.name.startsWith("app token: ") ? key.name.slice("app token: ".length) : null;
+  return app && key.prefix.startsWith("vga_") ? app : null;
+}
+
 export interface KeyOwner {
   keyId: string;
   userId: string;
+  name: string;
+  prefix: string;
   orgIds: string[];
   personalNamespace: boolean;
   scopes: string[];
@@ -149,6 +163,8 @@ export async function findActiveKey(db: Executor, key: string): Promise<KeyOwner
     .select({
       keyId: apiKeys.id,
       userId: apiKeys.userId,
+      name: apiKeys.name,
+      prefix: apiKeys.prefix,
       orgIds: apiKeys.orgIds,
       personalNamespace: apiKeys.personalNamespace,
       scopes: apiKeys.scopes,

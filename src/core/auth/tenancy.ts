@@ -9,6 +9,13 @@ export interface Actor {
   scopes: string[];
   /** The org selected by `orgId`, or null for the personal namespace. */
   orgId: string | null;
+  /** The installed app whose token authenticated the request (`sre`), or null for a person's key. */
+  app?: string | null;
+}
+
+/** Who started something, as sessions and investigations record it: `app:sre` or `user:<id>`. */
+export function initiatorOf(actor: Actor): string {
+  return actor.app ? `app:${actor.app}` : `user:${actor.userId}`;
 }
 
 export interface Tenant {
