@@ -5,7 +5,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError } from "../core/errors.ts";
 import { CONSOLE_DIR_URL } from "../core/package-files.ts";
 
 /** Where `npm run build:web` writes the console. */
@@ -54,6 +55,16 @@ export async function consoleFileRoutes(app: FastifyInstance, options: { root?: 
       page(reply),
     );
   }
+  // Any other path: a browser that navigates there (a mistyped or outdated link) gets the page with
+  // status 404, whose own "not available" screen links back to the console; an API client gets the
+  // API's 404, as on every unknown route.
+  app.get("/*", { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    if (!isPageNavigation(request)) {
+      throw new AppError("ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`);
+    }
+    reply.status(404);
+    return page(reply);
+  });
   // Vite names every asset by its content hash: a file never changes, so it may be cached for good.
   app.get<{ Params: { "*": string } }>(
     "/assets/*",
@@ -64,4 +75,12 @@ export async function consoleFileRoutes(app: FastifyInstance, options: { root?: 
   app.get("/favicon.svg", { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
     reply.sendFile("favicon.svg", root),
   );
+}
+
+/** Paths a browser never navigates to as a page: the APIs, files, the reference and the probes. */
+const NOT_PAGES = /^\/(api|app|platform|assets|docs|openapi\.json|healthz|readyz|metrics)(\/|$)/;
+
+function isPageNavigation(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? "";
+  return accept.includes("text/html") && !NOT_PAGES.test(request.url);
 }

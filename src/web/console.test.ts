@@ -87,6 +87,20 @@ describeEachEngine("web console", (harness) => {
       ["/no-such-page", 404, /json/],
       ["/alertsx", 404, /json/],
     ];
+    // A browser that navigates to a path the console does not have gets the page (its own "not
+    // available" screen) with 404; an API path stays the API's 404 even for a browser.
+    const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+    for (const url of ["/no-such-page", "/alertsx", "/settings/profile"]) {
+      const response = await served.inject({ url, headers: browser });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.headers["content-type"], url).toMatch(/^text\/html/);
+      expect(response.body).toBe(PAGE);
+    }
+    for (const url of ["/api/v1/nope", "/app/sre/api/v1/nope", "/platform/api/v1/nope", "/assets/nope.js"]) {
+      const response = await app.inject({ url, headers: browser });
+      expect(response.statusCode, url).toBe(404);
+      expect(JSON.stringify(response.json()), url).toContain("ROUTE_NOT_FOUND");
+    }
     // The app itself serves the console from dist/web: the page when built, else how to build it.
     const page = await app.inject({ url: "/alerts" });
     expect([200, 503]).toContain(page.statusCode);
