@@ -77,6 +77,12 @@ export const alerts = pgTable(
     triageBucket: text("triage_bucket"),
     attention: text("attention").notNull().default("needs_review"),
     attentionReason: text("attention_reason"),
+    /**
+     * An analyst set `attention` in this episode (since the alert was created, re-fired or sent to
+     * be classified again): a classification then keeps it. Kept on the row, not read from the
+     * history, whose trim may drop the analyst's event in a long episode.
+     */
+    attentionByOperator: boolean("attention_by_operator").notNull().default(false),
     shortSummary: text("short_summary"),
     initialInvestigation: text("initial_investigation"),
     triggeredAt: timestamp("triggered_at", { withTimezone: true }).notNull(),

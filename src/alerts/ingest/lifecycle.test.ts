@@ -98,6 +98,7 @@ describe("planAlertChange: a new uid", () => {
       triageBucket: null,
       attention: "needs_review",
       attentionReason: null,
+      attentionByOperator: false,
       shortSummary: null,
       initialInvestigation: null,
       investigation: null,
@@ -230,7 +231,12 @@ describe("planAlertChange: an existing alert", () => {
 
   it("re-fires a resolved alert: refire_count + 1, last_resolved_at, trigger moved, analysis again", () => {
     const row = nextOf(apply(stored(event()), event({ status: "resolved", resolved_at: T1 })));
-    const before: AlertRow = { ...row, ingestedVia: "pull", analysisStatus: "completed" };
+    const before: AlertRow = {
+      ...row,
+      ingestedVia: "pull",
+      analysisStatus: "completed",
+      attentionByOperator: true,
+    };
     const plan = apply(before, event({ triggered_at: T2 }), context({ via: "push" }));
     expect(plan.outcome).toBe("refired");
     expect(nextOf(plan)).toMatchObject({
@@ -242,6 +248,8 @@ describe("planAlertChange: an existing alert", () => {
       createdAt: row.createdAt,
       ingestedVia: "push",
       analysisStatus: "none",
+      // The analyst's attention of the last episode gives way to the new classification.
+      attentionByOperator: false,
     });
     expect(plan.history).toMatchObject({
       kind: "refired",

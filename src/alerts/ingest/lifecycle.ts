@@ -117,6 +117,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     triageBucket: null,
     attention: "needs_review",
     attentionReason: null,
+    attentionByOperator: false,
     shortSummary: null,
     initialInvestigation: null,
     triggeredAt,
@@ -428,8 +429,9 @@ export function planAlertChange(
     next.ignoredBy = null;
     next.ignoreReason = null;
     next.ingestedVia = context.via;
-    // A new episode is classified again.
+    // A new episode is classified again, and an analyst's attention of the last one gives way.
     next.analysisStatus = "none";
+    next.attentionByOperator = false;
     outcome = "refired";
   } else if (next.status !== existing.status && next.status === "resolved") {
     next.ignoredBy = null;

@@ -53,16 +53,13 @@ export async function storeClassifications(
       select * from json_to_recordset(${boundJsonArray(classified)})
         as r(id uuid, bucket text, attention text, reason text, summary text, investigation text, detail jsonb)
     ), locked as (
-      select a.id, a.analysis_status, a.triage_bucket from alerts a
+      select a.id, a.analysis_status, a.triage_bucket, a.attention_by_operator from alerts a
       where a.id = any(${ids}) order by a.id for update of a
     ), claimed as (
       select l.id from locked l join input i on i.id = l.id
       where l.analysis_status in ${claimed} and l.triage_bucket = i.bucket
     ), operated as (
-      select distinct e.alert_id as id from alert_events e
-      where e.alert_id in (select id from claimed) and e.actor = 'operator' and e.detail->'changes' ? 'attention'
-        and e.seq > coalesce((select max(s.seq) from alert_events s where s.alert_id = e.alert_id
-          and s.kind in ('created', 'refired', 'reclassify_requested')), 0)
+      select l.id from locked l where l.attention_by_operator and l.id in (select id from claimed)
     ), updated as (
       update alerts a set
         attention = case when o.id is null then i.attention else a.attention end,

@@ -77,7 +77,10 @@ export async function triageAlert({
     }
     changes.ignoreReason = patch.ignore_reason;
   }
-  if (patch.attention !== undefined) changes.attention = patch.attention;
+  if (patch.attention !== undefined) {
+    changes.attention = patch.attention;
+    changes.attentionByOperator = true;
+  }
   if (patch.attention_reason !== undefined) changes.attentionReason = patch.attention_reason;
   else if (patch.attention !== undefined && patch.attention !== current.attention) {
     // The classifier's reason explained its own label, not the analyst's.
@@ -134,7 +137,12 @@ export async function reclassifyAlert({
   await withTransaction(ctx.db, async (tx) => {
     const [updated] = await tx
       .update(alerts)
-      .set({ analysisStatus: "queued", triageBucket: bucket, eventSeq: sql`${alerts.eventSeq} + 1` })
+      .set({
+        analysisStatus: "queued",
+        triageBucket: bucket,
+        attentionByOperator: false,
+        eventSeq: sql`${alerts.eventSeq} + 1`,
+      })
       .where(and(inTenant(alerts, tenant), eq(alerts.id, current.id)))
       .returning({ seq: alerts.eventSeq, status: alerts.status });
     // In the history, and the point after which an analyst's attention gives way to the new result.

@@ -16,7 +16,7 @@ import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../t
 import { startOpenAiStub } from "../../../test/openai-stub.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import type { Db, Tx } from "../../core/db/database.ts";
-import { applyAlertBatches } from "../ingest/ingest.ts";
+import { applyAlertBatches, HISTORY_LIMIT } from "../ingest/ingest.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
 import { PARSERS } from "../sources/index.ts";
 import type { AlertEvent, ParseResult } from "../sources/types.ts";
@@ -633,6 +633,53 @@ describeEachEngine(
         "completed",
       ]);
       expect(after.attention_reason).toBe('symptom of a storm: look at "PostgresDown" first');
+    });
+
+    it("keeps an analyst's attention through a long episode whose history dropped the analyst's change", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const url = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "long-episode",
+        classify_mode: "immediate",
+      });
+      const startsAt = "2026-11-22T10:00:00Z";
+      const body = (value: number) =>
+        amBody([
+          {
+            status: "firing",
+            fingerprint: "long-episode-1",
+            startsAt,
+            labels: { alertname: "DiskFilling", severity: "critical", env: "production" },
+            summary: `disk at ${value}%`,
+          },
+        ]);
+      const [id] = await deliverIds(h, url, body(0));
+      const patched = await h.vigil.app.inject({
+        method: "PATCH",
+        url: `/app/sre/api/v1/alerts/${id}`,
+        headers: auth,
+        payload: { attention: "others", attention_reason: "expected during the migration" },
+      });
+      expect(patched.statusCode, patched.body).toBe(200);
+      // Every re-notification with a new value is a change in the history, which keeps the newest
+      // HISTORY_LIMIT: the analyst's change and the episode's start fall out of it.
+      for (let value = 1; value <= HISTORY_LIMIT + 5; value++) await deliverIds(h, url, body(value));
+      const kinds = (await readHistory(h, auth, id as string)).events.map((event) => event.kind);
+      expect(kinds).not.toContain("triaged");
+      expect(kinds).not.toContain("created");
+
+      const data = {
+        orgId: null,
+        ownerId: (await ownerOf(h, id as string)) as string,
+        buckets: [`alert:${id}`],
+      };
+      await classifyAlertsJob.handler({ ctx: jobContext(h, h.vigil.services.database.db), data, attempt: 1 });
+      expect(await readAlert(h, auth, id as string)).toMatchObject({
+        analysis_status: "completed",
+        attention: "others",
+        attention_reason: "expected during the migration",
+      });
     });
   },
   { role: "api" },
