@@ -1,7 +1,10 @@
-// Start-up checks that need a database: a SECRET_KEY that cannot open the stored secrets is refused.
+// Start-up checks that need a database: a SECRET_KEY that cannot open the stored secrets is refused;
+// migrations of a newer version are named.
+import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { registerAlerts } from "../test/alerts.ts";
 import { describeEachEngine } from "../test/harness.ts";
+import { unknownMigrations } from "./core/db/migrate.ts";
 import { createSecrets } from "./core/secrets.ts";
 import { checkSecretKey } from "./start.ts";
 
@@ -17,5 +20,16 @@ describeEachEngine("start-up", (harness) => {
       /^SECRET_KEY does not open the secrets this database holds/,
     );
     await expect(checkSecretKey(database, h.vigil.services.secrets)).resolves.toBeUndefined();
+  });
+
+  it("names the migrations a newer version applied, and none on a current database", async () => {
+    const { db } = harness().vigil.services.database;
+    expect(await unknownMigrations(db)).toEqual([]);
+    await db.execute(sql`insert into vigil_migrations (name) values ('9999_from_a_newer_vigil.sql')`);
+    try {
+      expect(await unknownMigrations(db)).toEqual(["9999_from_a_newer_vigil.sql"]);
+    } finally {
+      await db.execute(sql`delete from vigil_migrations where name = '9999_from_a_newer_vigil.sql'`);
+    }
   });
 });

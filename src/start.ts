@@ -12,7 +12,7 @@ import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";
 import { type Database, openDatabase } from "./core/db/database.ts";
 import { startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
-import { migrate } from "./core/db/migrate.ts";
+import { migrate, unknownMigrations } from "./core/db/migrate.ts";
 import { createMetrics } from "./core/http/metrics.ts";
 import { buildOperationsApp } from "./core/http/operations.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
@@ -104,6 +104,13 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
   try {
     const applied = await migrateLogged(database, log);
     log.info({ applied: applied.length }, applied.length ? "migrations applied" : "schema is current");
+    const unknown = await unknownMigrations(database.db);
+    if (unknown.length > 0) {
+      log.warn(
+        { migrations: unknown },
+        "the database was migrated by a newer Vigil: this version runs on it, but ignores what the newer one added; run the newer version",
+      );
+    }
     if (config.bootstrapApiKey) await ensureBootstrapKey(database.db, config.bootstrapApiKey);
     const secrets = createSecrets(resolveSecretKey(config.secretKey, config.dataDir));
     await checkSecretKey(database, secrets);

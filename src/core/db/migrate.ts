@@ -47,3 +47,13 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
   );
   return migrationNames().filter((name) => !done.has(name));
 }
+
+/**
+ * Migrations the database holds that this version does not know: a newer Vigil migrated it. This
+ * version can still run on it (migrations only add), but what the newer one added it ignores.
+ */
+export async function unknownMigrations(db: Db): Promise<string[]> {
+  const known = new Set(migrationNames());
+  const { rows } = await db.execute(sql`select name from vigil_migrations order by name`);
+  return rows.map((row) => String(row.name)).filter((name) => !known.has(name));
+}
