@@ -40,6 +40,8 @@ export async function createKey({ ctx, input }: { ctx: CallerCtx; input: ApiKeyW
     name: input.name ?? "",
     scopes,
     orgIds,
+    // A key limited to its orgs makes keys limited to them too.
+    personalNamespace: caller.personalNamespace,
   });
   return { ...presentKey(created.record), key: created.key };
 }

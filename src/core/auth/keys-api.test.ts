@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { call, describeEachEngine } from "../../../test/harness.ts";
-import { appOfKey, ensureBootstrapKey, generateApiKey, hashSecret, keyPrefix } from "./keys.ts";
+import { appOfKey, createApiKey, ensureBootstrapKey, generateApiKey, hashSecret, keyPrefix } from "./keys.ts";
 import { SCOPES, type Scope } from "./scopes.ts";
 import { apiKeys } from "./tables.ts";
 
@@ -107,6 +107,25 @@ describeEachEngine("keys API", (harness) => {
       `/api/v1/integrations?orgId=${mine}`,
     );
     expect(inOrg.statusCode).toBe(200);
+  });
+
+  it("makes a key limited to its orgs only from a key limited to them", async () => {
+    const h = harness();
+    const org = await h.createOrg("limited");
+    const limited = await createApiKey(h.vigil.services.database.db, {
+      userName: "org-only",
+      scopes: ["api_keys_write", "integrations_read"],
+      orgIds: [org],
+      personalNamespace: false,
+    });
+    const auth = { authorization: `Bearer ${limited.key}` };
+    const made = await call(h, auth, "POST", `/api/v1/keys?orgId=${org}`, { org_ids: [org] });
+    expect(made.statusCode, made.body).toBe(201);
+    const madeAuth = { authorization: `Bearer ${made.json().key}` };
+    expect((await call(h, madeAuth, "GET", `/api/v1/integrations?orgId=${org}`)).statusCode).toBe(200);
+    const personal = await call(h, madeAuth, "GET", "/api/v1/integrations");
+    expect(personal.statusCode).toBe(403);
+    expect(personal.json()).toMatchObject({ code: "INSUFFICIENT_SCOPE", details: { field: "orgId" } });
   });
 
   it("answers 400 naming the field for a bad body or id", async () => {
