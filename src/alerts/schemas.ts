@@ -51,7 +51,8 @@ export const REGISTRATION_DEFAULTS = {
 export const IntegrationSegment = Type.String({
   maxLength: 128,
   // "." and ".." are path steps, not names: an import id or a URL holding them resolves elsewhere.
-  pattern: "^(?!\\.\\.?$)[A-Za-z0-9._~-]*$",
+  // Written without a lookahead, which generators of conforming input (fuzzers) may not support.
+  pattern: "^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\\.\\.[A-Za-z0-9._~-]+)?$",
   description: "Integration instance name; empty for the default integration; not `.` or `..`",
 });
 
