@@ -21,10 +21,17 @@ export interface StubToolCall {
   id?: string;
 }
 
+/** `until`: the reply is held until the promise settles (a gate a test opens). */
 export type StubReply =
-  | { content: string; usage?: StubUsage; delayMs?: number }
-  | { toolCalls: StubToolCall[]; content?: string; usage?: StubUsage; delayMs?: number }
-  | { status: number; body?: unknown; delayMs?: number }
+  | { content: string; usage?: StubUsage; delayMs?: number; until?: Promise<unknown> }
+  | {
+      toolCalls: StubToolCall[];
+      content?: string;
+      usage?: StubUsage;
+      delayMs?: number;
+      until?: Promise<unknown>;
+    }
+  | { status: number; body?: unknown; delayMs?: number; until?: Promise<unknown> }
   /** Computed from the request (e.g. echo part of it back). */
   | ((request: StubRequest) => StubReply);
 
@@ -102,6 +109,7 @@ export async function startOpenAiStub(): Promise<OpenAiStub> {
     let reply = queue.shift() ?? fallback;
     while (typeof reply === "function") reply = reply(request);
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+    if (reply.until) await reply.until;
     if ("status" in reply) return send(reply.status, reply.body ?? { error: { message: "stub error" } });
     counter += 1;
     const usage = reply.usage ?? DEFAULT_USAGE;

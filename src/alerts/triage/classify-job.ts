@@ -9,6 +9,7 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { isEmbedded, useGenericPlans } from "../../core/db/database.ts";
+import { eachAtMost } from "../../core/each-at-most.ts";
 import { Nullable } from "../../core/http/schemas.ts";
 import { defineJob, type Enqueue } from "../../core/queue/catalog.ts";
 import { type CorrelateOptions, correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
@@ -35,6 +36,15 @@ const CORRELATE_WAIT_MS = 250;
  * meanwhile unanswered).
  */
 export const ALERTS_PER_ROUND = 500;
+/**
+ * With an LLM, each alert waits seconds for the model: a job classifies one round of this many,
+ * LLM_CALLS_AT_ONCE at a time, and hands the rest of its buckets back to the queue. A worker is then
+ * free again within a round's few model answers, for a critical alert that came meanwhile (it went
+ * behind a whole batch window, answered one alert at a time: minutes), and no job runs long enough
+ * for the queue to expire it and start a second attempt beside the first.
+ */
+export const LLM_ALERTS_PER_ROUND = 32;
+const LLM_CALLS_AT_ONCE = 8;
 /** Peers named with each alert: the classifier and a triage run see how many there are, and these. */
 export const PEERS_LISTED = 20;
 
@@ -68,7 +78,7 @@ interface Peers {
 type Claimed = { row: AlertRow; bucket: string; peers: Peers };
 
 /** A round of a job: its attempt, and the last alert id the job's earlier rounds claimed. */
-type Round = { attempt: number; after: string | null };
+type Round = { attempt: number; after: string | null; limit: number };
 
 /** Each alert's peers, in one pass over the round (listing every peer with every alert grew as n²). */
 function withPeers(rows: { row: AlertRow; bucket: string }[]): Claimed[] {
@@ -101,7 +111,7 @@ async function claim(ctx: Ctx, data: BucketsOf, round: Round & { mark: boolean }
   // id order: an alert a round left running (a triage run's) is not claimed again by the next.
   const past = round.after === null ? sql`` : sql`and id > ${round.after}`;
   const waiting = sql`select id from alerts where id = any(${bucketIds(data, states)}) ${past}
-    order by id limit ${ALERTS_PER_ROUND} for update`;
+    order by id limit ${round.limit} for update`;
   const mark = round.mark;
   const { rows } = mark
     ? await ctx.db.execute(sql`
@@ -160,13 +170,20 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const port = triageWorkflowPort();
   const workflow = port ? await port.choose(ctx.db, tenant) : null;
+  const byModel = ctx.config.llm !== null && !(port && workflow);
+  const limit = byModel ? LLM_ALERTS_PER_ROUND : ALERTS_PER_ROUND;
   let after: string | null = null;
   for (;;) {
-    const round: Round = { attempt, after };
+    const round: Round = { attempt, after, limit };
     const claimed: string[] = await paced(ctx, () =>
       port && workflow ? startTriageRuns(ctx, data, round, port, workflow) : classifyRound(ctx, data, round),
     );
-    if (claimed.length < ALERTS_PER_ROUND) return;
+    if (claimed.length < limit) return;
+    // Behind whatever waits in the queue now, critical alerts first (triage.ts).
+    if (byModel) {
+      await ctx.enqueue(ctx.db, classifyAlertsJob, data);
+      return;
+    }
     after = claimed[claimed.length - 1] ?? null;
   }
 }
@@ -208,9 +225,9 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
   // as it is classified.
   if (ctx.config.llm) {
     const claimed = await claim(ctx, data, { ...round, mark: true });
-    for (const alert of claimed) {
+    await eachAtMost(claimed, LLM_CALLS_AT_ONCE, async (alert) => {
       await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert)], ctx.now());
-    }
+    });
     return claimed.map(({ row }) => row.id);
   }
   // The built-in classifier alone takes microseconds: the alerts are locked, classified and stored

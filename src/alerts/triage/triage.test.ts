@@ -20,7 +20,7 @@ import { applyAlertBatches, HISTORY_LIMIT } from "../ingest/ingest.ts";
 import { type AlertRow, planAlertChange } from "../ingest/lifecycle.ts";
 import { PARSERS } from "../sources/index.ts";
 import type { AlertEvent, ParseResult } from "../sources/types.ts";
-import { ALERTS_PER_ROUND, classifyAlertsJob, PEERS_LISTED } from "./classify-job.ts";
+import { ALERTS_PER_ROUND, classifyAlertsJob, LLM_ALERTS_PER_ROUND, PEERS_LISTED } from "./classify-job.ts";
 import { type TriageSettings, triageBucketOf } from "./triage.ts";
 import { setTriageWorkflowPort, type TriageRunInput, triageWorkflowPort } from "./triage-workflow.ts";
 
@@ -824,6 +824,61 @@ describeEachEngine(
         attention: "needs_attention",
         attention_reason: "Critical severity, in production",
       });
+    });
+
+    it("asks the model about several alerts at once, not one after another", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const url = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: "parallel",
+        classify_mode: "immediate",
+      });
+      // Every answer is held until 8 questions are in flight together; a classifier asking one at a
+      // time never gets there (the gate gives up after 20 s, and the test sees it did).
+      const atOnce = 8;
+      let arrived = 0;
+      let gaveUp = false;
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const giveUp = setTimeout(() => {
+        gaveUp = true;
+        open();
+      }, 20_000);
+      const answer = JSON.stringify({
+        attention: "others",
+        attention_reason: "checked by the model",
+        short_summary: "a warning the model looked at",
+      });
+      stub.script([], () => {
+        arrived += 1;
+        if (arrived === atOnce) open();
+        return { content: answer, until: gate };
+      });
+      // More than a round: the job asks about LLM_ALERTS_PER_ROUND and hands the rest to a new job.
+      const total = LLM_ALERTS_PER_ROUND + 8;
+      const names = Array.from({ length: total }, (_, n) => ({ name: `Parallel${n}`, severity: "warning" }));
+      const ids = (await deliver(h, url, firingBody(names)))
+        .json()
+        .alerts.map((alert: { id: string }) => alert.id);
+      for (const id of ids) {
+        const alert = await waitFor(async () => {
+          const read = await readAlert(h, auth, id);
+          return read.analysis_status === "completed" ? read : undefined;
+        }, 60_000);
+        expect(alert.attention_reason).toBe("checked by the model");
+      }
+      clearTimeout(giveUp);
+      expect(gaveUp).toBe(false);
+      expect(arrived).toBe(total);
+      const { rows } = await h.vigil.services.database.db.execute(sql`
+        select count(*) filter (where retry_count = 0)::int as first_attempts,
+          array_agg(priority order by created_on) as priorities
+        from pgboss.job where name = 'alerts.classify' and data->>'ownerId' = ${await ownerOf(h, ids[0])}`);
+      // The delivery's job is due now, ahead of batch windows; the rest of its bucket waits its turn.
+      expect(rows[0]).toEqual({ first_attempts: 2, priorities: [1, 0] });
     });
   },
   { llm: { baseUrl: stub.baseUrl, model: "gpt-4o-mini", apiKey: "sk-test" } },

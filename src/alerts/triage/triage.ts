@@ -79,6 +79,8 @@ function singletonKeyOf(tenant: string, bucket: string): string {
   return key.length <= 500 ? key : `${tenant}|sha256:${createHash("sha256").update(bucket).digest("hex")}`;
 }
 
+const DUE_NOW_PRIORITY = 1;
+
 /**
  * The jobs for a group of deliveries. Buckets due now: one job per tenant, however many deliveries
  * and buckets. Buckets that wait for the window: one job per bucket, whose singleton key drops the
@@ -111,7 +113,9 @@ export function triageJobs(
   return [
     ...[...now.values()].map(({ scope, buckets }) => ({
       data: { orgId: scope.orgId, ownerId: scope.ownerId, buckets: [...buckets].sort() },
-      options: {},
+      // Due now (classify_mode immediate, or a critical alert through its batch window): taken
+      // before the batch windows' jobs, and before the rest of a bucket an LLM classifies in turns.
+      options: { priority: DUE_NOW_PRIORITY },
     })),
     ...waiting.values(),
   ];

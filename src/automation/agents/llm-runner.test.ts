@@ -305,6 +305,40 @@ describeEachEngine(
       expect(stub.requests).toHaveLength(1);
     });
 
+    it("runs the stages of several runs at once: a slow model answer holds no other run", async () => {
+      const h = harness();
+      const me = await owner();
+      const agent = uniqueName("parallel");
+      await registerAgent(h, me.auth, { name: agent, kind: "llm", tools: [] });
+      // Each answer is held until every run's model call is in flight; one stage at a time never
+      // gets there (the gate gives up after 20 s, and the test sees it did).
+      const runs = 4;
+      let arrived = 0;
+      let gaveUp = false;
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const giveUp = setTimeout(() => {
+        gaveUp = true;
+        open();
+      }, 20_000);
+      stub.script([], () => {
+        arrived += 1;
+        if (arrived === runs) open();
+        return { content: "done", until: gate };
+      });
+      const started = await Promise.all(
+        Array.from({ length: runs }, () => startAs(h, me, { target: { type: "agent", name: agent } })),
+      );
+      for (const run of started) {
+        const settled = await settledTrace(h, me.auth, run.traceId);
+        expect(settled.execution.status).toBe("completed");
+      }
+      clearTimeout(giveUp);
+      expect(gaveUp).toBe(false);
+    });
+
     it("stops at the token budget", async () => {
       const h = harness();
       const me = await owner();

@@ -10,6 +10,12 @@ import { runStage } from "./engine.ts";
 import { RUN_STAGE_JOB, sweepExecutions } from "./sweeper.ts";
 
 export const WATCH_INTERVAL_SECONDS = 60;
+/**
+ * Stages one process runs at once. A stage mostly waits (for a model, Prometheus, an HTTP call), so
+ * one at a time let a single slow model answer hold every webhook run, Ask and investigation behind
+ * it; a stage holds no transaction while it waits, so they overlap on either engine.
+ */
+export const RUN_STAGE_CONCURRENCY = 8;
 
 const RunStagePayload = Type.Object({
   traceId: Type.String(),
@@ -36,6 +42,7 @@ export function createRunStageJob(policy: RunStagePolicy = {}) {
     // A run's first stage starts when the run is sent, not at the worker's next poll (on average
     // 1.2 s later with the 2 s interval, on both engines).
     notify: true,
+    concurrency: RUN_STAGE_CONCURRENCY,
     handler: async ({ ctx, data, attempt }) => {
       await runStage({
         ctx,

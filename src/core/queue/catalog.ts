@@ -8,6 +8,8 @@ export interface SendOptions {
   startAfterSeconds?: number;
   singletonKey?: string;
   singletonSeconds?: number;
+  /** Workers take the job of highest priority first (default 0), then the oldest. */
+  priority?: number;
 }
 
 export type Enqueue = <D extends JobDefinition>(

@@ -57,6 +57,8 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       startAfter: sendOptions.startAfterSeconds,
       singletonKey: sendOptions.singletonKey,
       singletonSeconds: sendOptions.singletonSeconds,
+      // pg-boss refuses a priority key without an integer.
+      ...(sendOptions.priority !== undefined && { priority: sendOptions.priority }),
     });
   };
   const enqueueMany: EnqueueMany = async (executor, job, items) => {
@@ -74,6 +76,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
         startAfter: options.startAfterSeconds,
         singletonKey: options.singletonKey,
         singletonSeconds: options.singletonSeconds,
+        ...(options.priority !== undefined && { priority: options.priority }),
       })),
       { db: insertOnly(executor) },
     );
