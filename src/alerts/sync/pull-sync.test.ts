@@ -2,8 +2,10 @@
 // what its /api/v2/alerts lists is ingested with ingested_via=pull under Alertmanager's fingerprints,
 // silences and inhibitions become ignored, alerts that disappear are resolved, and a failed fetch
 // changes nothing. The cron schedule is off here (schedules: []) so only the test starts syncs.
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sql } from "drizzle-orm";
 import { afterEach, expect, it } from "vitest";
 import {
   type AlertmanagerProcess,
@@ -17,6 +19,7 @@ import { itEnforcesAuth } from "../../../test/auth-matrix.ts";
 import { describeEachEngine, type Harness, startHarness } from "../../../test/harness.ts";
 import { workContext } from "../../core/context.ts";
 import type { AlertV1 } from "../schemas.ts";
+import { alertSyncRuns } from "../tables.ts";
 import { syncDueIntegrations } from "./pull-sync.ts";
 import type { AlertSyncRun } from "./schemas.ts";
 
@@ -602,6 +605,45 @@ describeEachEngine(
       await h.vigil.services.queue.boss.send(SCHEDULED_JOB, {});
       const runs = (await finishedRuns(alice.auth, ["sched-c"])).get("sched-c");
       expect(runs).toEqual([completed({ fetched: 1, created: 1 }, "sched-c", "scheduled")]);
+    });
+
+    it("fails a run its process left running once its job has expired, and syncs that integration again", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const alice = await h.createKey();
+      await createIntegration(alice.auth, { name: "died-mid-sync", url: am.base });
+      await createIntegration(alice.auth, { name: "still-syncing", url: am.base });
+      const ctx = workContext(h.vigil.services, h.vigil.log);
+      const { rows } = await h.vigil.services.database.db.execute(
+        sql`select user_id from api_keys where id = ${alice.id}`,
+      );
+      const ownerId = String(rows[0]?.user_id);
+      const minutesAgo = (minutes: number) => new Date(ctx.now().getTime() - minutes * 60_000);
+      // A run whose job expired (5 minutes) with its process gone, and one still within its time.
+      await h.vigil.services.database.db.insert(alertSyncRuns).values([
+        {
+          id: randomUUID(),
+          ownerId,
+          integrationName: "died-mid-sync",
+          trigger: "scheduled",
+          status: "running",
+          startedAt: minutesAgo(7),
+        },
+        {
+          id: randomUUID(),
+          ownerId,
+          integrationName: "still-syncing",
+          trigger: "scheduled",
+          status: "running",
+          startedAt: minutesAgo(2),
+        },
+      ]);
+      const due = (await syncDueIntegrations({ ctx })).map((item) => item.name);
+      expect(due).toContain("died-mid-sync");
+      expect(due).not.toContain("still-syncing");
+      const died = await runsOf(alice.auth, "died-mid-sync");
+      expect(died.find((run) => run.status === "failed")?.error).toBe("interrupted: the run never finished");
+      expect((await runsOf(alice.auth, "still-syncing")).map((run) => run.status)).toEqual(["running"]);
     });
 
     it("syncs 25 answering integrations while 25 others never answer: each silent one fails on its own timeout", async () => {

@@ -35,8 +35,13 @@ const FETCH_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** The scheduled sync skips an integration synced (manually or not) this recently. */
 const MIN_SYNC_INTERVAL_SECONDS = 45;
-/** A run still `running` after this long died with its process; it is marked failed. */
-const INTERRUPTED_AFTER_SECONDS = 15 * 60;
+/**
+ * A run still `running` after this long died with its process (its job expires after 5 minutes,
+ * SYNC_EXPIRE_SECONDS); it is marked failed, and the integration is synced again. Until then the
+ * scheduled sync skips the integration.
+ */
+const SYNC_EXPIRE_SECONDS = 5 * 60;
+const INTERRUPTED_AFTER_SECONDS = SYNC_EXPIRE_SECONDS + 60;
 const ERROR_MAX_CHARS = 2000;
 const SYNCABLE_TYPE = "alertmanager";
 
@@ -430,7 +435,7 @@ export const syncIntegrationJob = defineJob({
   }),
   retryLimit: 0,
   // The fetch gives up after FETCH_TIMEOUT_MS; storing a long list on a busy database takes longer.
-  expireInSeconds: 5 * 60,
+  expireInSeconds: SYNC_EXPIRE_SECONDS,
   policy: "exclusive",
   concurrency: SYNC_CONCURRENCY,
   // Woken when the scheduled pass commits: its 20 workers need not poll every 2 s between passes.

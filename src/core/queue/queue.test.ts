@@ -125,6 +125,24 @@ describeEachEngine(
       expect(await settings()).toEqual({ retry_limit: 2, retry_delay: 1, retry_backoff: false });
     });
 
+    it("retries a job whose worker stopped confirming it (its process died), long before its expiry", async () => {
+      const { database, queue } = harness().vigil.services;
+      const marker = `orphaned-${harness().engine}`;
+      // Sent for later, then made to look taken by a worker that died five minutes ago.
+      const id = await queue.enqueue(database.db, recordJob, { marker }, { startAfterSeconds: 3600 });
+      await database.db.execute(sql`
+        update pgboss.job set state = 'active', start_after = now(), started_on = now() - interval '5 minutes',
+          heartbeat_on = now() - interval '5 minutes'
+        where name = 'probe.record' and id = ${id}`);
+      // The supervisor's pass, which each instance runs every minute.
+      await queue.boss.supervise("probe.record");
+      await waitFor(async () => (ran.includes(marker) ? true : undefined));
+      const { rows } = await database.db.execute(
+        sql`select retry_count from pgboss.job where name = 'probe.record' and id = ${id}`,
+      );
+      expect(rows[0]?.retry_count).toBe(1);
+    });
+
     it("runs a job sent inside a transaction after the transaction commits", async () => {
       const { database, queue } = harness().vigil.services;
       const marker = `commit-${harness().engine}`;

@@ -222,6 +222,8 @@ function createBoss(database: Database, extra: Partial<ConstructorOptions> = {},
       });
 }
 
+const JOB_HEARTBEAT_SECONDS = 30;
+
 /** Upserts a queue per job: creating one creates its tables, so it costs DDL the first time only. */
 async function createQueues(boss: PgBoss, jobs: JobDefinition[], engine: Database["engine"]): Promise<void> {
   for (const job of jobs) {
@@ -230,6 +232,10 @@ async function createQueues(boss: PgBoss, jobs: JobDefinition[], engine: Databas
       retryDelay: job.retryDelaySeconds,
       retryBackoff: job.retryBackoff,
       expireInSeconds: job.expireInSeconds,
+      // A running job's worker confirms it every JOB_HEARTBEAT_SECONDS / 2: the job of a process that
+      // died (kill -9, a lost machine) is retried about a minute later, instead of at its expiry
+      // (15 minutes for most jobs), which left its alerts `running` and its run unfinished.
+      heartbeatSeconds: JOB_HEARTBEAT_SECONDS,
       notify: job.notify === true || (job.notify === "postgres" && engine === "postgres"),
     };
     await boss.createQueue(job.name, { ...settings, ...(job.policy ? { policy: job.policy } : {}) });
