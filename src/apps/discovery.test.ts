@@ -1,5 +1,7 @@
 // Discovery and setup against a real Prometheus (scraping a loopback exporter) and a real
 // Alertmanager, both on free loopback ports.
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   type AlertmanagerProcess,
@@ -285,6 +287,43 @@ describeEachEngine(
       body: {},
     });
     itEnforcesAuth(harness, { method: "GET", scope: "apps_read", url: "/app/sre/api/discovery/runs" });
+
+    it("probes the bound integrations together: setup answers in the time of the slowest, not their sum", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      // Two Prometheus stand-ins that answer only once both were asked: probed one after the
+      // other, the first waits out its 3 s probe timeout and reads as unreachable.
+      const waiting: ServerResponse[] = [];
+      const servers = await Promise.all(
+        [0, 1].map(async () => {
+          const server = createServer((_request, response) => {
+            waiting.push(response);
+            if (waiting.length < 2) return;
+            for (const held of waiting.splice(0)) {
+              held.writeHead(200, { "content-type": "application/json" });
+              held.end(JSON.stringify({ status: "success", data: { version: "2.45.0" } }));
+            }
+          });
+          await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+          return server;
+        }),
+      );
+      try {
+        for (const [n, server] of servers.entries()) {
+          const { port } = server.address() as AddressInfo;
+          await integration(h, auth, `together-${n}`, "prometheus", `http://127.0.0.1:${port}`);
+        }
+        const bind = { integrations: ["together-0", "together-1"] };
+        expect((await call(h, auth, "PUT", "/api/v1/apps/sre", bind)).statusCode).toBe(200);
+        const setup = (await call(h, auth, "GET", "/api/setup")).json();
+        expect(setup.integrations).toEqual([
+          { name: "together-0", type: "prometheus", bound: true, reachable: true },
+          { name: "together-1", type: "prometheus", bound: true, reachable: true },
+        ]);
+      } finally {
+        for (const server of servers) server.close();
+      }
+    });
   },
   { integrationAllowedHosts: ["127.0.0.1"] },
 );

@@ -17,22 +17,26 @@ export async function readSetup({ ctx }: { ctx: CallerCtx }): Promise<SetupStatu
   const installation = await readInstallation(ctx.db, tenant, APP);
   const bound = new Set(installation?.integrations ?? []);
   const all = await listIntegrations({ ctx });
-  const integrations: SetupStatus["integrations"] = [];
-  const missing: string[] = [];
-  for (const integration of all) {
-    const isBound = bound.has(integration.name);
-    let reachable: boolean | null = null;
-    const path = probePath(integration.type);
-    if (isBound && path) {
+  // Probed together: the answer waits for the slowest integration, not for their sum (a caller
+  // polls this every few seconds).
+  const probes = await Promise.all(
+    all.map(async (integration) => {
+      const isBound = bound.has(integration.name);
+      const path = probePath(integration.type);
+      if (!isBound || !path) return { integration, isBound, probe: undefined };
       const connection = await readIntegrationConnection(ctx.db, ctx.secrets, {
         tenant,
         name: integration.name,
       });
       const probe = connection ? await fetchJson(ctx, connection, path, PROBE_TIMEOUT_MS) : null;
-      reachable = probe?.ok === true;
-      if (probe && !probe.ok)
-        missing.push(`integration ${integration.name} is not reachable: ${probe.error}`);
-    }
+      return { integration, isBound, probe };
+    }),
+  );
+  const integrations: SetupStatus["integrations"] = [];
+  const missing: string[] = [];
+  for (const { integration, isBound, probe } of probes) {
+    const reachable = probe === undefined ? null : probe?.ok === true;
+    if (probe && !probe.ok) missing.push(`integration ${integration.name} is not reachable: ${probe.error}`);
     integrations.push({ name: integration.name, type: integration.type, bound: isBound, reachable });
   }
   const ready = integrations.some((item) => item.bound && item.reachable === true);
