@@ -58,6 +58,7 @@ const triagePort: TriageWorkflowPort = {
         initiator: "app:sre",
         sourceApp: "sre",
         sourceMetadata: { purpose: TRIAGE_PURPOSE, alert_id: input.alert_id, bucket },
+        background: true,
       },
     });
     return run.traceId;

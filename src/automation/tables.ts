@@ -161,6 +161,11 @@ export const executions = pgTable(
     stages: jsonb("stages").$type<Stage[]>().notNull(),
     /** running, completed or error. */
     status: text("status").notNull(),
+    /**
+     * Started by Vigil itself (an automatic investigation, a triage run): its stages wait behind
+     * those of runs a person or a sender waits for (API, Ask, webhooks, an investigation asked for).
+     */
+    background: boolean("background").notNull().default(false),
     cancelled: boolean("cancelled").notNull().default(false),
     cancelReason: text("cancel_reason"),
     input: jsonb("input").$type<unknown>(),

@@ -78,6 +78,11 @@ describeEachEngine(
           async () => (await readAlert(h, auth, id)).investigation ?? undefined,
         );
         expect(investigation).toMatchObject({ id: expect.any(String) });
+        // Nobody asked for it: its stages go behind those of runs someone waits for.
+        const { rows } = await h.vigil.services.database.db.execute(sql`
+          select distinct j.priority from pgboss.job j join investigations i on i.trace_id::text = j.data->>'traceId'
+          where j.name = 'automation.run_stage' and i.id = ${investigation.id}`);
+        expect(rows).toEqual([{ priority: 0 }]);
       }
     });
   },

@@ -67,6 +67,8 @@ export async function startInvestigation({
         initiator: input.requestedBy,
         sourceApp: "sre",
         sourceMetadata: { alert_id: alert.id, investigation_id: id },
+        // Asked for by no one: its stages go after those of runs someone waits for.
+        background: input.trigger === "auto_investigate",
       },
     });
     const [row] = await tx

@@ -11,7 +11,14 @@ import { asText } from "./template.ts";
 
 export type ExecutionRow = typeof executions.$inferSelect;
 /** Sends the job that runs one stage (a port: the stage job itself calls the engine). */
-export type EnqueueStage = (tx: Tx, data: { traceId: string; stageId: string }) => Promise<string | null>;
+export type EnqueueStage = (
+  tx: Tx,
+  data: { traceId: string; stageId: string },
+  options: { priority: number },
+) => Promise<string | null>;
+
+/** A stage of a run someone waits for is taken before those of background runs. */
+const stagePriority = (execution: { background: boolean }) => (execution.background ? 0 : 1);
 
 export const stageKey = (stageId: string) => `stage:${stageId}`;
 
@@ -32,7 +39,7 @@ export async function lockRunningExecution(tx: Tx, traceId: string): Promise<Exe
 /** Sends the jobs of the stages whose dependencies all succeeded and that were never sent. */
 export async function enqueueReadyStages(
   tx: Tx,
-  execution: Pick<ExecutionRow, "traceId" | "stages">,
+  execution: Pick<ExecutionRow, "traceId" | "stages" | "background">,
   enqueue: EnqueueStage,
   now: Date,
 ): Promise<string[]> {
@@ -63,7 +70,11 @@ export async function enqueueReadyStages(
       )
       .returning({ id: executionNodes.id });
     if (!marked) continue;
-    const jobId = await enqueue(tx, { traceId: execution.traceId, stageId: stage.id });
+    const jobId = await enqueue(
+      tx,
+      { traceId: execution.traceId, stageId: stage.id },
+      { priority: stagePriority(execution) },
+    );
     await tx.update(executionNodes).set({ jobId }).where(eq(executionNodes.id, marked.id));
     sent.push(stage.id);
   }

@@ -30,6 +30,8 @@ export interface StartExecutionInput {
   initiator?: string;
   sourceApp?: string | null;
   sourceMetadata?: Record<string, string>;
+  /** Started by Vigil itself, not for someone waiting (executions.background). */
+  background?: boolean;
 }
 
 export interface StartedExecution {
@@ -160,6 +162,7 @@ export async function startExecution({
       agentName: input.target.name,
       stages: plan.stages,
       status: "running",
+      background: input.background ?? false,
       input: runInput,
       startedAt: now,
     };
@@ -180,7 +183,12 @@ export async function startExecution({
         status: "pending",
       })),
     );
-    await enqueueReadyStages(tx, execution, (jobTx, data) => ctx.enqueue(jobTx, runStageJob, data), now);
+    await enqueueReadyStages(
+      tx,
+      execution,
+      (jobTx, data, options) => ctx.enqueue(jobTx, runStageJob, data, options),
+      now,
+    );
     await ctx.enqueue(tx, watchExecutionJob, { traceId }, { startAfterSeconds: WATCH_INTERVAL_SECONDS });
     return {
       sessionId,

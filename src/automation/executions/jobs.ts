@@ -46,7 +46,7 @@ export function createRunStageJob(policy: RunStagePolicy = {}) {
     handler: async ({ ctx, data, attempt }) => {
       await runStage({
         ctx,
-        enqueueStage: (tx, payload) => ctx.enqueue(tx, runStageJob, payload),
+        enqueueStage: (tx, payload, options) => ctx.enqueue(tx, runStageJob, payload, options),
         data,
         attempt,
         lastAttempt: attempt > retryLimit,
