@@ -167,3 +167,37 @@ export async function startOpenAiStub(): Promise<OpenAiStub> {
 /** The requests' bodies that reached the chat completions route. */
 export const chatBodies = (stub: OpenAiStub): ChatRequestBody[] =>
   stub.requests.flatMap((request) => (request.body ? [request.body] : []));
+
+/**
+ * Replies held until `count` requests wait at once: a client that asks one question at a time never
+ * opens it, and after `giveUpMs` the gate opens anyway with `gaveUp` set, so the test ends and says so.
+ */
+export function concurrencyGate(count: number, giveUpMs = 20_000) {
+  let arrived = 0;
+  let gaveUp = false;
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const timer = setTimeout(() => {
+    gaveUp = true;
+    open();
+  }, giveUpMs);
+  return {
+    /** The reply to script: counts the request, and holds it until the gate opens. */
+    reply(content: string): StubReply {
+      arrived += 1;
+      if (arrived === count) {
+        clearTimeout(timer);
+        open();
+      }
+      return { content, until: opened };
+    },
+    get arrived() {
+      return arrived;
+    },
+    get gaveUp() {
+      return gaveUp;
+    },
+  };
+}

@@ -13,7 +13,7 @@ import {
 } from "../../../test/alerts.ts";
 import { parseSharedFixture, readFixture } from "../../../test/fixtures.ts";
 import { type Auth, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
-import { startOpenAiStub } from "../../../test/openai-stub.ts";
+import { concurrencyGate, startOpenAiStub } from "../../../test/openai-stub.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import type { Db, Tx } from "../../core/db/database.ts";
 import { applyAlertBatches, HISTORY_LIMIT } from "../ingest/ingest.ts";
@@ -834,29 +834,14 @@ describeEachEngine(
         integration: "parallel",
         classify_mode: "immediate",
       });
-      // Every answer is held until 8 questions are in flight together; a classifier asking one at a
-      // time never gets there (the gate gives up after 20 s, and the test sees it did).
-      const atOnce = 8;
-      let arrived = 0;
-      let gaveUp = false;
-      let open = () => {};
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
-      const giveUp = setTimeout(() => {
-        gaveUp = true;
-        open();
-      }, 20_000);
+      // Every answer is held until 8 questions are in flight together.
+      const gate = concurrencyGate(8);
       const answer = JSON.stringify({
         attention: "others",
         attention_reason: "checked by the model",
         short_summary: "a warning the model looked at",
       });
-      stub.script([], () => {
-        arrived += 1;
-        if (arrived === atOnce) open();
-        return { content: answer, until: gate };
-      });
+      stub.script([], () => gate.reply(answer));
       // More than a round: the job asks about LLM_ALERTS_PER_ROUND and hands the rest to a new job.
       const total = LLM_ALERTS_PER_ROUND + 8;
       const names = Array.from({ length: total }, (_, n) => ({ name: `Parallel${n}`, severity: "warning" }));
@@ -870,9 +855,8 @@ describeEachEngine(
         }, 60_000);
         expect(alert.attention_reason).toBe("checked by the model");
       }
-      clearTimeout(giveUp);
-      expect(gaveUp).toBe(false);
-      expect(arrived).toBe(total);
+      expect(gate.gaveUp).toBe(false);
+      expect(gate.arrived).toBe(total);
       const { rows } = await h.vigil.services.database.db.execute(sql`
         select count(*) filter (where retry_count = 0)::int as first_attempts,
           array_agg(priority order by created_on) as priorities

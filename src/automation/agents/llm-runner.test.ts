@@ -20,6 +20,7 @@ import { describeEachEngine, type Harness, waitFor } from "../../../test/harness
 import {
   type ChatRequestBody,
   chatBodies,
+  concurrencyGate,
   type OpenAiStub,
   startOpenAiStub,
 } from "../../../test/openai-stub.ts";
@@ -310,24 +311,10 @@ describeEachEngine(
       const me = await owner();
       const agent = uniqueName("parallel");
       await registerAgent(h, me.auth, { name: agent, kind: "llm", tools: [] });
-      // Each answer is held until every run's model call is in flight; one stage at a time never
-      // gets there (the gate gives up after 20 s, and the test sees it did).
+      // Each answer is held until every run's model call is in flight.
       const runs = 4;
-      let arrived = 0;
-      let gaveUp = false;
-      let open = () => {};
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
-      const giveUp = setTimeout(() => {
-        gaveUp = true;
-        open();
-      }, 20_000);
-      stub.script([], () => {
-        arrived += 1;
-        if (arrived === runs) open();
-        return { content: "done", until: gate };
-      });
+      const gate = concurrencyGate(runs);
+      stub.script([], () => gate.reply("done"));
       const started = await Promise.all(
         Array.from({ length: runs }, () => startAs(h, me, { target: { type: "agent", name: agent } })),
       );
@@ -335,8 +322,7 @@ describeEachEngine(
         const settled = await settledTrace(h, me.auth, run.traceId);
         expect(settled.execution.status).toBe("completed");
       }
-      clearTimeout(giveUp);
-      expect(gaveUp).toBe(false);
+      expect(gate.gaveUp).toBe(false);
     });
 
     it("stops at the token budget", async () => {
