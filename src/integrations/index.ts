@@ -4,7 +4,7 @@ export {
   listTenantIntegrationConnections,
   readIntegrationConnection,
 } from "./connections.ts";
-export { getIntegration, listIntegrations, missingIntegrations } from "./integrations.ts";
+export { getIntegration, integrationNamesOf, listIntegrations, missingIntegrations } from "./integrations.ts";
 export { integrationApiUrl, integrationHeaders, readIntegrationApi } from "./read-api.ts";
 export { integrationsRoutes as registerIntegrations } from "./routes.ts";
 export { IntegrationName } from "./schemas.ts";

@@ -1,8 +1,9 @@
 // Named connections of a tenant to the systems Vigil reads from (an Alertmanager to sync, a GitHub
 // for agents). Credentials are sealed with the secret key and never leave the server.
 import { and, asc, eq } from "drizzle-orm";
-import { inTenant, tenantOf } from "../core/auth/tenancy.ts";
+import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
+import type { Executor } from "../core/db/database.ts";
 import { isUniqueViolation } from "../core/db/pg-errors.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { hostAllowed } from "../core/http/allowed-hosts.ts";
@@ -89,6 +90,15 @@ export async function listIntegrations({ ctx }: { ctx: CallerCtx }) {
     .where(inTenant(integrations, tenantOf(ctx.actor)))
     .orderBy(asc(integrations.name));
   return rows.map(present);
+}
+
+/** The names of a tenant's integrations, for checks of what others name (agent readiness). */
+export async function integrationNamesOf(db: Executor, tenant: Tenant): Promise<Set<string>> {
+  const rows = await db
+    .select({ name: integrations.name })
+    .from(integrations)
+    .where(inTenant(integrations, tenant));
+  return new Set(rows.map((row) => row.name));
 }
 
 export async function getIntegration({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {

@@ -85,6 +85,43 @@ describeEachEngine("agents", (harness) => {
     expect(read.json()).toEqual(created);
   });
 
+  it("is not ready once every integration it names was renamed or deleted", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    await createIntegration(h, auth, "grafana-old");
+    await createIntegration(h, auth, "grafana-spare");
+    const registered = await register(h, auth, {
+      name: "watcher",
+      kind: "llm",
+      integrations: ["grafana-old"],
+    });
+    expect(registered.json().ready, registered.body).toBe(true);
+    const renamed = await call(h, auth, "PUT", "/api/v1/integrations/grafana-old", {
+      name: "grafana-new",
+      type: "grafana",
+    });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    const read = (await call(h, auth, "GET", "/platform/api/v1/agents/watcher")).json();
+    expect(read).toMatchObject({
+      ready: false,
+      not_ready_reasons: [
+        {
+          errCode: "NO_INTEGRATIONS",
+          msg: "agent watcher has no integrations attached that exist (grafana-old renamed or deleted)",
+        },
+      ],
+    });
+    const listed = (await call(h, auth, "GET", "/platform/api/v1/agents")).json();
+    expect(listed.find((agent: { name: string }) => agent.name === "watcher").ready).toBe(false);
+    // One existing integration among them is enough.
+    const updated = await call(h, auth, "PUT", "/platform/api/v1/agents/watcher", {
+      name: "watcher",
+      kind: "llm",
+      integrations: ["grafana-spare"],
+    });
+    expect(updated.json().ready).toBe(true);
+  });
+
   it("answers 409 for a second agent of the same name in one tenant, not across tenants", async () => {
     const h = harness();
     const orgId = await h.createOrg("payments");

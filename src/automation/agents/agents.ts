@@ -5,7 +5,7 @@ import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, conflict, notFound } from "../../core/errors.ts";
-import { missingIntegrations } from "../../integrations/index.ts";
+import { integrationNamesOf, missingIntegrations } from "../../integrations/index.ts";
 import { ACTION_TYPES, type AgentStatus, type RegisterAgentRequest } from "../schemas.ts";
 import { agents } from "../tables.ts";
 import { agentReadiness, presentReasons } from "../workflows/readiness.ts";
@@ -13,8 +13,8 @@ import { validateInputs } from "../workflows/validate-workflow.ts";
 
 export type AgentRow = typeof agents.$inferSelect;
 
-function present(row: AgentRow): AgentStatus {
-  const reasons = agentReadiness(row);
+function present(row: AgentRow, integrations: ReadonlySet<string>): AgentStatus {
+  const reasons = agentReadiness(row, integrations);
   return {
     name: row.name,
     description: row.description,
@@ -98,7 +98,7 @@ export async function registerAgent({ ctx, input }: { ctx: CallerCtx; input: Reg
     .onConflictDoNothing()
     .returning();
   if (!row) throw conflict(`agent ${input.name} already exists`, { name: input.name });
-  return present(row);
+  return present(row, await integrationNamesOf(ctx.db, tenantOf(ctx.actor)));
 }
 
 export async function updateAgent({
@@ -120,13 +120,13 @@ export async function updateAgent({
     .where(eq(agents.id, existing.id))
     .returning();
   if (!row) throw notFound("agent", { name: input.name });
-  return present(row);
+  return present(row, await integrationNamesOf(ctx.db, tenantOf(ctx.actor)));
 }
 
 export async function getAgent({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
   const row = await findAgent(ctx.db, ctx, input.name);
   if (!row) throw notFound("agent", { name: input.name });
-  return present(row);
+  return present(row, await integrationNamesOf(ctx.db, tenantOf(ctx.actor)));
 }
 
 export async function listAgents({ ctx }: { ctx: CallerCtx }) {
@@ -135,7 +135,8 @@ export async function listAgents({ ctx }: { ctx: CallerCtx }) {
     .from(agents)
     .where(inTenant(agents, tenantOf(ctx.actor)))
     .orderBy(asc(agents.name));
-  return rows.map(present);
+  const integrations = await integrationNamesOf(ctx.db, tenantOf(ctx.actor));
+  return rows.map((row) => present(row, integrations));
 }
 
 export async function deleteAgent({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {

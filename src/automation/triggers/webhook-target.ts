@@ -7,6 +7,7 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import { workContext } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, type ErrorCode } from "../../core/errors.ts";
+import { integrationNamesOf } from "../../integrations/index.ts";
 import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
 import { storableText, storableValue } from "../../webhooks/index.ts";
 import { startExecution } from "../executions/executions.ts";
@@ -40,7 +41,9 @@ async function targetReadiness(
       .select({ name: agents.name, integrations: agents.integrations })
       .from(agents)
       .where(and(inTenant(agents, tenant), eq(agents.name, target.name)));
-    return agent ? agentReadiness(agent) : [missingTarget("agent", target.name)];
+    return agent
+      ? agentReadiness(agent, await integrationNamesOf(db, tenant))
+      : [missingTarget("agent", target.name)];
   }
   const [workflow] = await db
     .select({ id: workflows.id })

@@ -39,12 +39,23 @@ export function missingTarget(
   };
 }
 
-export function agentReadiness(agent: { name: string; integrations: string[] }): NotReady[] {
-  if (agent.integrations.length > 0) return [];
+/**
+ * An agent is ready with at least one attached integration that exists: one renamed or deleted
+ * since the agent was saved no longer counts.
+ */
+export function agentReadiness(
+  agent: { name: string; integrations: string[] },
+  existing: ReadonlySet<string>,
+): NotReady[] {
+  if (agent.integrations.some((name) => existing.has(name))) return [];
+  const gone = agent.integrations;
   return [
     {
       errCode: "NO_INTEGRATIONS",
-      msg: `agent ${agent.name} has no integrations attached`,
+      msg:
+        gone.length === 0
+          ? `agent ${agent.name} has no integrations attached`
+          : `agent ${agent.name} has no integrations attached that exist (${gone.join(", ")} renamed or deleted)`,
       extras: {
         target_type: "agent",
         target_name: agent.name,
