@@ -669,6 +669,31 @@ describeEachEngine(
         );
       });
 
+      it("NO_INTEGRATIONS when the agent's integration was deleted", async () => {
+        const h = harness();
+        const { auth } = await h.createKey();
+        const agent = await readyAgent(h, auth);
+        const [integration] = (await call(h, auth, "GET", `/platform/api/v1/agents/${agent}`)).json()
+          .integrations as string[];
+        await becomesUnready(
+          h,
+          auth,
+          { target_type: "agent", target_name: agent },
+          async () => {
+            await expectStatus(await call(h, auth, "DELETE", `/api/v1/integrations/${integration}`), 204);
+          },
+          notReady(
+            "NO_INTEGRATIONS",
+            `agent ${agent} has no integrations attached that exist (${integration} renamed or deleted)`,
+            {
+              target_type: "agent",
+              target_name: agent,
+              resolution_hint: `attach at least one integration: PUT /platform/api/v1/agents/${agent} with integrations`,
+            },
+          ),
+        );
+      });
+
       it("WORKFLOW_HAS_NO_STAGES when the new approved version has no stages", async () => {
         const h = harness();
         const { auth } = await h.createKey();
