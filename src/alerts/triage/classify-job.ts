@@ -9,8 +9,8 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { isEmbedded, useGenericPlans } from "../../core/db/database.ts";
-import { eachAtMost } from "../../core/each-at-most.ts";
 import { Nullable } from "../../core/http/schemas.ts";
+import { createLimit } from "../../core/limit.ts";
 import { defineJob, type Enqueue } from "../../core/queue/catalog.ts";
 import { type CorrelateOptions, correlateScopes, SCOPES_PER_ROUND } from "../correlation/storms.ts";
 import { ALERT_SELECT_LIST, rowFromRecord } from "../ingest/alert-rows.ts";
@@ -37,14 +37,16 @@ const CORRELATE_WAIT_MS = 250;
  */
 export const ALERTS_PER_ROUND = 500;
 /**
- * With an LLM, each alert waits seconds for the model: a job classifies one round of this many,
- * LLM_CALLS_AT_ONCE at a time, and hands the rest of its buckets back to the queue. A worker is then
+ * With an LLM, each alert waits seconds for the model: a job classifies one round of this many, at
+ * most 8 model calls at a time across the process's classification jobs (`modelCalls`), and hands
+ * the rest of its buckets back to the queue. A worker is then
  * free again within a round's few model answers, for a critical alert that came meanwhile (it went
  * behind a whole batch window, answered one alert at a time: minutes), and no job runs long enough
  * for the queue to expire it and start a second attempt beside the first.
  */
 export const LLM_ALERTS_PER_ROUND = 32;
-const LLM_CALLS_AT_ONCE = 8;
+/** Model calls of this process's classification at once, whichever jobs they serve. */
+const modelCalls = createLimit(8);
 /** Peers named with each alert: the classifier and a triage run see how many there are, and these. */
 export const PEERS_LISTED = 20;
 
@@ -225,9 +227,16 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
   // as it is classified.
   if (ctx.config.llm) {
     const claimed = await claim(ctx, data, { ...round, mark: true });
-    await eachAtMost(claimed, LLM_CALLS_AT_ONCE, async (alert) => {
-      await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert)], ctx.now());
-    });
+    // Every call ends before the round does, a failed one too: a retry must not find them running.
+    const settled = await Promise.allSettled(
+      claimed.map((alert) =>
+        modelCalls(async () => {
+          await storeClassifications(ctx.db, [await classifyBuiltIn(ctx, alert)], ctx.now());
+        }),
+      ),
+    );
+    const failure = settled.find((result) => result.status === "rejected");
+    if (failure) throw failure.reason;
     return claimed.map(({ row }) => row.id);
   }
   // The built-in classifier alone takes microseconds: the alerts are locked, classified and stored
