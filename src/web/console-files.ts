@@ -69,8 +69,12 @@ export async function consoleFileRoutes(app: FastifyInstance, options: { root?: 
   app.get<{ Params: { "*": string } }>(
     "/assets/*",
     { config: { public: true }, schema: { hide: true } },
-    async (request, reply) =>
-      reply.sendFile(request.params["*"], join(root, "assets"), { immutable: true, maxAge: "365d" }),
+    async (request, reply) => {
+      const file = request.params["*"];
+      // A path that climbs out of the folder (`..%2f..%2fpackage.json`) names no asset.
+      if (file.split(/[\\/]/).includes("..")) return reply.callNotFound();
+      return reply.sendFile(file, join(root, "assets"), { immutable: true, maxAge: "365d" });
+    },
   );
   app.get("/favicon.svg", { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
     reply.sendFile("favicon.svg", root),

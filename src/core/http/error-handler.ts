@@ -100,8 +100,6 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
     return fromValidation(fastifyErr.validation as AjvIssue[], fastifyErr.validationContext ?? "body");
   }
   const status = fastifyErr.statusCode;
-  // A file the console's static files refuse (a path that climbs out of them) is simply not there.
-  if (status === 403) return new AppError("ROUTE_NOT_FOUND", "not found");
   if (status && status >= 400 && status < 500) {
     if (status === 413)
       return new AppError("PAYLOAD_TOO_LARGE", "request body is larger than the limit", {}, 413);
