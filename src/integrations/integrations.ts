@@ -157,6 +157,6 @@ export async function deleteIntegration({ ctx, input }: { ctx: CallerCtx; input:
 
 /** For other domains: the names among `names` that are not integrations of the tenant. */
 export async function missingIntegrations({ ctx, input }: { ctx: CallerCtx; input: { names: string[] } }) {
-  const existing = new Set((await listIntegrations({ ctx })).map((item) => item.name));
+  const existing = await integrationNamesOf(ctx.db, tenantOf(ctx.actor));
   return input.names.filter((name) => !existing.has(name));
 }

@@ -48,14 +48,13 @@ export function agentReadiness(
   existing: ReadonlySet<string>,
 ): NotReady[] {
   if (agent.integrations.some((name) => existing.has(name))) return [];
-  const gone = agent.integrations;
   return [
     {
       errCode: "NO_INTEGRATIONS",
       msg:
-        gone.length === 0
+        agent.integrations.length === 0
           ? `agent ${agent.name} has no integrations attached`
-          : `agent ${agent.name} has no integrations attached that exist (${gone.join(", ")} renamed or deleted)`,
+          : `agent ${agent.name} has no integrations attached that exist (${agent.integrations.join(", ")} renamed or deleted)`,
       extras: {
         target_type: "agent",
         target_name: agent.name,
