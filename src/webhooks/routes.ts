@@ -107,8 +107,8 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
           tags,
           description:
             "Public: authenticated by the webhook token in `apiKey` or `Authorization: Bearer <WEBHOOK_TOKEN>`, " +
-            "never by an API key. Any content type; the body is recorded exactly as received. " +
-            "A body sent with Content-Encoding gzip, deflate or br is decoded first (and must stay within the limit once decoded). " +
+            "never by an API key. Any content type; the body is recorded exactly as received, after undoing a " +
+            "Content-Encoding of gzip, deflate or br (the limit applies before and after decoding). " +
             "Agent and workflow targets: the run starts in the same transaction as the invocation record; " +
             "a JSON object body (application/json or +json) becomes the run's inputs, any other body the input " +
             "`message` (text as received, a JSON string's value, other JSON as its text); an empty body gives " +

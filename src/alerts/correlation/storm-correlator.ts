@@ -72,7 +72,7 @@ export async function correlatePendingStorms(
       }
     }
     total += progress;
-    if (failed.length > 0) throw new StormCorrelationError(failed, total);
+    if (failed.length > 0) throw new StormCorrelationError(failed);
     if (progress === 0 || (options.whileBehind && !behind)) break;
   }
   return total;
@@ -86,10 +86,7 @@ interface ScopeFailure {
 
 /** Scopes that failed in a round; the others were correlated. */
 export class StormCorrelationError extends Error {
-  constructor(
-    readonly failures: ScopeFailure[],
-    readonly looked: number,
-  ) {
+  constructor(readonly failures: ScopeFailure[]) {
     super(`storm correlation failed for ${failures.length} scope(s); the others were correlated`, {
       cause: failures[0]?.error,
     });

@@ -39,10 +39,10 @@ export const ALERTS_PER_ROUND = 500;
 /**
  * With an LLM, each alert waits seconds for the model: a job classifies one round of this many, at
  * most 8 model calls at a time across the process's classification jobs (`modelCalls`), and hands
- * the rest of its buckets back to the queue. A worker is then
- * free again within a round's few model answers, for a critical alert that came meanwhile (it went
- * behind a whole batch window, answered one alert at a time: minutes), and no job runs long enough
- * for the queue to expire it and start a second attempt beside the first.
+ * the rest of its buckets back to the queue. A worker is then free again within a round's few model
+ * answers, for a critical alert that came meanwhile (it went behind a whole batch window, answered
+ * one alert at a time: minutes), and no job runs long enough for the queue to expire it and start a
+ * second attempt beside the first.
  */
 export const LLM_ALERTS_PER_ROUND = 32;
 /** Model calls of this process's classification at once, whichever jobs they serve. */
