@@ -147,6 +147,7 @@ describeEachEngine(
       expect(value(after, 'vigil_jobs{job="alerts.classify",state="created"}')).toBeGreaterThanOrEqual(1);
     });
   },
+  // Any port: the listener is built and injected into, never bound.
   { role: "api", operationsPort: 1 },
 );
 
