@@ -220,7 +220,7 @@ export const ListAlertsResponse = Type.Object(
     page_size: Type.Integer(),
     total: Type.Integer({
       description:
-        "Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active)",
+        "Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is a lower bound (the limit, or the alerts up to and on this page if more) and total_exact is false. A page neither empty nor full is the last, so its total is exact past the limit too. The active list without filters is always exact (the summary's total_active)",
     }),
     total_exact: Type.Boolean({
       description:

@@ -171,9 +171,16 @@ describeEachEngine(
 
     // The harness sets SEARCH_COUNT_LIMIT to 2 (below).
     it("counts a search exactly up to SEARCH_COUNT_LIMIT, then gives a lower bound", async () => {
-      const broad = await list("?q=e");
-      expect(titles(broad)).toEqual(["NodeDown", "ErrorRate", "HighLatency"]);
+      const broad = await list("?q=e&page_size=2");
+      expect(titles(broad)).toEqual(["NodeDown", "ErrorRate"]);
       expect(broad).toMatchObject({ total: 2, total_exact: false, total_pages: 1 });
+      // A page that is neither empty nor full is the last: its total is known past the limit.
+      expect(await list("?q=e")).toMatchObject({ total: 3, total_exact: true, total_pages: 1 });
+      expect(await list("?q=e&page_size=2&page=2")).toMatchObject({
+        total: 3,
+        total_exact: true,
+        total_pages: 2,
+      });
       const twoOfThem = await list(`?q=${encodeURIComponent("%")}`);
       expect(twoOfThem).toMatchObject({ total: 2, total_exact: true, total_pages: 1 });
       expect(await list("?q=nothing-like-this")).toMatchObject({ total: 0, total_exact: true });
@@ -184,11 +191,18 @@ describeEachEngine(
       const filtered = await list("?source_type=alertmanager&page_size=2");
       expect(titles(filtered)).toEqual(["NodeDown", "DiskFull"]);
       expect(filtered).toMatchObject({ total: 3, total_exact: false, total_pages: 2 });
-      // Later pages are still served.
-      expect(titles(await list("?source_type=alertmanager&page_size=2&page=2"))).toEqual([
-        "ErrorRate",
-        "HighLatency",
-      ]);
+      // Later pages are still served, and the total counts at least the alerts up to the page.
+      const second = await list("?source_type=alertmanager&page_size=2&page=2");
+      expect(titles(second)).toEqual(["ErrorRate", "HighLatency"]);
+      expect(second).toMatchObject({ total: 4, total_exact: false, total_pages: 2 });
+      const fourth = await list("?source_type=alertmanager&page_size=1&page=4");
+      expect(fourth).toMatchObject({ total: 4, total_exact: false, total_pages: 4 });
+      // Past the end, the count is all there is to say.
+      expect(await list("?source_type=alertmanager&page_size=2&page=3")).toMatchObject({
+        total: 3,
+        total_exact: false,
+        total_pages: 2,
+      });
       // The active list without filters is the summary's count: exact, whatever the limit.
       expect(await list()).toMatchObject({ total: 4, total_exact: true, summary: { total_active: 4 } });
       expect(await list("?status=resolved")).toMatchObject({ total: 1, total_exact: true });

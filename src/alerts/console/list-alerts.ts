@@ -129,10 +129,11 @@ export async function listAlerts({
         : countAlerts(ctx, where, countLimit(ctx, false)),
     attentionSummary(ctx, scope),
   ]);
-  const counted = total ?? {
-    n: input.attention ? summary[input.attention] : summary.total_active,
-    exact: true,
-  };
+  const counted = pastTheCount(
+    total ?? { n: input.attention ? summary[input.attention] : summary.total_active, exact: true },
+    input,
+    rows.length,
+  );
   const rest = JSON.stringify({
     page: input.page,
     page_size: input.page_size,
@@ -143,6 +144,21 @@ export async function listAlerts({
   });
   const page = rows.map((row) => withRawPayload(row.alert, rawPayloadText(row))).join(",");
   return `{"alerts":[${page}],${rest.slice(1)}`;
+}
+
+/**
+ * A count that stopped at its limit, corrected by the page itself: a page past the limit holds at
+ * least its own alerts and those before it (so the console never reads "page 3 of 1+"), and a page
+ * that is neither empty nor full is the last one, so the total is known exactly.
+ */
+function pastTheCount(
+  counted: { n: number; exact: boolean },
+  input: { page: number; page_size: number },
+  served: number,
+): { n: number; exact: boolean } {
+  if (counted.exact || served === 0) return counted;
+  const seen = (input.page - 1) * input.page_size + served;
+  return served < input.page_size ? { n: seen, exact: true } : { n: Math.max(counted.n, seen), exact: false };
 }
 
 /**

@@ -1766,7 +1766,7 @@ export interface components {
             page: number;
             page_size: number;
             summary: components["schemas"]["AlertSummary"];
-            /** @description Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is the limit, a lower bound, and total_exact is false. The active list without filters is always exact (the summary's total_active) */
+            /** @description Alerts matching the filters, counted exactly up to LIST_COUNT_LIMIT (default 10,000), or with q up to SEARCH_COUNT_LIMIT (default 1,000); past that, total is a lower bound (the limit, or the alerts up to and on this page if more) and total_exact is false. A page neither empty nor full is the last, so its total is exact past the limit too. The active list without filters is always exact (the summary's total_active) */
             total: number;
             /** @description false when total is a lower bound (more matches than LIST_COUNT_LIMIT, or than SEARCH_COUNT_LIMIT with q) */
             total_exact: boolean;

@@ -33,7 +33,7 @@ function listQueryOf(query: URLSearchParams): Query {
     alert_role: text("alert_role") as never,
     sort_by: (text("sort_by") ?? "severity") as "severity" | "impact",
     page: Number(text("page") ?? 1) || 1,
-    page_size: PAGE_SIZE,
+    page_size: Number(text("page_size") ?? PAGE_SIZE) || PAGE_SIZE,
   };
 }
 
@@ -451,19 +451,22 @@ const pageHref = (page: number) => queryHref({ page: page > 1 ? String(page) : n
 
 /** A page number past the last page (an old link, a list that shrank): the way back. */
 function PastTheEnd(props: { page: number; totalPages: number; total: number; exact: boolean }) {
-  const more = props.exact ? "" : "+";
   const first = <Link href={pageHref(1)}>the first page</Link>;
+  const last = (what: string) => <Link href={pageHref(props.totalPages)}>{what}</Link>;
   return (
     <Empty title={`Page ${props.page} is past the end of this list.`}>
       {props.total === 0 ? (
         <>No alerts match: go to {first}.</>
+      ) : !props.exact ? (
+        // Counting stopped at its limit: the last page is not known, only the last one counted.
+        <>
+          {props.total.toLocaleString()}+ alerts match: go to{" "}
+          {last(`page ${props.totalPages.toLocaleString()}`)} or {first}.
+        </>
       ) : props.totalPages > 1 ? (
         <>
-          {props.total.toLocaleString()}
-          {more} alerts on {props.totalPages.toLocaleString()}
-          {more} pages: go to{" "}
-          <Link href={pageHref(props.totalPages)}>the last page ({props.totalPages.toLocaleString()})</Link>{" "}
-          or {first}.
+          {props.total.toLocaleString()} alerts on {props.totalPages.toLocaleString()} pages: go to{" "}
+          {last(`the last page (${props.totalPages.toLocaleString()})`)} or {first}.
         </>
       ) : (
         <>
