@@ -1,5 +1,7 @@
 // Brings a Vigil up (database, migrations, bootstrap key, job queue, HTTP app) and down again in
 // the reverse order. Used by `vigil serve` and by the tests, so both run the same start-up.
+
+import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import pino, { type DestinationStream, type Logger } from "pino";
@@ -10,6 +12,7 @@ import { configureAgentRunners } from "./automation/index.ts";
 import type { Config } from "./config.ts";
 import { ensureBootstrapKey } from "./core/auth/keys.ts";
 import type { Services } from "./core/context.ts";
+import { noteServingUrl } from "./core/db/data-dir-lock.ts";
 import { type Database, openDatabase } from "./core/db/database.ts";
 import { startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
 import { migrate, unknownMigrations } from "./core/db/migrate.ts";
@@ -149,6 +152,10 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     log.info("preparing the HTTP API");
     const app = await buildApp(services, log, options.extraRoutes);
     await app.ready();
+    if (database.engine === "pglite") {
+      // Commands refused the data directory then name the port this server really listens on.
+      app.server.once("listening", () => noteServingUrl(config.dataDir, loopbackUrlOf(app.server.address())));
+    }
     const operations = config.operationsPort === null ? null : await buildOperationsApp(services, log);
     return {
       app,
@@ -179,4 +186,12 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     await database.close();
     throw err;
   }
+}
+
+/** A URL on this machine for a listening address: a wildcard address is reached through loopback. */
+function loopbackUrlOf(address: string | AddressInfo | null): string {
+  if (!address || typeof address === "string") return "";
+  const host =
+    address.family === "IPv6" ? `[${address.address === "::" ? "::1" : address.address}]` : address.address;
+  return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
 }

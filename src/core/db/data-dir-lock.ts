@@ -13,6 +13,8 @@ export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
     readonly holder: number,
+    /** Where the holder serves HTTP, when it said so (`noteServingUrl`). */
+    readonly url: string | null = null,
   ) {
     super(`DATA_DIR ${dataDir} is in use by process ${holder}; use DATABASE_URL to run several instances`);
     this.name = "DataDirInUseError";
@@ -24,6 +26,7 @@ interface LockRecord {
   /** Start time of the process, in clock ticks since boot (/proc/<pid>/stat field 22). */
   start: string | null;
   boot: string | null;
+  url?: string | null;
 }
 
 function readText(path: string): string | null {
@@ -59,13 +62,19 @@ function format(record: LockRecord): string {
   const lines = [String(record.pid)];
   if (record.start) lines.push(`start ${record.start}`);
   if (record.boot) lines.push(`boot ${record.boot}`);
+  if (record.url) lines.push(`url ${record.url}`);
   return `${lines.join("\n")}\n`;
 }
 
 function parse(text: string): LockRecord {
   const [first = "", ...rest] = text.split("\n");
   const fields = new Map(rest.map((line) => line.trim().split(/\s+/, 2) as [string, string]));
-  return { pid: Number(first.trim()), start: fields.get("start") ?? null, boot: fields.get("boot") ?? null };
+  return {
+    pid: Number(first.trim()),
+    start: fields.get("start") ?? null,
+    boot: fields.get("boot") ?? null,
+    url: fields.get("url") ?? null,
+  };
 }
 
 /** True when the process the record names still runs: the same process, not just the same pid. */
@@ -102,10 +111,19 @@ export function lockDataDir(dataDir: string): () => void {
   for (let attempt = 0; attempt < 2 && !tryCreate(path); attempt++) {
     const text = readText(path) ?? "";
     const record = parse(text);
-    if (holds(record)) throw new DataDirInUseError(dataDir, record.pid);
-    if (attempt === 1) throw new DataDirInUseError(dataDir, record.pid);
+    if (holds(record) || attempt === 1) throw new DataDirInUseError(dataDir, record.pid, record.url);
     // Only the file judged stale: another process may have replaced it meanwhile.
     if ((readText(path) ?? "") === text) rmSync(path, { force: true });
   }
   return () => rmSync(path, { force: true });
+}
+
+/**
+ * Adds the URL this process serves HTTP on to its lock, so that a command refused the directory
+ * can name the port the server really listens on, not the one its own environment would pick.
+ */
+export function noteServingUrl(dataDir: string, url: string): void {
+  const path = join(dataDir, "vigil.pid");
+  const record = parse(readText(path) ?? "");
+  if (record.pid === process.pid) writeFileSync(path, format({ ...record, url }));
 }
