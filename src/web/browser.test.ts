@@ -316,6 +316,56 @@ describeOnOneEngine(
       expect((await call(h, auth, "GET", `/app/sre/api/v1/alerts/${alert.id}`)).json().status).toBe("active");
     });
 
+    it(
+      "sets an analyst's attention with why, and the list and the alert's history show it",
+      STEP,
+      async () => {
+        const [alert] = (await list("&q=crash&source_type=alertmanager")).alerts;
+        if (!alert) throw new Error("the crash-looping fixture is missing");
+        const h = harness();
+        await page.goto(`${base}/alerts/${alert.id}`);
+        await page.getByRole("button", { name: "Set attention…" }).click();
+        // The choice takes the focus, so a keyboard user picks at once.
+        await expect
+          .poll(() => page.evaluate(() => document.activeElement?.getAttribute("name")), { timeout: WAIT })
+          .toBe("attention");
+        await page.locator("select[name=attention]").selectOption("false_positive");
+        await page.locator("input[name=attention_reason]").fill("flaps on every deploy");
+        await page.getByRole("button", { name: "Save" }).click();
+        await expect
+          .poll(() => page.locator(".alert-page .card .att").first().textContent(), { timeout: WAIT })
+          .toBe("False positive");
+        const changed = (await call(h, auth, "GET", `/app/sre/api/v1/alerts/${alert.id}`)).json();
+        expect(changed).toMatchObject({
+          attention: "false_positive",
+          attention_reason: "flaps on every deploy",
+        });
+        await expect
+          .poll(() => page.locator("ol.timeline").textContent(), { timeout: WAIT })
+          .toContain("flaps on every deploy");
+        // The button stands in the form's place again, focused.
+        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Set attention…");
+
+        await page.goto(`${base}/alerts?attention=false_positive`);
+        await page.locator(`a.alert-title[href="/alerts/${alert.id}"]`).click();
+
+        // Classify again hands the alert back to the classifier, whose result replaces the analyst's.
+        await page.getByRole("button", { name: "Classify again" }).click();
+        const reclassified = async () =>
+          (await call(h, auth, "GET", `/app/sre/api/v1/alerts/${alert.id}`)).json() as {
+            analysis_status: string;
+            attention_reason: string;
+          };
+        await expect
+          .poll(() => page.locator("ol.timeline").textContent(), { timeout: WAIT })
+          .toContain("reclassify_requested");
+        await expect
+          .poll(async () => (await reclassified()).analysis_status, { timeout: WAIT })
+          .toBe("completed");
+        expect((await reclassified()).attention_reason).not.toBe("flaps on every deploy");
+      },
+    );
+
     it("shows the API's error message for a bad filter and for an unknown alert", STEP, async () => {
       await page.goto(`${base}/alerts?signal_severity=Loud`);
       await expect
@@ -451,6 +501,8 @@ describeOnOneEngine(
       await readerPage.goto(`${base}/alerts/${alert.id}`);
       await expect.poll(() => readerPage.locator("h1").textContent(), { timeout: WAIT }).toBe(alert.title);
       expect(await readerPage.getByRole("button", { name: "Ignore…" }).count()).toBe(0);
+      expect(await readerPage.getByRole("button", { name: "Set attention…" }).count()).toBe(0);
+      expect(await readerPage.getByRole("button", { name: "Classify again" }).count()).toBe(0);
       await readerPage.goto(`${base}/registrations`);
       await readerPage.locator("article.registration").first().waitFor({ timeout: WAIT });
       expect(await readerPage.getByRole("button", { name: "Register" }).count()).toBe(0);

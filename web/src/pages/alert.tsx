@@ -1,11 +1,12 @@
 // One alert, by uuid or external_uid: triage first, then fields, labels, links, storm, history and
-// the raw payload; ignore (with a reason) and un-ignore; Investigate when this Vigil investigates.
+// the raw payload; ignore (with a reason) and un-ignore; an analyst's attention (with why);
+// Investigate when this Vigil investigates.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { type Alert, api, unwrap } from "../api/client.ts";
+import { type Alert, api, type Schemas, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, navigate } from "../router.tsx";
-import { Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
+import { ATTENTION_LABEL, Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
 
 export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
   const alert = useQuery({
@@ -43,6 +44,8 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
       </header>
       <div class="alert-actions">
         {canWrite ? <IgnoreControl alert={a} /> : null}
+        {canWrite ? <AttentionControl alert={a} /> : null}
+        {canWrite && a.status !== "resolved" ? <ClassifyAgainButton alert={a} /> : null}
         {caller.features.investigate && caller.scopes.includes("sre_investigations_write") ? (
           <InvestigateButton alert={a} />
         ) : null}
@@ -256,27 +259,13 @@ function RawPayload({ text }: { text: string | null }) {
   return <pre class="raw">{pretty}</pre>;
 }
 
-function IgnoreControl({ alert }: { alert: Alert }) {
+type AlertChange = Schemas["AlertPatch"];
+
+/** A PATCH of the alert; every cached copy of it takes the answer, and `done` runs after. */
+function useAlertUpdate(alert: Alert, done: () => void) {
   const client = useQueryClient();
-  const [open, setOpen] = useState(false);
-  const [reason, setReason] = useState("");
-  const reasonInput = useRef<HTMLInputElement>(null);
-  const button = useRef<HTMLButtonElement>(null);
-  // The reason field takes the focus the moment the operator asks to ignore; when the form closes
-  // (cancelled, or the alert changed state), the button that stands in its place takes it back.
-  // Before the next paint, so that keys typed at once land in the field.
-  const refocus = useRef(false);
-  useLayoutEffect(() => {
-    if (open) reasonInput.current?.focus();
-    else if (refocus.current) button.current?.focus();
-    refocus.current = false;
-  }, [open, alert.status]);
-  const close = () => {
-    refocus.current = true;
-    setOpen(false);
-  };
-  const update = useMutation({
-    mutationFn: async (body: { status: "ignored" | "active"; ignore_reason?: string | null }) =>
+  return useMutation({
+    mutationFn: async (body: AlertChange) =>
       unwrap(await api.PATCH("/app/sre/api/v1/alerts/{id}", { params: { path: { id: alert.id } }, body })),
     onSuccess: (updated) => {
       // The page reads the alert under the id in its URL, the uuid or the external_uid: every
@@ -290,9 +279,37 @@ function IgnoreControl({ alert }: { alert: Alert }) {
       );
       client.invalidateQueries({ queryKey: ["alert-history"] });
       client.invalidateQueries({ queryKey: ["alerts"] });
-      close();
-      setReason("");
+      done();
     },
+  });
+}
+
+/** A form that takes the focus when it opens and gives it back to its button when it closes. */
+function useOpenForm<T extends HTMLElement>(changed: unknown) {
+  const [open, setOpen] = useState(false);
+  const field = useRef<T>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  // Before the next paint, so that keys typed at once land in the field.
+  const refocus = useRef(false);
+  useLayoutEffect(() => {
+    if (open) field.current?.focus();
+    else if (refocus.current) button.current?.focus();
+    refocus.current = false;
+  }, [open, changed]);
+  const close = () => {
+    refocus.current = true;
+    setOpen(false);
+  };
+  return { open, setOpen, close, field, button };
+}
+
+function IgnoreControl({ alert }: { alert: Alert }) {
+  const [reason, setReason] = useState("");
+  // When the form closes (cancelled, or the alert changed state), the button takes the focus back.
+  const { open, setOpen, close, field: reasonInput, button } = useOpenForm<HTMLInputElement>(alert.status);
+  const update = useAlertUpdate(alert, () => {
+    close();
+    setReason("");
   });
   if (alert.status === "ignored")
     return (
@@ -344,6 +361,93 @@ function IgnoreControl({ alert }: { alert: Alert }) {
       </button>
       <ErrorBox error={update.error} />
     </form>
+  );
+}
+
+/** An analyst's attention, with why: it stays until an analyst changes it again. */
+function AttentionControl({ alert }: { alert: Alert }) {
+  const [attention, setAttention] = useState(alert.attention);
+  const [reason, setReason] = useState("");
+  const { open, setOpen, close, field, button } = useOpenForm<HTMLSelectElement>(alert.attention);
+  const update = useAlertUpdate(alert, close);
+  if (!open)
+    return (
+      <button
+        type="button"
+        ref={button}
+        onClick={() => {
+          setAttention(alert.attention);
+          setReason("");
+          setOpen(true);
+        }}
+      >
+        Set attention…
+      </button>
+    );
+  return (
+    <form
+      class="attention-form"
+      onKeyDown={(event) => {
+        if (event.key === "Escape") close();
+      }}
+      onSubmit={(event) => {
+        event.preventDefault();
+        // Without a reason the API records "set by an operator".
+        update.mutate(reason.trim() ? { attention, attention_reason: reason.trim() } : { attention });
+      }}
+    >
+      <select
+        name="attention"
+        aria-label="Attention"
+        value={attention}
+        ref={field}
+        onChange={(event) => setAttention(event.currentTarget.value as Alert["attention"])}
+      >
+        {Object.entries(ATTENTION_LABEL).map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+      <input
+        name="attention_reason"
+        class="attention-reason"
+        aria-label="Why this attention"
+        placeholder="Why? (e.g. flaps during every deploy)"
+        maxLength={5000}
+        value={reason}
+        onInput={(event) => setReason(event.currentTarget.value)}
+      />
+      <button type="submit" disabled={update.isPending}>
+        Save
+      </button>
+      <button type="button" class="ghost" onClick={close}>
+        Cancel
+      </button>
+      <ErrorBox error={update.error} />
+    </form>
+  );
+}
+
+/** Hands the alert back to the classifier: after a failed analysis, or to undo an analyst's attention. */
+function ClassifyAgainButton({ alert }: { alert: Alert }) {
+  const client = useQueryClient();
+  const again = useMutation({
+    mutationFn: async () =>
+      unwrap(await api.POST("/app/sre/api/v1/alerts/{id}/classify", { params: { path: { id: alert.id } } })),
+    onSuccess: () => {
+      client.invalidateQueries({ queryKey: ["alert"] });
+      client.invalidateQueries({ queryKey: ["alert-history"] });
+      client.invalidateQueries({ queryKey: ["alerts"] });
+    },
+  });
+  return (
+    <>
+      <button type="button" onClick={() => again.mutate()} disabled={again.isPending}>
+        Classify again
+      </button>
+      <ErrorBox error={again.error} />
+    </>
   );
 }
 
