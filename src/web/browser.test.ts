@@ -327,7 +327,7 @@ describeOnOneEngine(
         await page.getByRole("button", { name: "Set attention…" }).click();
         // The choice takes the focus, so a keyboard user picks at once.
         await expect
-          .poll(() => page.evaluate(() => document.activeElement?.getAttribute("name")), { timeout: WAIT })
+          .poll(() => page.evaluate("document.activeElement?.getAttribute('name')"), { timeout: WAIT })
           .toBe("attention");
         await page.locator("select[name=attention]").selectOption("false_positive");
         await page.locator("input[name=attention_reason]").fill("flaps on every deploy");
@@ -344,7 +344,7 @@ describeOnOneEngine(
           .poll(() => page.locator("ol.timeline").textContent(), { timeout: WAIT })
           .toContain("flaps on every deploy");
         // The button stands in the form's place again, focused.
-        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Set attention…");
+        expect(await page.evaluate("document.activeElement?.textContent")).toBe("Set attention…");
 
         await page.goto(`${base}/alerts?attention=false_positive`);
         await page.locator(`a.alert-title[href="/alerts/${alert.id}"]`).click();
