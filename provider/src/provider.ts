@@ -131,7 +131,7 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
 
     async PlanResourceChange(request) {
       return guarded(
-        () => {
+        async () => {
           const resource = resourceOf(request.type_name);
           const proposed = objectOf(request.proposed_new_state);
           if (!proposed) return { planned_state: dynamic(null), diagnostics: [] }; // destroy
@@ -141,6 +141,10 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
             config: objectOf(request.config) ?? {},
             ctx: contextFor([]),
           });
+          const valid = !result.diagnostics.some((diagnostic) => diagnostic.severity === "ERROR");
+          if (valid && result.requiresReplace.length > 0 && resource.checkReplacement) {
+            result.diagnostics.push(...(await resource.checkReplacement(result.planned, contextFor([]))));
+          }
           return {
             planned_state: dynamic(result.planned),
             requires_replace: result.requiresReplace.map(protoPath),

@@ -177,6 +177,38 @@ describeOnOneEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
     expect((await ws.plan()).code).toBe(0);
   });
 
+  it("refuses at plan time a replacement the service would refuse, before the registration is deleted", async () => {
+    const before = await current();
+    const refused = async (body: string, summary: string, detail: string) => {
+      ws.write(config(body));
+      const apply = await ws.tofu("apply", "-auto-approve", "-no-color");
+      expect(apply.code, apply.stdout).toBe(1);
+      // OpenTofu wraps long details across lines.
+      const said = apply.stderr.replace(/\s+/g, " ");
+      expect(said).toContain(summary);
+      expect(said).toContain(detail);
+      expect(apply.stdout).not.toContain("Destroying");
+      expect((await api("GET", `/${before.id}`)).statusCode).toBe(200);
+    };
+    await refused(
+      `  source = "alertmanger"\n  integration = "prod"`,
+      "Invalid source",
+      "source: must be one of",
+    );
+    await refused(
+      `  source = "alertmanager"\n  integration = "prod"\n  app_name = "ops"`,
+      "Unknown app",
+      'The catalog has no app "ops"',
+    );
+    await refused(
+      `  source = "alertmanager"\n  integration = ".."`,
+      "Invalid integration",
+      'not "." or ".."',
+    );
+    ws.write(config(`  source = "alertmanager"\n  integration = "prod"`));
+    expect((await ws.plan()).code).toBe(0);
+  });
+
   it("detects a setting changed on the service and plans it back", async () => {
     const { id } = await current();
     expect((await api("PUT", `/${id}`, { classify_mode: "immediate" })).statusCode).toBe(200);

@@ -198,11 +198,14 @@ describeOnOneEngine("svc_app with OpenTofu", (harness) => {
     expect((await ws.plan()).code).toBe(0);
   });
 
-  it("plans a replacement when app_name changes", async () => {
+  it("refuses at plan time to replace the binding with an app the catalog lacks, before unbinding", async () => {
     ws.write(config(`  integrations = ["prom"]`).replace('app_name = "sre"', 'app_name = "another-app"'));
-    const plan = await ws.plan();
-    expect(plan.code).toBe(2);
-    expect(plan.stdout).toContain("forces replacement");
+    const apply = await ws.tofu("apply", "-auto-approve", "-no-color");
+    expect(apply.code, apply.stdout).toBe(1);
+    expect(apply.stderr).toContain("Unknown app");
+    expect(apply.stderr).toContain('The catalog has no app "another-app"');
+    expect(apply.stdout).not.toContain("Destroying");
+    expect((await ws.state())[ADDRESS]).toMatchObject({ app_name: "sre", configured: true });
   });
 
   it("imports by app name", async () => {

@@ -2,7 +2,8 @@
 // /app/{app_name}/api/v1/alerts/webhook). source, app_name and integration identify it and force a
 // new one when changed; the classify settings update in place. Settings left out of the
 // configuration take their defaults, so removing one from the file sets it back.
-import { apiDiagnostic, isGone } from "../client.ts";
+import { catalogLacks } from "../catalog.ts";
+import { ApiError, apiDiagnostic, isGone } from "../client.ts";
 import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
@@ -144,11 +145,14 @@ function validate(config: ObjectValue): Diagnostic[] {
     );
   }
   const integration = config.integration;
-  if (typeof integration === "string" && !/^[A-Za-z0-9._~-]{0,128}$/.test(integration)) {
+  if (
+    typeof integration === "string" &&
+    (!/^[A-Za-z0-9._~-]{0,128}$/.test(integration) || integration === "." || integration === "..")
+  ) {
     diagnostics.push(
       error(
         "Invalid integration",
-        "integration may hold letters, digits and . _ ~ - (at most 128), or be empty for the default integration.",
+        'integration may hold letters, digits and . _ ~ - (at most 128, not "." or ".."), or be empty for the default integration.',
         ["integration"],
       ),
     );
@@ -214,10 +218,36 @@ function settingsBody(planned: ObjectValue) {
   return Object.fromEntries(SETTINGS.map((name) => [name, planned[name]]));
 }
 
+/**
+ * A replacement deletes the registration first: the app and the source it names must be ones the
+ * service takes. A 404 for an app the catalog has is no refusal: the same apply may configure it.
+ */
+async function checkReplacement(planned: ObjectValue, ctx: ResourceContext): Promise<Diagnostic[]> {
+  const { app_name: appName, source } = planned;
+  if (typeof appName !== "string" || typeof source !== "string") return [];
+  const client = ctx.client();
+  const unknownApp = await catalogLacks(client, appName);
+  if (unknownApp) return [unknownApp];
+  try {
+    await client.request("GET", basePath(appName), { query: { source } });
+  } catch (thrown) {
+    if (thrown instanceof ApiError && thrown.status === 400 && thrown.body?.details?.field === "source") {
+      return [
+        error("Invalid source", `${thrown.body.error ?? thrown.message}. Nothing was changed.`, ["source"]),
+      ];
+    }
+    if (!(thrown instanceof ApiError && thrown.status === 404)) {
+      throw apiDiagnostic(thrown, "Cannot check the replacement registration", ATTRIBUTES);
+    }
+  }
+  return [];
+}
+
 export const alertWebhookResource: Resource = {
   typeName: "svc_sre_alert_webhook",
   schema,
   validate,
+  checkReplacement,
 
   plan({ prior, proposed, config, ctx }) {
     const diagnostics = validate(config);

@@ -2,6 +2,7 @@
 // (GET/PUT/DELETE /api/v1/apps/{app_name}). An optional attribute left out of the configuration is
 // left alone on the service (null in state, never read back); a set one is sent on every apply and
 // read back for drift. bootstrap_discovery starts the SRE discovery run after binding.
+import { catalogLacks } from "../catalog.ts";
 import { apiDiagnostic, type Client, isGone } from "../client.ts";
 import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
@@ -413,6 +414,12 @@ export const appResource: Resource = {
   typeName: "svc_app",
   schema,
   validate,
+
+  async checkReplacement(planned, ctx) {
+    if (typeof planned.app_name !== "string") return [];
+    const unknownApp = await catalogLacks(ctx.client(), planned.app_name);
+    return unknownApp ? [unknownApp] : [];
+  },
 
   plan({ prior, proposed, config }) {
     const diagnostics = validate(config);
