@@ -286,6 +286,14 @@ describeEachEngine(
       });
       expect(titles(await list("?status=ignored"))).toEqual(["HighLatency"]);
       expect((await list()).summary.total_active).toBe(3);
+      // Ignoring it again without a reason keeps the reason it has; a new one replaces it.
+      const again = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, { status: "ignored" });
+      expect(again.json()).toMatchObject({ status: "ignored", ignore_reason: "known issue, fix deploying" });
+      const reworded = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, {
+        status: "ignored",
+        ignore_reason: "known issue, fix deployed at 14:00",
+      });
+      expect(reworded.json()).toMatchObject({ ignore_reason: "known issue, fix deployed at 14:00" });
 
       // Setting it back to active drops the reason: one sent along is refused, not recorded and lost.
       const withReason = await inject("PATCH", `/app/sre/api/v1/alerts/${id}`, {
@@ -315,6 +323,8 @@ describeEachEngine(
           event.status_after,
         ]),
       ).toEqual([
+        ["ignored", "ignored"],
+        ["ignored", "ignored"],
         ["ignored", "ignored"],
         ["triaged", "ignored"],
         ["unignored", "active"],

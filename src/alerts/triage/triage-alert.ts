@@ -49,10 +49,12 @@ export async function triageAlert({
       });
     }
     // An ignored alert leaves its storm, and one set active again may join one: the correlator looks.
+    // Ignoring an ignored alert again keeps its reason unless a new one is sent.
+    const keepReason = current.status === "ignored" && patch.ignore_reason === undefined;
     Object.assign(changes, {
       status: "ignored",
       ignoredBy: "operator",
-      ignoreReason: patch.ignore_reason ?? null,
+      ...(!keepReason && { ignoreReason: patch.ignore_reason ?? null }),
     });
   } else if (patch.status === "active") {
     if (current.status !== "ignored") {
