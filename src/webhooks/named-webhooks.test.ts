@@ -294,6 +294,9 @@ describeEachEngine(
           target_name: agent,
         });
 
+        const before = await trigger(h, created.token, "{}", "application/json");
+        await expectStatus(before, 202);
+
         const disabled = await call(h, auth, "PATCH", `${BASE}/${created.id}`, { enabled: false });
         await expectStatus(disabled, 200);
         expect(disabled.json()).toEqual({
@@ -323,6 +326,17 @@ describeEachEngine(
         const accepted = await trigger(h, created.token, "{}", "application/json");
         await expectStatus(accepted, 202);
         expect(accepted.json()).toMatchObject({ target_type: "workflow", target_name: workflow });
+
+        // Each run keeps the target its trigger went to.
+        const runs = (await call(h, auth, "GET", `${BASE}/${created.id}/runs`)).json().runs;
+        expect(
+          runs.map((run: { target_type: string; target_name: string }) => [run.target_type, run.target_name]),
+        ).toEqual([
+          ["workflow", workflow],
+          ["agent", agent],
+        ]);
+        const first = await call(h, auth, "GET", `${BASE}/${created.id}/runs/${before.json().invocation_id}`);
+        expect(first.json()).toMatchObject({ target_type: "agent", target_name: agent });
       });
 
       it("rotates the token: the new one is shown once, the old one answers 401 at once", async () => {

@@ -23,58 +23,68 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
   }
   await app.register(namedWebhooksRoutes, { targets: options.targets });
 
-  app.get(
-    "/platform/api/v1/webhooks/:webhook_id/runs",
-    {
-      config: { scope: "aios_automation_read" },
-      schema: {
-        operationId: "listWebhookRuns",
-        tags,
-        params: Type.Object({ webhook_id: Uuid() }),
-        querystring: Type.Object({
-          ...OrgQuery,
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-          offset: Type.Integer({ minimum: 0, default: 0 }),
-        }),
-        response: { 200: Type.Ref("WebhookRunListResponse") },
-      },
-    },
-    async (request) =>
-      listWebhookRuns({
-        ctx: contextOf(request),
-        input: {
-          webhookId: request.params.webhook_id,
-          limit: request.query.limit,
-          offset: request.query.offset,
-        },
-      }),
-  );
-
-  app.get(
-    "/platform/api/v1/webhooks/:webhook_id/runs/:run_id",
-    {
-      config: { scope: "aios_automation_read" },
-      schema: {
-        operationId: "getWebhookRun",
-        tags,
-        params: Type.Object({
-          webhook_id: Uuid(),
-          run_id: Type.String({
-            minLength: 1,
-            maxLength: 200,
-            description: "Invocation id or execution run id",
+  // The spec's polling rule names the run record without the platform prefix
+  // (/api/v1/webhooks/{webhook_id}/runs/{invocation_id}): both paths serve it, the API document
+  // shows the platform one.
+  for (const [prefix, hide] of [
+    ["/platform/api/v1", false],
+    ["/api/v1", true],
+  ] as const) {
+    app.get(
+      `${prefix}/webhooks/:webhook_id/runs`,
+      {
+        config: { scope: "aios_automation_read" },
+        schema: {
+          operationId: "listWebhookRuns",
+          hide,
+          tags,
+          params: Type.Object({ webhook_id: Uuid() }),
+          querystring: Type.Object({
+            ...OrgQuery,
+            limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+            offset: Type.Integer({ minimum: 0, default: 0 }),
           }),
-        }),
-        querystring: Type.Object(OrgQuery),
-        response: { 200: Type.Ref("WebhookRunDetail") },
+          response: { 200: Type.Ref("WebhookRunListResponse") },
+        },
       },
-    },
-    async (request) =>
-      getWebhookRun({
-        ctx: contextOf(request),
-        input: { webhookId: request.params.webhook_id, runId: request.params.run_id },
-      }),
-  );
+      async (request) =>
+        listWebhookRuns({
+          ctx: contextOf(request),
+          input: {
+            webhookId: request.params.webhook_id,
+            limit: request.query.limit,
+            offset: request.query.offset,
+          },
+        }),
+    );
+
+    app.get(
+      `${prefix}/webhooks/:webhook_id/runs/:run_id`,
+      {
+        config: { scope: "aios_automation_read" },
+        schema: {
+          operationId: "getWebhookRun",
+          hide,
+          tags,
+          params: Type.Object({
+            webhook_id: Uuid(),
+            run_id: Type.String({
+              minLength: 1,
+              maxLength: 200,
+              description: "Invocation id or execution run id",
+            }),
+          }),
+          querystring: Type.Object(OrgQuery),
+          response: { 200: Type.Ref("WebhookRunDetail") },
+        },
+      },
+      async (request) =>
+        getWebhookRun({
+          ctx: contextOf(request),
+          input: { webhookId: request.params.webhook_id, runId: request.params.run_id },
+        }),
+    );
+  }
 
   // The trigger takes any content type (SNS posts text/plain) and keeps the body as received.
   await app.register(async (trigger) => {

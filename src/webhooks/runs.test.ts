@@ -548,6 +548,13 @@ describeEachEngine(
         expect(pastEnd.json()).toEqual({ runs: [], total: 5, limit: 10, offset: 5 });
         const hundred = await h.vigil.app.inject({ url: `${runsUrl}?limit=100`, headers: owner.auth });
         expect(hundred.json()).toEqual({ ...body, limit: 100 });
+
+        // The spec's polling rule names the path without the platform prefix: it serves the same.
+        const bare = runsUrl.replace("/platform/api/v1/", "/api/v1/");
+        expect((await h.vigil.app.inject({ url: bare, headers: owner.auth })).json()).toEqual(body);
+        const one = await h.vigil.app.inject({ url: `${bare}/${ids[4]}`, headers: owner.auth });
+        expect(one.statusCode).toBe(200);
+        expect(one.json()).toMatchObject(body.runs[0]);
       });
 
       it("answers 400 naming limit or offset outside their range", async () => {

@@ -14,8 +14,9 @@ function present(row: InvocationRow, webhook: WebhookRow): WebhookRun {
   return {
     invocation_id: row.id,
     webhook_id: row.webhookId,
-    target_type: webhook.targetType,
-    target_name: webhook.targetName,
+    // The target this trigger went to; records from before it was kept show the webhook's.
+    target_type: row.targetType ?? webhook.targetType,
+    target_name: row.targetName ?? webhook.targetName,
     status: row.status as WebhookRun["status"],
     received_at: row.receivedAt.toISOString(),
     finished_at: row.finishedAt?.toISOString() ?? null,

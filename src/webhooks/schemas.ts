@@ -90,6 +90,8 @@ export const TriggerAccepted = Type.Object(
 
 export const NAMED_TARGET_TYPES = ["agent", "workflow"] as const;
 export type NamedTargetType = (typeof NAMED_TARGET_TYPES)[number];
+export const isNamedTarget = (type: string): type is NamedTargetType =>
+  (NAMED_TARGET_TYPES as readonly string[]).includes(type);
 
 const WebhookName = Type.String({
   pattern: "^[a-z0-9][a-z0-9_-]{0,62}$",

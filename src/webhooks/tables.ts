@@ -58,6 +58,12 @@ export const webhookInvocations = pgTable(
     sessionId: text("session_id"),
     traceId: text("trace_id"),
     runId: text("run_id"),
+    /**
+     * The target the trigger went to, for webhooks that can be pointed elsewhere (agents and
+     * workflows): the record keeps what ran. Null where the target cannot change (alert ingest).
+     */
+    targetType: text("target_type"),
+    targetName: text("target_name"),
   },
   (table) => [
     index("webhook_invocations_webhook_received").on(table.webhookId, table.receivedAt),

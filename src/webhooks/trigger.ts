@@ -8,6 +8,7 @@ import { deferWrite, type Executor, executeNamed, sql } from "../core/db/databas
 import { boundJsonTexts } from "../core/db/json-array.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
+import { isNamedTarget } from "./schemas.ts";
 import { storableJson } from "./storable.ts";
 import type { BatchedTarget, TargetResult, WebhookTargets } from "./targets.ts";
 import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
@@ -113,6 +114,11 @@ function invocationRow(webhook: WebhookRow, invocation: Invocation, result: Outc
     sessionId: accepted?.sessionId ?? null,
     traceId: accepted?.traceId ?? null,
     runId: accepted?.runId ?? null,
+    // Only a webhook that can be pointed elsewhere needs its record to say where this one went.
+    ...(isNamedTarget(webhook.targetType) && {
+      targetType: webhook.targetType,
+      targetName: webhook.targetName,
+    }),
   };
 }
 
@@ -142,14 +148,15 @@ async function recordInvocations(
       "webhook_invocations.insert",
       sql`insert into webhook_invocations (id, webhook_id, org_id, owner_id, received_at, finished_at,
         status, content_type, headers, payload, payload_bytes, error, note, outcome, session_id,
-        trace_id, run_id)
+        trace_id, run_id, target_type, target_name)
       select id, "webhookId", "orgId", "ownerId", "receivedAt", "finishedAt", status, "contentType",
         headers, substring(${payloads}::bytea from "payloadAt" + 1 for "payloadBytes"), "payloadBytes",
-        error, note, outcome, "sessionId", "traceId", "runId"
+        error, note, outcome, "sessionId", "traceId", "runId", "targetType", "targetName"
       from json_to_recordset(${boundJsonTexts(rows)}) as r(id uuid, "webhookId" uuid,
         "orgId" uuid, "ownerId" uuid, "receivedAt" timestamptz, "finishedAt" timestamptz,
         status text, "contentType" text, headers jsonb, "payloadAt" int, "payloadBytes" int,
-        error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text)`,
+        error text, note text, outcome jsonb, "sessionId" text, "traceId" text, "runId" text,
+        "targetType" text, "targetName" text)`,
     ),
   );
 }
