@@ -38,7 +38,7 @@ const notReady = {
   description:
     "Invalid input naming the field, or (enabled webhooks) a target not safe to run unattended: errCode " +
     "TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE with extras " +
-    "[{target_type, target_name, unbound_stage_id?, total_stages?, resolution_hint}]",
+    "[{target_type, target_name, unbound_stage_id (null unless a stage is unbound), total_stages (0 for agents and missing targets), resolution_hint}]",
 };
 
 export async function namedWebhooksRoutes(instance: FastifyInstance, options: { targets: WebhookTargets }) {

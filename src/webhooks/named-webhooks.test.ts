@@ -79,10 +79,11 @@ const withoutToken = ({ token, platform_webhook_url, trigger_url, ...rest }: Cre
 };
 
 type Extras = { target_type: string; target_name: string; resolution_hint: string };
+/** The spec's extras carry all five keys, whatever the reason: null and 0 where they do not apply. */
 const notReady = (errCode: string, msg: string, extras: Extras & Record<string, unknown>) => ({
   msg,
   errCode,
-  extras: [extras],
+  extras: [{ unbound_stage_id: null, total_stages: 0, ...extras }],
 });
 
 const agentMissing = (name: string) =>

@@ -111,6 +111,7 @@ async function resolvePlan(tx: Tx, tenant: Tenant, target: StartExecutionInput["
     throw new AppError("WORKFLOW_HAS_NO_STAGES", `workflow ${target.name} has no stages`, {
       target_type: "workflow",
       target_name: target.name,
+      unbound_stage_id: null,
       total_stages: 0,
       resolution_hint: "add stages in a new version and approve it",
     });

@@ -14,8 +14,9 @@ export interface NotReady {
   extras: {
     target_type: "agent" | "workflow";
     target_name: string;
-    unbound_stage_id?: string;
-    total_stages?: number;
+    /** Every reason carries all five (the spec's extras): null and 0 where they do not apply. */
+    unbound_stage_id: string | null;
+    total_stages: number;
     resolution_hint: string;
   };
 }
@@ -31,6 +32,8 @@ export function missingTarget(
     extras: {
       target_type: targetType,
       target_name: name,
+      unbound_stage_id: null,
+      total_stages: 0,
       resolution_hint:
         targetType === "workflow" && why !== "does not exist"
           ? `approve a version: POST /platform/api/v1/workflows/${name}/versions/{version}/approve`
@@ -58,6 +61,8 @@ export function agentReadiness(
       extras: {
         target_type: "agent",
         target_name: agent.name,
+        unbound_stage_id: null,
+        total_stages: 0,
         resolution_hint: `attach at least one integration: PUT /platform/api/v1/agents/${agent.name} with integrations`,
       },
     },
@@ -86,6 +91,7 @@ export function workflowReadiness(
         extras: {
           target_type: "workflow",
           target_name: name,
+          unbound_stage_id: null,
           total_stages: 0,
           resolution_hint: "add stages in a new version and approve it",
         },
