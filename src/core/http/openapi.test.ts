@@ -69,6 +69,20 @@ describeEachEngine("API document", (harness) => {
     expect(schemas.ListInvestigationsResponse.required).toContain("total");
   });
 
+  it("declares every tag its operations use, and the secrets area the spec declares, each described", async () => {
+    const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
+    const declared = new Map<string, string>(
+      document.tags.map((tag: { name: string; description: string }) => [tag.name, tag.description]),
+    );
+    const used = new Set<string>(
+      Object.values(document.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((path) =>
+        Object.values(path).flatMap((op) => op.tags ?? []),
+      ),
+    );
+    const undeclared = [...used, "secrets"].filter((tag) => !/\w/.test(declared.get(tag) ?? ""));
+    expect(undeclared).toEqual([]);
+  });
+
   it("every 401 documents its bearer challenge header", async () => {
     const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
     type Responses = { responses: Record<string, { headers?: object }> };

@@ -89,6 +89,29 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         description: "SRE alert and automation service. API description version 0.1.0.",
       },
       servers: [{ url: publicUrl }],
+      tags: [
+        { name: "alerts", description: "The alert console: lists, one alert, triage, history, summaries" },
+        { name: "alert webhooks", description: "Alert-ingest registrations (svc_sre_alert_webhook)" },
+        { name: "alert sync", description: "Pull sync of alerts from an Alertmanager integration" },
+        { name: "investigations", description: "Investigations of alerts and their records" },
+        { name: "webhooks", description: "The webhook trigger, named webhooks and their runs" },
+        { name: "ask", description: "Ask: a message routed to an agent or a workflow" },
+        { name: "sessions", description: "Sessions, their artifacts and exports" },
+        { name: "executions", description: "Execution traces" },
+        { name: "agents", description: "Agents" },
+        { name: "workflows", description: "Versioned workflows" },
+        { name: "apps", description: "Catalog apps, their bindings (svc_app), discovery and setup" },
+        { name: "integrations", description: "Connections to monitoring and tooling systems" },
+        { name: "keys", description: "API keys" },
+        { name: "orgs", description: "Organizations" },
+        { name: "severity", description: "Severity mappings" },
+        {
+          name: "secrets",
+          description:
+            "No operation reads a secret back: integration credentials are write-only (sealed with SECRET_KEY; an integration says has_credentials), API keys, webhook tokens and app tokens are shown when created or rotated, and only the trigger URL and app_token are shown again to keys that may write them",
+        },
+        { name: "operations", description: "Health, readiness and metrics" },
+      ],
       components: {
         securitySchemes: {
           apiKey: {

@@ -7642,7 +7642,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithToken"];
                 };
             };
-            /** @description Invalid input naming the field, or (enabled webhooks) a target not safe to run unattended: errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE with extras [{target_type, target_name, unbound_stage_id?, total_stages?, resolution_hint}] */
+            /** @description Invalid input naming the field, or (enabled webhooks) a target not safe to run unattended: errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE with extras [{target_type, target_name, unbound_stage_id (null unless a stage is unbound), total_stages (0 for agents and missing targets), resolution_hint}] */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7935,7 +7935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid input naming the field, or (enabled webhooks) a target not safe to run unattended: errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE with extras [{target_type, target_name, unbound_stage_id?, total_stages?, resolution_hint}] */
+            /** @description Invalid input naming the field, or (enabled webhooks) a target not safe to run unattended: errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE with extras [{target_type, target_name, unbound_stage_id (null unless a stage is unbound), total_stages (0 for agents and missing targets), resolution_hint}] */
             400: {
                 headers: {
                     [name: string]: unknown;
