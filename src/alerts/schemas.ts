@@ -180,7 +180,14 @@ export const AlertV1 = Type.Object(
     storm_id: Nullable(Uuid()),
     likely_upstream: Nullable(Type.String()),
     ingested_via: Nullable(literals(["push", "pull"] as const)),
-    raw_payload: Nullable(Type.String({ description: "Source-native payload stored verbatim" })),
+    raw_payload: Type.Optional(
+      Nullable(
+        Type.String({
+          description:
+            "Source-native payload stored verbatim: the body of the delivery that last changed the alert; absent from lists read with include_raw_payload=false",
+        }),
+      ),
+    ),
   },
   { $id: "AlertV1" },
 );

@@ -7,7 +7,7 @@ import { poll } from "../../test/alertmanager-process.ts";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
-import { MCP_TOOLS } from "./tools.ts";
+import { MCP_RAW_PAYLOAD_CHARS, MCP_TOOLS } from "./tools.ts";
 
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
 
@@ -92,6 +92,7 @@ describeEachEngine("MCP server", (harness) => {
       "sort_by",
       "page",
       "page_size",
+      "include_raw_payload",
     ]);
     expect(list?.description).toContain("scope sre_alerts_read");
     const inputOf = (name: string) =>
@@ -122,6 +123,16 @@ describeEachEngine("MCP server", (harness) => {
     );
     expect(listed).toMatchObject({ total: 1, page: 1, page_size: 20, summary: { total_active: 2 } });
     expect(listed.alerts.map((alert: { id: string }) => alert.id)).toEqual([ids[1]]);
+    // Lists leave the payloads out unless asked: the alerts of a delivery each repeat its body.
+    expect(listed.alerts[0]).not.toHaveProperty("raw_payload");
+    const withPayloads = JSON.parse(
+      textOf(
+        await client.callTool({ name: "list_alerts", arguments: { q: "error", include_raw_payload: true } }),
+      ),
+    );
+    expect(withPayloads.alerts[0].raw_payload).toBe(
+      (await readAlert(harness(), auth, ids[1] as string)).raw_payload,
+    );
     const storm = JSON.parse(
       textOf(await client.callTool({ name: "get_alert_storm", arguments: { id: ids[0] } })),
     );
@@ -131,11 +142,41 @@ describeEachEngine("MCP server", (harness) => {
       total: 2,
     });
     expect(storm.alerts.map((alert: { id: string }) => alert.id).sort()).toEqual([...ids].sort());
+    for (const alert of storm.alerts) expect(alert).not.toHaveProperty("raw_payload");
     const history = JSON.parse(
       textOf(await client.callTool({ name: "get_alert_history", arguments: { id: ids[1] } })),
     );
     expect(history.alert_id).toBe(ids[1]);
     expect(history.events[0]).toMatchObject({ seq: 1, kind: "created", actor: "source" });
+    await client.close();
+  });
+
+  it("cuts a raw_payload over its limit in get_alert, and says so", async () => {
+    const h = harness();
+    const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: "large" });
+    const [id] = await deliverIds(
+      h,
+      trigger,
+      amBody([
+        {
+          status: "firing",
+          fingerprint: "a000000000000009",
+          startsAt: at(1),
+          labels: { alertname: "LargeBody", severity: "warning" },
+          description: "x".repeat(MCP_RAW_PAYLOAD_CHARS),
+        },
+      ]),
+    );
+    const full = (await readAlert(h, auth, id as string)).raw_payload as string;
+    expect(full.length).toBeGreaterThan(MCP_RAW_PAYLOAD_CHARS);
+    const client = await connect(appToken);
+    const read = JSON.parse(textOf(await client.callTool({ name: "get_alert", arguments: { id } })));
+    expect(read.raw_payload).toBe(full.slice(0, MCP_RAW_PAYLOAD_CHARS));
+    expect(read.raw_payload_truncated).toBe(true);
+    // One within the limit comes whole, without the flag.
+    const small = JSON.parse(textOf(await client.callTool({ name: "get_alert", arguments: { id: ids[0] } })));
+    expect(small.raw_payload).toBe((await readAlert(h, auth, ids[0] as string)).raw_payload);
+    expect(small).not.toHaveProperty("raw_payload_truncated");
     await client.close();
   });
 

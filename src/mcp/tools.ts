@@ -60,7 +60,19 @@ function withoutWorkspace<P extends TProperties>(query: TObject<P>) {
   return Type.Object(filters as Omit<P, "orgId">, { additionalProperties: false });
 }
 
-const ListAlertsInputSchema = withoutWorkspace(ListAlertsQuery);
+/** An assistant reads payloads one alert at a time (get_alert): a list of them can run to megabytes. */
+const ListAlertsInputSchema = Type.Object(
+  {
+    ...withoutWorkspace(ListAlertsQuery).properties,
+    include_raw_payload: Type.Boolean({
+      default: false,
+      description: "true adds each alert's raw_payload (each alert of a delivery repeats its whole body)",
+    }),
+  },
+  { additionalProperties: false },
+);
+/** The longest raw_payload get_alert answers in full; a longer one is cut and says so. */
+export const MCP_RAW_PAYLOAD_CHARS = 32_000;
 const ListInvestigationsInput = withoutWorkspace(ListInvestigationsQuery);
 const ListSessionsInput = withoutWorkspace(ListSessionsQuery);
 
@@ -86,14 +98,23 @@ export const MCP_TOOLS: McpTool[] = [
       "List the workspace's alerts with listAlerts' filters (status, attention, source_type, integration_names, storm_id, q, signal_severity, alert_role, sort_by, page, page_size) and the active summary",
     scope: "sre_alerts_read",
     input: ListAlertsInputSchema,
-    run: (ctx, input) => listAlerts({ ctx, input: input as ListAlertsInput }),
+    run: (ctx, input) =>
+      listAlerts({
+        ctx,
+        input: { ...(input as ListAlertsInput), include_raw_payload: input.include_raw_payload === true },
+      }),
   }),
   defineTool({
     name: "get_alert",
-    description: "Read one alert by its UUID or its source's external_uid",
+    description: `Read one alert by its UUID or its source's external_uid; a raw_payload over ${MCP_RAW_PAYLOAD_CHARS.toLocaleString("en")} characters is cut there (raw_payload_truncated: true, the full body from GET /app/sre/api/v1/alerts/{id})`,
     scope: "sre_alerts_read",
     input: AlertId,
-    run: (ctx, input) => getAlert({ ctx, input }),
+    async run(ctx, input) {
+      const alert = await getAlert({ ctx, input });
+      const payload = alert.raw_payload;
+      if (typeof payload !== "string" || payload.length <= MCP_RAW_PAYLOAD_CHARS) return alert;
+      return { ...alert, raw_payload: payload.slice(0, MCP_RAW_PAYLOAD_CHARS), raw_payload_truncated: true };
+    },
   }),
   defineTool({
     name: "get_alert_history",
@@ -120,6 +141,7 @@ export const MCP_TOOLS: McpTool[] = [
             sort_by: "severity",
             page: 1,
             page_size: STORM_PAGE_SIZE,
+            include_raw_payload: false,
           },
         }),
       ) as { alerts: unknown[]; total: number };

@@ -114,6 +114,21 @@ describeEachEngine(
       });
     });
 
+    it("leaves raw_payload out with include_raw_payload=false, and names the field when it is no boolean", async () => {
+      const whole = await list();
+      expect(whole.alerts.every((alert: { raw_payload?: unknown }) => "raw_payload" in alert)).toBe(true);
+      const lean = await list("?include_raw_payload=false");
+      expect(lean.alerts.some((alert: { raw_payload?: unknown }) => "raw_payload" in alert)).toBe(false);
+      // The same alerts, fields and order otherwise.
+      expect(lean).toEqual({
+        ...whole,
+        alerts: whole.alerts.map(({ raw_payload: _payload, ...alert }: { raw_payload?: unknown }) => alert),
+      });
+      const bad = await inject("GET", "/app/sre/api/v1/alerts?include_raw_payload=maybe");
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json()).toMatchObject({ details: { field: "include_raw_payload" } });
+    });
+
     it("sorts by impact, with severity as the tie-break", async () => {
       // HighLatency and ErrorRate share impact 90: ErrorRate (High) outranks HighLatency (Medium).
       expect(titles(await list("?sort_by=impact"))).toEqual([

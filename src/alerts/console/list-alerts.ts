@@ -24,6 +24,8 @@ export interface ListAlertsInput {
   sort_by: "severity" | "impact";
   page: number;
   page_size: number;
+  /** false leaves raw_payload out of each alert (a storm's alerts often share one large delivery). */
+  include_raw_payload?: boolean;
 }
 
 /** `a,b` -> ["a", "b"]; an empty item is a client error, not a silent match-nothing. */
@@ -113,14 +115,24 @@ export async function listAlerts({
     .as("page_ids");
   // Each alert of the page comes back as JSON text (ALERT_V1_JSON, present.ts): a page of 500
   // alerts mapped and serialized row by row in Node took longer than PostgreSQL took to read it.
+  const withPayloads = input.include_raw_payload !== false;
+  const page = withPayloads
+    ? ctx.db
+        .select({ alert: sql<string>`${ALERT_V1_JSON}::text`, ...rawPayloadColumns })
+        .from(pageIds)
+        .innerJoin(alerts, eq(alerts.id, pageIds.id))
+        .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
+        .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
+        .orderBy(...order)
+        .then((rows) => rows.map((row) => withRawPayload(row.alert, rawPayloadText(row))))
+    : ctx.db
+        .select({ alert: sql<string>`${ALERT_V1_JSON}::text` })
+        .from(pageIds)
+        .innerJoin(alerts, eq(alerts.id, pageIds.id))
+        .orderBy(...order)
+        .then((rows) => rows.map((row) => row.alert));
   const [rows, total, summary] = await Promise.all([
-    ctx.db
-      .select({ alert: sql<string>`${ALERT_V1_JSON}::text`, ...rawPayloadColumns })
-      .from(pageIds)
-      .innerJoin(alerts, eq(alerts.id, pageIds.id))
-      .leftJoin(alertPayloads, eq(alertPayloads.id, alerts.rawPayloadId))
-      .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
-      .orderBy(...order),
+    page,
     // The summary counts the active list, whole or by attention, already: not twice.
     countedBySummary
       ? null
@@ -142,8 +154,7 @@ export async function listAlerts({
     total_pages: Math.ceil(counted.n / input.page_size),
     summary,
   });
-  const page = rows.map((row) => withRawPayload(row.alert, rawPayloadText(row))).join(",");
-  return `{"alerts":[${page}],${rest.slice(1)}`;
+  return `{"alerts":[${rows.join(",")}],${rest.slice(1)}`;
 }
 
 /**

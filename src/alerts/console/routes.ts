@@ -57,6 +57,11 @@ export const ListAlertsQuery = Type.Object({
   }),
   page: Type.Integer({ minimum: 1, default: 1 }),
   page_size: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
+  include_raw_payload: Type.Boolean({
+    default: true,
+    description:
+      "false leaves raw_payload out of each alert: the alerts of one delivery share its body, so a page of a storm can repeat a large body many times",
+  }),
 });
 
 /** The alert console: lists, the summary, one alert, its history, triage changes. */

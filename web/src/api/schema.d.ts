@@ -1120,7 +1120,7 @@ export interface components {
                 kind: string;
                 url: string;
             }[];
-            raw_payload: string | null;
+            raw_payload?: string | null;
             refire_count: number;
             resolved_at: string | null;
             short_summary: string | null;
@@ -4760,6 +4760,8 @@ export interface operations {
             query?: {
                 alert_role?: "symptom" | "cause" | "unknown";
                 attention?: "needs_attention" | "needs_review" | "false_positive" | "others";
+                /** @description false leaves raw_payload out of each alert: the alerts of one delivery share its body, so a page of a storm can repeat a large body many times */
+                include_raw_payload?: boolean;
                 /** @description Comma-separated integration names; scopes both the list and the summary; empty items are 400 */
                 integration_names?: string;
                 /** @description Organization that scopes the request; the caller's personal namespace when omitted */

@@ -199,7 +199,7 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
 
       <section class="card">
         <h2>Raw payload</h2>
-        <RawPayload text={a.raw_payload} />
+        <RawPayload text={a.raw_payload ?? null} />
       </section>
     </article>
   );

@@ -34,6 +34,8 @@ function listQueryOf(query: URLSearchParams): Query {
     sort_by: (text("sort_by") ?? "severity") as "severity" | "impact",
     page: Number(text("page") ?? 1) || 1,
     page_size: Number(text("page_size") ?? PAGE_SIZE) || PAGE_SIZE,
+    // The list shows no payloads: a storm's alerts would each bring their delivery's whole body.
+    include_raw_payload: false,
   };
 }
 
