@@ -68,7 +68,7 @@ describeEachEngine("web console", (harness) => {
     const bare = await consoleFrom(harness().vigil.app, empty);
     const response = await bare.inject({ url: "/alerts" });
     expect(response.statusCode).toBe(503);
-    expect(response.body).toContain("npm run build:web");
+    expect(response.body).toContain("npm run build</code>");
     await bare.close();
     rmSync(empty, { recursive: true, force: true });
   });
