@@ -230,6 +230,19 @@ describeEachEngine("MCP server", (harness) => {
         error: { code: -32602 },
       });
     }
+    const unknown = await post(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 8,
+        method: "tools/call",
+        params: { name: "nope", arguments: {} },
+      }),
+    );
+    expect(await unknown.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: 8,
+      error: { code: -32602, message: expect.stringContaining("Unknown tool: nope") },
+    });
     const syntax = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"');
     expect(syntax.status).toBe(400);
     expect(await syntax.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });

@@ -5,7 +5,9 @@ import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   RequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallerCtx } from "../core/context.ts";
@@ -33,7 +35,8 @@ export function createMcpServer(ctx: CallerCtx, version: string): Server {
   server.setRequestHandler(anyParams, async (request) => {
     const params = request.params as CallToolRequest["params"];
     const tool = MCP_TOOLS.find((item) => item.name === params.name);
-    if (!tool) return text(`unknown tool ${params.name}`, true);
+    // An unknown tool is a protocol error (MCP: tools, error handling), not a result of a tool.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     if (!ctx.actor.scopes.includes(tool.scope)) {
       return text(
         `INSUFFICIENT_SCOPE: this token lacks the scope ${tool.scope} that ${tool.name} needs`,
