@@ -42,6 +42,7 @@ export {
   registerActionType,
 } from "./executions/extensions.ts";
 export { lastStageOutput, readRunResult } from "./executions/run-result.ts";
+export { getExecutionTrace } from "./executions/traces.ts";
 export { ListSessionsQuery } from "./sessions/schemas.ts";
 export { listSessions } from "./sessions/sessions.ts";
 export { workflowStates } from "./workflows/provision.ts";

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { beforeAll, expect, it } from "vitest";
 import { poll } from "../../test/alertmanager-process.ts";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { createApprovedWorkflow, settledTrace } from "../../test/automation-runs.ts";
+import { createApprovedWorkflow } from "../../test/automation-runs.ts";
 import { type Auth, call, describeEachEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
 import { MCP_RAW_PAYLOAD_CHARS, MCP_TOOLS } from "./tools.ts";
 
@@ -78,6 +78,7 @@ describeEachEngine("MCP server", (harness) => {
       "list_investigations",
       "list_sessions",
       "ask",
+      "get_execution",
     ]);
     const list = tools[0];
     expect(Object.keys(list?.inputSchema.properties ?? {})).toEqual([
@@ -389,8 +390,15 @@ describeEachEngine("MCP server", (harness) => {
       inputs_required: [],
       plan: "restart-deployment",
     });
-    const run = await settledTrace(h, auth, asked.trace_id);
+    // The run is followed through MCP alone.
+    const run = await poll("the run to settle, read with get_execution", async () => {
+      const trace = await jsonOf(app, "get_execution", { trace_id: asked.trace_id });
+      return trace.execution.trace_settled && trace.execution.status !== "running" ? trace : undefined;
+    });
     expect(run.execution).toMatchObject({ status: "completed", session_id: asked.session_id });
+    expect(textOf(await call_(app, "get_execution", { trace_id: "nope" }))).toMatch(
+      /^VALIDATION_FAILED: trace_id/,
+    );
     const sessions = await jsonOf(app, "list_sessions", { source_app: "mcp" });
     expect(sessions.items.map((item: { id: string }) => item.id)).toContain(asked.session_id);
     await app.close();
@@ -424,6 +432,7 @@ describeEachEngine("MCP server", (harness) => {
       ["get_investigation", "sre_investigations_read"],
       ["list_investigations", "sre_investigations_read"],
       ["list_sessions", "aios_automation_read"],
+      ["get_execution", "aios_automation_read"],
     ]) {
       expect(textOf(await call_(none, name as string, {}))).toBe(
         `INSUFFICIENT_SCOPE: this token lacks the scope ${scope} that ${name} needs`,
@@ -469,7 +478,7 @@ describeEachEngine("MCP server", (harness) => {
     expect(rotated.statusCode).toBe(200);
     await expect(connect(appToken)).rejects.toThrow(/UNAUTHENTICATED/);
     const fresh = await connect(rotated.json().app_token);
-    expect((await fresh.listTools()).tools).toHaveLength(9);
+    expect((await fresh.listTools()).tools).toHaveLength(MCP_TOOLS.length);
     await fresh.close();
     appToken = rotated.json().app_token;
   });

@@ -18,7 +18,13 @@ import {
   ListAlertsQuery,
   listAlerts,
 } from "../alerts/index.ts";
-import { AskPlatformRequest, ListSessionsQuery, listSessions, startAsk } from "../automation/index.ts";
+import {
+  AskPlatformRequest,
+  getExecutionTrace,
+  ListSessionsQuery,
+  listSessions,
+  startAsk,
+} from "../automation/index.ts";
 import type { Scope } from "../core/auth/scopes.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { AppError } from "../core/errors.ts";
@@ -182,10 +188,21 @@ export const MCP_TOOLS: McpTool[] = [
   defineTool({
     name: "ask",
     description:
-      "Ask (startAskPlatform): route a message to a workflow or agent and start it. decision inputs_required: answer with inputs in the same session_id. Poll the run with its trace_id",
+      "Ask (startAskPlatform): route a message to a workflow or agent and start it. decision inputs_required: answer with inputs in the same session_id. Poll get_execution with its trace_id",
     scope: "aios_automation_write",
     input: AskInput,
     run: (ctx, input) => startAsk({ ctx, input: { ...input, source_app: "mcp" } }),
+  }),
+  defineTool({
+    name: "get_execution",
+    description:
+      "A run's trace (getExecutionTrace): its status, stages and outputs. Poll until execution.status is completed or error and trace_settled is true",
+    scope: "aios_automation_read",
+    input: Type.Object(
+      { trace_id: Uuid("The trace_id Ask or a webhook trigger answered") },
+      { additionalProperties: false },
+    ),
+    run: (ctx, input) => getExecutionTrace({ ctx, input: { traceId: input.trace_id } }),
   }),
 ];
 
