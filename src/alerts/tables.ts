@@ -83,6 +83,11 @@ export const alerts = pgTable(
      * history, whose trim may drop the analyst's event in a long episode.
      */
     attentionByOperator: boolean("attention_by_operator").notNull().default(false),
+    /**
+     * The alert is resolved because a pull sync no longer listed it, not because its source said so:
+     * a later listing of the same episode (an Alertmanager restarted empty, then refilled) undoes it.
+     */
+    resolveInferred: boolean("resolve_inferred").notNull().default(false),
     shortSummary: text("short_summary"),
     initialInvestigation: text("initial_investigation"),
     triggeredAt: timestamp("triggered_at", { withTimezone: true }).notNull(),

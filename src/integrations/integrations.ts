@@ -49,6 +49,12 @@ function assertWritable(ctx: CallerCtx, input: IntegrationWrite): void {
   if (parsed && parsed.protocol !== "file:" && allowed.length > 0 && !hostAllowed(parsed, allowed)) {
     throw badRequest("url", `host ${parsed.host || "(none)"} is not on INTEGRATION_ALLOWED_HOSTS`);
   }
+  // Alertmanager's scheduled pull sync can be turned off (an integration kept for investigations
+  // beside a push registration would otherwise list every alert a second time).
+  const pullSync = input.settings?.pull_sync;
+  if (type === "alertmanager" && pullSync !== undefined && pullSync !== "true" && pullSync !== "false") {
+    throw badRequest("settings.pull_sync", "must be true or false");
+  }
   if (type === "git") {
     for (const [key, value] of Object.entries(input.settings ?? {})) {
       if (key !== "base_branch")

@@ -99,6 +99,7 @@ describe("planAlertChange: a new uid", () => {
       attention: "needs_review",
       attentionReason: null,
       attentionByOperator: false,
+      resolveInferred: false,
       shortSummary: null,
       initialInvestigation: null,
       investigation: null,
@@ -459,6 +460,45 @@ describe("planAlertChange: an existing alert", () => {
       refireCount: 0,
       description: "p99 latency above 2s",
     });
+  });
+
+  it("undoes a resolve a pull sync inferred when the same episode fires again: active, no re-fire", () => {
+    const absent = event({ status: "resolved", triggered_at: null, resolved_at: T1, inferred: true });
+    const resolved = nextOf(apply(stored(event()), absent));
+    expect(resolved).toMatchObject({ status: "resolved", resolveInferred: true, resolvedAt: new Date(T1) });
+    // Alertmanager refilled after a restart: the same start, listed again.
+    const plan = apply(resolved, event({ triggered_at: T0 }));
+    expect(plan.outcome).toBe("updated");
+    expect(nextOf(plan)).toMatchObject({
+      status: "active",
+      resolveInferred: false,
+      resolvedAt: null,
+      lastResolvedAt: null,
+      triggeredAt: new Date(T0),
+      refireCount: 0,
+    });
+    expect(plan.history).toMatchObject({ statusBefore: "resolved", statusAfter: "active" });
+    // A later start after an inferred resolve is a re-fire, as after any resolve.
+    const refired = apply(resolved, event({ triggered_at: T2 }));
+    expect(refired.outcome).toBe("refired");
+    expect(nextOf(refired)).toMatchObject({ refireCount: 1, resolveInferred: false });
+  });
+
+  it("keeps a resolve the source sent: a late firing of its episode stays stale, whatever a sync inferred before", () => {
+    const inferred = nextOf(
+      apply(
+        stored(event()),
+        event({ status: "resolved", triggered_at: null, resolved_at: T1, inferred: true }),
+      ),
+    );
+    // The source's own resolve after the inferred one makes the resolve final.
+    const confirmed = nextOf(apply(inferred, event({ status: "resolved", resolved_at: T2 })));
+    expect(confirmed).toMatchObject({ status: "resolved", resolveInferred: false, resolvedAt: new Date(T2) });
+    expect(apply(confirmed, event({ triggered_at: T0 })).outcome).toBe("stale");
+    // So does a late one, with an end before the inferred resolve.
+    const late = nextOf(apply(inferred, event({ status: "resolved", triggered_at: T0, resolved_at: T0 })));
+    expect(late).toMatchObject({ status: "resolved", resolveInferred: false });
+    expect(apply(late, event({ triggered_at: T0 })).outcome).toBe("stale");
   });
 
   it("does not treat a resolve at the trigger time itself as stale", () => {

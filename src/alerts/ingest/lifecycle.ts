@@ -118,6 +118,7 @@ function createAlert(event: AlertEvent, context: EventContext): AlertPlan {
     attention: "needs_review",
     attentionReason: null,
     attentionByOperator: false,
+    resolveInferred: false,
     shortSummary: null,
     initialInvestigation: null,
     triggeredAt,
@@ -398,6 +399,7 @@ export function planAlertChange(
     return { outcome: "duplicate", next: null, history: null };
 
   const stored = timelineOf(existing);
+  if (continuesInferredResolve(existing, event, stored)) return reopen(existing, event, context, stored);
   const timeline: Timeline = { points: [...stored.points], trimmed: stored.trimmed };
   const late = placeEvent(timeline, existing, event, context);
   const refireCount = existing.refireCount + refiresIn(timeline.points) - refiresIn(stored.points);
@@ -412,6 +414,8 @@ export function planAlertChange(
       ...existing,
       ...episodes,
       timeline: trim(timeline),
+      // A late resolve from the source still says the episode ended.
+      resolveInferred: existing.resolveInferred && !(event.status === "resolved" && !event.inferred),
       lastEventHash: context.eventHash,
       updatedAt: episodesChanged ? context.receivedAt : existing.updatedAt,
     };
@@ -425,6 +429,12 @@ export function planAlertChange(
   const dataChanged = applyData(next, event, context);
   next.status = nextStatus(existing, event);
   let outcome: IngestOutcome = dataChanged || episodesChanged ? "updated" : "unchanged";
+  // A resolve stays undoable only while no source has said the episode ended.
+  next.resolveInferred =
+    next.status === "resolved" &&
+    (event.status === "resolved"
+      ? event.inferred === true && (existing.status !== "resolved" || existing.resolveInferred)
+      : existing.resolveInferred);
   if (next.status !== existing.status && next.status === "active") {
     next.ignoredBy = null;
     next.ignoreReason = null;
@@ -443,4 +453,36 @@ export function planAlertChange(
     outcome = "ignored";
   }
   return plan(outcome, existing, next, event);
+}
+
+/**
+ * A firing of the episode a pull sync resolved because the alert was missing from its list: the
+ * episode never ended (an Alertmanager restarted with an empty list, then refilled it with the same
+ * start). Its start is no later than the inferred resolve, so by the timeline it would be late.
+ */
+function continuesInferredResolve(existing: AlertRow, event: AlertEvent, stored: Timeline): boolean {
+  if (!existing.resolveInferred || existing.status !== "resolved" || event.status !== "active") return false;
+  const at = statusTime(event);
+  const last = stored.points.at(-1);
+  return at !== null && last?.[1] === "resolved" && at >= existing.triggeredAt.getTime() && at <= last[0];
+}
+
+/** Undoes the inferred resolve: the same episode, active again, without a re-fire. */
+function reopen(existing: AlertRow, event: AlertEvent, context: EventContext, stored: Timeline): AlertPlan {
+  const timeline: Timeline = { points: stored.points.slice(0, -1), trimmed: stored.trimmed };
+  const next: AlertRow = {
+    ...existing,
+    ...episodesOf(timeline, existing, existing.refireCount),
+    timeline: trim(timeline),
+    resolveInferred: false,
+  };
+  // With every point of the timeline gone (a trimmed one), the stored episode still holds.
+  next.resolvedAt = null;
+  applyData(next, event, context);
+  next.status = "active";
+  next.ignoredBy = null;
+  next.ignoreReason = null;
+  return plan("updated", existing, next, event, {
+    reopened: "listed as firing again after a pull sync found it absent: the same episode, not a re-fire",
+  });
 }

@@ -59,6 +59,11 @@ export interface AlertEvent {
   /** The raw status, action, transition or event type that drove `status`. */
   source_event: string;
   unmapped: UnmappedValue[];
+  /**
+   * A resolve Vigil inferred, not one the source sent: the alert was absent from a pull sync's
+   * list. A later firing of the same episode undoes it.
+   */
+  inferred?: boolean;
 }
 
 export interface ParserOptions {

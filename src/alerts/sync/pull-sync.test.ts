@@ -236,6 +236,77 @@ describeEachEngine(
       ]);
     });
 
+    it("undoes a resolve it inferred when Alertmanager lists the same episode again (an empty restart), by pull or push", async () => {
+      const am = await alertmanager();
+      const empty = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      await createIntegration(auth, { name: "restarting", url: am.base });
+      const registered = await h.vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", integration: "restarting" },
+      });
+      expect(registered.statusCode).toBe(201);
+      const triggerPath = `/platform${(registered.json() as { platform_webhook_url: string }).platform_webhook_url}`;
+      const disk = alert("DiskFull");
+      const latency = alert("HighLatency");
+      const fingerprints = await fire(am, [disk, latency]);
+      await sync(auth, "restarting");
+
+      // Alertmanager restarted: it lists nothing until Prometheus sends the alerts again.
+      const pointAt = async (url: string) => {
+        const moved = await h.vigil.app.inject({
+          method: "PUT",
+          url: "/api/v1/integrations/restarting",
+          headers: auth,
+          payload: { name: "restarting", type: "alertmanager", url },
+        });
+        expect(moved.statusCode, moved.body).toBe(200);
+      };
+      await pointAt(empty.base);
+      expect(await sync(auth, "restarting")).toEqual(completed({ resolved: 2 }, "restarting"));
+      expect((await getAlert(auth, fingerprints.DiskFull as string)).status).toBe("resolved");
+
+      // Refilled with the same starts: the episode never ended. The next sync reopens DiskFull...
+      await pointAt(am.base);
+      const relisted = await sync(auth, "restarting");
+      expect(relisted.counts).toMatchObject({ fetched: 2, updated: 2 });
+      expect(await getAlert(auth, fingerprints.DiskFull as string)).toMatchObject({
+        status: "active",
+        resolved_at: null,
+        refire_count: 0,
+        triggered_at: disk.startsAt,
+      });
+      expect(await historyKinds(auth, fingerprints.DiskFull as string)).toEqual([
+        "created",
+        "resolved",
+        "updated",
+      ]);
+
+      // ...and a push of the same episode reopens an alert the same way.
+      await pointAt(empty.base);
+      await sync(auth, "restarting");
+      expect((await getAlert(auth, fingerprints.HighLatency as string)).status).toBe("resolved");
+      const pushed = await h.vigil.app.inject({
+        method: "POST",
+        url: triggerPath,
+        headers: { "content-type": "application/json" },
+        payload: {
+          version: "4",
+          status: "firing",
+          receiver: "vigil",
+          alerts: [{ ...latency, status: "firing", fingerprint: fingerprints.HighLatency }],
+        },
+      });
+      expect(pushed.json().alerts[0].outcome).toBe("updated");
+      expect(await getAlert(auth, fingerprints.HighLatency as string)).toMatchObject({
+        status: "active",
+        refire_count: 0,
+      });
+    });
+
     it("keeps ingested_via push on an alert first pushed, and resolves only alerts it has seen", async () => {
       const am = await alertmanager();
       const h = harness();
@@ -517,6 +588,19 @@ describeEachEngine(
           details: { field: query.split("=")[0] },
         });
       }
+      const maybe = await h.vigil.app.inject({
+        method: "POST",
+        url: "/api/v1/integrations",
+        headers: auth,
+        payload: {
+          name: "maybe",
+          type: "alertmanager",
+          url: "http://127.0.0.1:1",
+          settings: { pull_sync: "yes" },
+        },
+      });
+      expect(maybe.statusCode).toBe(400);
+      expect(maybe.json()).toMatchObject({ details: { field: "settings.pull_sync" } });
       const empty = await call("GET", "/app/sre/api/v1/integrations/no-url/sync-runs");
       expect(empty.json()).toEqual({ runs: [], total: 0, limit: 20, offset: 0 });
     });
@@ -563,6 +647,19 @@ describeEachEngine(
       await createIntegration(bob.auth, { name: "sched-b", url: am.base }, `?orgId=${orgId}`);
       await createIntegration(alice.auth, { name: "sched-grafana", type: "grafana", url: am.base });
       await createIntegration(alice.auth, { name: "sched-no-url" });
+      // Kept for investigations beside a push registration: its pull sync is off.
+      await createIntegration(alice.auth, {
+        name: "sched-off",
+        url: am.base,
+        settings: { pull_sync: "false" },
+      });
+      // Another Alertmanager, with nothing to list: its alerts would share DiskFull's fingerprint.
+      const quiet = await alertmanager();
+      await createIntegration(alice.auth, {
+        name: "sched-on",
+        url: quiet.base,
+        settings: { pull_sync: "true" },
+      });
       const fingerprints = await fire(am, [alert("DiskFull")]);
       const ctx = workContext(h.vigil.services, h.vigil.log);
       const mine = (queued: { name: string }[]) =>
@@ -572,7 +669,7 @@ describeEachEngine(
           .sort();
 
       // Integrations of the other tests point at stopped Alertmanagers: they fail, and are skipped here.
-      expect(mine(await syncDueIntegrations({ ctx }))).toEqual(["sched-a", "sched-b"]);
+      expect(mine(await syncDueIntegrations({ ctx }))).toEqual(["sched-a", "sched-b", "sched-on"]);
       const [a] = (await finishedRuns(alice.auth, ["sched-a"])).get("sched-a") ?? [];
       expect(a).toEqual(completed({ fetched: 1, created: 1 }, "sched-a", "scheduled"));
       const bobRuns = await poll("sched-b's run to finish", async () => {

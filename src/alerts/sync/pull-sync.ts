@@ -252,6 +252,7 @@ function resolveEvent(alert: { externalUid: string; isTest: boolean }, at: Date)
     is_test: alert.isTest,
     source_event: "absent from /api/v2/alerts",
     unmapped: [],
+    inferred: true,
   };
 }
 
@@ -489,6 +490,7 @@ export async function syncDueIntegrations({
 
   const connections = await listIntegrationConnections(ctx.db, ctx.secrets, { type: SYNCABLE_TYPE });
   const due = connections
+    .filter((connection) => connection.settings.pull_sync !== "false")
     .filter((connection) => !skip.has(tenantKey(connection.orgId, connection.ownerId, connection.name)))
     .map((connection) => ({ orgId: connection.orgId, ownerId: connection.ownerId, name: connection.name }));
   await ctx.enqueueMany(
