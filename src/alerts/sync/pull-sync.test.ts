@@ -307,6 +307,83 @@ describeEachEngine(
       });
     });
 
+    it("resolves the pulled alerts of an integration deleted or no longer synced, unless a registration of its name pushes them", async () => {
+      const am = await alertmanager();
+      const h = harness();
+      const { auth } = await h.createKey();
+      const ctx = workContext(h.vigil.services, h.vigil.log);
+      const disk = alert("DiskFull");
+      const fingerprints = await fire(am, [disk]);
+      const uid = fingerprints.DiskFull as string;
+      const byIntegration = async (name: string) => {
+        const listed = await h.vigil.app.inject({
+          url: `/app/sre/api/v1/alerts?integration_names=${name}`,
+          headers: auth,
+        });
+        const resolved = await h.vigil.app.inject({
+          url: `/app/sre/api/v1/alerts?status=resolved&integration_names=${name}`,
+          headers: auth,
+        });
+        return { active: listed.json().total, resolved: resolved.json().total };
+      };
+      for (const name of ["doomed", "kept", "muted"]) {
+        await createIntegration(auth, { name, url: am.base });
+        await sync(auth, name);
+      }
+      const registered = await h.vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", integration: "kept" },
+      });
+      expect(registered.statusCode).toBe(201);
+      for (const name of ["doomed", "kept"]) {
+        const deleted = await h.vigil.app.inject({
+          method: "DELETE",
+          url: `/api/v1/integrations/${name}`,
+          headers: auth,
+        });
+        expect(deleted.statusCode).toBe(204);
+      }
+      const muted = await h.vigil.app.inject({
+        method: "PUT",
+        url: "/api/v1/integrations/muted",
+        headers: auth,
+        payload: { name: "muted", type: "alertmanager", url: am.base, settings: { pull_sync: "false" } },
+      });
+      expect(muted.statusCode).toBe(200);
+
+      await syncDueIntegrations({ ctx });
+      expect(await byIntegration("doomed")).toEqual({ active: 0, resolved: 1 });
+      expect(await byIntegration("muted")).toEqual({ active: 0, resolved: 1 });
+      // Pushes to the registration of that name still keep it current.
+      expect(await byIntegration("kept")).toEqual({ active: 1, resolved: 0 });
+
+      // The integration back under its name lists the same episode: the alert is active again.
+      await createIntegration(auth, { name: "doomed", url: am.base });
+      expect((await sync(auth, "doomed")).counts).toMatchObject({ fetched: 1, updated: 1 });
+      expect(await byIntegration("doomed")).toEqual({ active: 1, resolved: 0 });
+      const history = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts?integration_names=doomed`,
+        headers: auth,
+      });
+      const [doomed] = history.json().alerts;
+      expect(doomed).toMatchObject({ external_uid: uid, refire_count: 0, status: "active" });
+      const events = await h.vigil.app.inject({
+        url: `/app/sre/api/v1/alerts/${doomed.id}/history`,
+        headers: auth,
+      });
+      expect(
+        events
+          .json()
+          .events.map((event: { kind: string; source_event: string }) => [event.kind, event.source_event]),
+      ).toEqual([
+        ["created", "active"],
+        ["resolved", "integration doomed no longer syncs"],
+        ["updated", "active"],
+      ]);
+    });
+
     it("keeps ingested_via push on an alert first pushed, and resolves only alerts it has seen", async () => {
       const am = await alertmanager();
       const h = harness();

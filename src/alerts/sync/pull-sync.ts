@@ -233,7 +233,11 @@ async function disappearedAlerts(
 }
 
 // A resolve that changes nothing else: no title, labels or severity (the stored ones stay).
-function resolveEvent(alert: { externalUid: string; isTest: boolean }, at: Date): AlertEvent {
+function resolveEvent(
+  alert: { externalUid: string; isTest: boolean },
+  at: Date,
+  why = "absent from /api/v2/alerts",
+): AlertEvent {
   return {
     external_uid: alert.externalUid,
     status: "resolved",
@@ -250,7 +254,7 @@ function resolveEvent(alert: { externalUid: string; isTest: boolean }, at: Date)
     labels: {},
     links: [],
     is_test: alert.isTest,
-    source_event: "absent from /api/v2/alerts",
+    source_event: why,
     unmapped: [],
     inferred: true,
   };
@@ -488,9 +492,11 @@ export async function syncDueIntegrations({
     .where(or(gt(alertSyncRuns.startedAt, recentSince), eq(alertSyncRuns.status, "running")));
   const skip = new Set(recent.map((row) => tenantKey(row.orgId, row.ownerId, row.name)));
 
-  const connections = await listIntegrationConnections(ctx.db, ctx.secrets, { type: SYNCABLE_TYPE });
+  const connections = (await listIntegrationConnections(ctx.db, ctx.secrets, { type: SYNCABLE_TYPE })).filter(
+    (connection) => connection.settings.pull_sync !== "false",
+  );
+  await resolveOrphanedPulls(ctx, connections);
   const due = connections
-    .filter((connection) => connection.settings.pull_sync !== "false")
     .filter((connection) => !skip.has(tenantKey(connection.orgId, connection.ownerId, connection.name)))
     .map((connection) => ({ orgId: connection.orgId, ownerId: connection.ownerId, name: connection.name }));
   await ctx.enqueueMany(
@@ -499,6 +505,67 @@ export async function syncDueIntegrations({
     due.map((data) => ({ data, options: { singletonKey: tenantKey(data.orgId, data.ownerId, data.name) } })),
   );
   return due;
+}
+
+/**
+ * Alerts a pull sync brought in whose integration no longer syncs (deleted, renamed, its url or its
+ * pull sync taken away) would otherwise stay active for good: no sync lists them again, and no
+ * push updates them unless a registration of the same integration name exists. They are resolved
+ * as absent, so an integration that syncs them again (recreated under the name) reopens them.
+ */
+async function resolveOrphanedPulls(ctx: Ctx, syncing: IntegrationConnection[]): Promise<void> {
+  const active = await ctx.db
+    .selectDistinct({ orgId: alerts.orgId, ownerId: alerts.ownerId, name: alerts.integrationName })
+    .from(alerts)
+    .innerJoin(alertSyncSeen, eq(alertSyncSeen.alertId, alerts.id))
+    .where(and(eq(alerts.sourceType, SYNCABLE_TYPE), sql`${alerts.status} <> 'resolved'`));
+  if (active.length === 0) return;
+  const pushed = await ctx.db
+    .selectDistinct({
+      orgId: alertWebhooks.orgId,
+      ownerId: alertWebhooks.ownerId,
+      name: alertWebhooks.integration,
+    })
+    .from(alertWebhooks)
+    .where(eq(alertWebhooks.source, SYNCABLE_TYPE));
+  const kept = new Set(
+    [...syncing, ...pushed].map((scope) => tenantKey(scope.orgId, scope.ownerId, scope.name)),
+  );
+  for (const orphan of active.filter(
+    (scope) => !kept.has(tenantKey(scope.orgId, scope.ownerId, scope.name)),
+  )) {
+    const scope: AlertScope = {
+      ...orphan,
+      sourceType: SYNCABLE_TYPE,
+      integrationName: orphan.name,
+      webhookId: null,
+    };
+    const resolved = await ctx.db.transaction(async (tx) => {
+      const at = ctx.now();
+      const gone = await disappearedAlerts(tx, scope, [], at);
+      await applyAlertEvents(
+        tx,
+        {
+          scope,
+          events: gone.map((alert) => resolveEvent(alert, at, `integration ${orphan.name} no longer syncs`)),
+          receivedAt: at,
+          via: "pull",
+          rawPayload: null,
+          invocationId: null,
+          triage: null,
+        },
+        {
+          enqueueMany: ctx.enqueueMany,
+          impact: { environmentCriticality: ctx.config.environmentCriticality },
+        },
+      );
+      return gone.length;
+    });
+    ctx.log.info(
+      { orgId: orphan.orgId, ownerId: orphan.ownerId, integration: orphan.name, resolved },
+      "resolved pulled alerts whose integration no longer syncs",
+    );
+  }
 }
 
 export const syncIntegrationsJob = defineJob({
