@@ -173,6 +173,26 @@ describe("assignRoles", () => {
     });
   });
 
+  it("an info alert that fired first is not the cause of an actionable one; among info alerts alone it may be", () => {
+    const info = { ...member("a", "CheckoutInfoNoise", 0), displayPriority: 5 };
+    const critical = { ...member("b", "TargetDown", 1), displayPriority: 1 };
+    expect(Object.fromEntries(assignRoles([info, critical]))).toEqual({
+      a: { role: "unknown", likelyUpstream: null },
+      b: { role: "unknown", likelyUpstream: null },
+    });
+    const warning = { ...member("c", "HighRequestLatency", 2), displayPriority: 3 };
+    expect(Object.fromEntries(assignRoles([info, critical, warning]))).toEqual({
+      a: { role: "unknown", likelyUpstream: null },
+      b: { role: "cause", likelyUpstream: null },
+      c: { role: "symptom", likelyUpstream: "TargetDown" },
+    });
+    const laterInfo = { ...member("d", "CheckoutInfoNoise2", 3), displayPriority: 5 };
+    expect(Object.fromEntries(assignRoles([info, laterInfo]))).toEqual({
+      a: { role: "cause", likelyUpstream: null },
+      d: { role: "symptom", likelyUpstream: "CheckoutInfoNoise" },
+    });
+  });
+
   it("no evidence, no diagnosis: same layer and same time are all unknown", () => {
     const roles = assignRoles([member("a", "HighErrorRate", 0), member("b", "HighErrorRate", 0)]);
     expect(Object.fromEntries(roles)).toEqual({

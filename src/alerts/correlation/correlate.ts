@@ -194,7 +194,12 @@ export interface RoleInput {
   title: string;
   labels: Record<string, string>;
   triggeredAt: Date;
+  /** 1..5, Critical..info; absent counts as actionable. */
+  displayPriority?: number;
 }
+
+/** The display priority of the info bucket: informational alerts, nobody's first look. */
+const INFO_PRIORITY = 5;
 
 export interface RoleResult {
   role: AlertRole;
@@ -237,7 +242,8 @@ function compareIds(a: string, b: string): number {
 
 /**
  * Roles within one storm. The cause is, among the members no dependency label puts downstream of
- * another member, the one lowest in the layers, then the earliest, then the smallest id. Another
+ * another member (and not of the info bucket, unless all are), the one lowest in the layers, then
+ * the earliest, then the smallest id. Another
  * member is a symptom when there is evidence: its dependency label names a member (likely_upstream
  * names that one), or the cause is in a lower layer, or the cause triggered earlier. A member with
  * no such evidence (same layer, same trigger time) is `unknown`, and so is the cause when no
@@ -267,7 +273,11 @@ export function assignRoles(members: RoleInput[]): Map<string, RoleResult> {
     if (named[0]) upstreamOf.set(member.id, named[0]);
   }
   const roots = members.filter((member) => !upstreamOf.has(member.id));
-  const cause = [...(roots.length > 0 ? roots : members)].sort(order)[0] as RoleInput;
+  const candidates = roots.length > 0 ? roots : members;
+  // An informational alert is not the cause to look at first while an actionable one fires beside
+  // it (an info rule on the same expression fired before the critical one's `for:` ran out).
+  const actionable = candidates.filter((member) => (member.displayPriority ?? 1) < INFO_PRIORITY);
+  const cause = [...(actionable.length > 0 ? actionable : candidates)].sort(order)[0] as RoleInput;
   let symptoms = 0;
   for (const member of members) {
     if (member.id === cause.id) continue;

@@ -136,7 +136,7 @@ function lockKey(key: ScopeKey): string {
 const inTenant = (tenant: Pick<AlertScope, "orgId" | "ownerId">) => inTenantOf({ alias: "a" }, tenant);
 
 const COLUMNS = sql.raw(
-  "a.id, a.title, a.labels, a.triggered_at, a.source_type, a.storm_scope, a.storm_id, a.alert_role, a.likely_upstream, a.impact_score, a.impact_explanation",
+  "a.id, a.title, a.labels, a.triggered_at, a.source_type, a.storm_scope, a.storm_id, a.alert_role, a.likely_upstream, a.impact_score, a.impact_explanation, a.display_priority",
 );
 
 /** Queue entries read per round; the rest wait for the next round. */
@@ -169,6 +169,7 @@ function stormAlertOf(row: Record<string, unknown>): StormAlert {
     likelyUpstream: row.likely_upstream === null ? null : String(row.likely_upstream),
     impactScore: Number(row.impact_score),
     impactExplanation: row.impact_explanation === null ? null : String(row.impact_explanation),
+    displayPriority: Number(row.display_priority),
   };
 }
 
