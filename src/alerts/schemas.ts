@@ -184,7 +184,7 @@ export const AlertV1 = Type.Object(
       Nullable(
         Type.String({
           description:
-            "Source-native payload stored verbatim: the body of the delivery that last changed the alert; absent from lists read with include_raw_payload=false",
+            "Source-native payload stored verbatim: the body of the delivery that last changed the alert (a pulled alert: its own item of Alertmanager's /api/v2/alerts answer, as JSON text); absent from lists read with include_raw_payload=false",
         }),
       ),
     ),

@@ -70,6 +70,11 @@ export interface IngestBatch {
   receivedAt: Date;
   via: "push" | "pull";
   rawPayload: string | null;
+  /**
+   * Each event's own part of the body, when the body lists many alerts that share nothing (a
+   * pulled /api/v2/alerts answer): an alert keeps its own item as its raw payload, not the list.
+   */
+  rawPayloads?: string[];
   invocationId: string | null;
   /** How new and re-fired alerts are classified; null: not at all. */
   triage: TriageSettings | null;
@@ -335,13 +340,17 @@ export async function applyAlertBatches(
         continue;
       }
       const existing = current.get(key) ?? null;
+      const own = batch.rawPayloads?.[n];
+      const ownPayload =
+        own === undefined ? null : { id: uuidv7(), body: storableText(own), received_at: batch.receivedAt };
       const plan: AlertPlan = planAlertChange(existing, event, {
         scope: batch.scope,
         receivedAt: batch.receivedAt,
         via: batch.via,
-        rawPayloadId,
+        rawPayloadId: ownPayload?.id ?? rawPayloadId,
         eventHash: hashes[n] as string,
       });
+      if (ownPayload && plan.next?.rawPayloadId === ownPayload.id) payloads.push(ownPayload);
       if (plan.next && plan.history) {
         plan.next.eventSeq += 1;
         history.push({

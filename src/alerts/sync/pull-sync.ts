@@ -26,6 +26,7 @@ import { applyAlertEvents, type IngestOptions, type IngestResult } from "../inge
 import type { AlertScope, IngestOutcome } from "../ingest/lifecycle.ts";
 import { REGISTRATION_DEFAULTS } from "../schemas.ts";
 import { parseAlertmanagerApi } from "../sources/alertmanager-api.ts";
+import { decodeBody } from "../sources/normalize/index.ts";
 import type { AlertEvent, SeverityBucket } from "../sources/types.ts";
 import { alertSyncRuns, alertSyncSeen, alerts, alertWebhooks } from "../tables.ts";
 import type { TriageSettings } from "../triage/triage.ts";
@@ -206,6 +207,12 @@ async function registrationSettingsOf(
   return { overrides, triage: triage as TriageSettings, autoInvestigate };
 }
 
+/** The items of an alert list the parser read: one JSON text each, in the parser's order. */
+function listItems(body: string): string[] {
+  const decoded = decodeBody(body, {});
+  return decoded.ok && Array.isArray(decoded.value) ? decoded.value.map((item) => JSON.stringify(item)) : [];
+}
+
 // The alerts to resolve: seen by an earlier sync, not resolved, absent from this answer. One changed
 // after this fetch started is left alone: a concurrent sync that fetched later (or a push) knows
 // more about it than this answer does.
@@ -322,7 +329,10 @@ async function applyAlertList(
             events: parsed.events,
             receivedAt,
             via: "pull",
-            rawPayload: body,
+            // Each alert keeps its own item of the list: the whole answer, repeated on every alert
+            // it lists, made a page of 500 pulled alerts hundreds of megabytes.
+            rawPayload: null,
+            rawPayloads: listItems(body),
             invocationId: null,
             triage: settings.triage,
             autoInvestigate: settings.autoInvestigate,
