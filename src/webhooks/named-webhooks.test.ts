@@ -790,6 +790,14 @@ describeEachEngine(
           run_id: expect.any(String),
           workflow_version: 1,
         });
+        // The run's session holds the body as its first prompt, and a search finds it by it.
+        const session = await call(h, auth, "GET", `/platform/api/v1/sessions/${ok.json().session_id}`);
+        expect(session.json()).toMatchObject({
+          title: "webhook inputs",
+          first_prompt: '{"service":"checkout"}',
+        });
+        const found = await call(h, auth, "GET", "/platform/api/v1/sessions?q=checkout");
+        expect(found.json().items.map((item: { id: string }) => item.id)).toContain(ok.json().session_id);
         // Every trigger of a named webhook is answered 202 (the spec lists 401, 404 and 423 besides):
         // a body the target's inputs refuse starts nothing, and its run record says why.
         const refusals: [string, string, string][] = [
@@ -835,6 +843,26 @@ describeEachEngine(
           trace_id: null,
           outcome: null,
         });
+      });
+
+      it("gives a text body's run a session whose first prompt is the text, found by a search for it", async () => {
+        const h = harness();
+        const { auth } = await h.createKey();
+        const agent = await readyAgent(h, auth);
+        const created = await createWebhook(h, auth, {
+          name: "pager",
+          target_type: "agent",
+          target_name: agent,
+        });
+        const text = "disk full on db-7, please look";
+        const accepted = await trigger(h, created.token, text, "text/plain");
+        await expectStatus(accepted, 202);
+        const session = await call(h, auth, "GET", `/platform/api/v1/sessions/${accepted.json().session_id}`);
+        expect(session.json()).toMatchObject({ title: "webhook pager", first_prompt: text });
+        const found = await call(h, auth, "GET", "/platform/api/v1/sessions?q=db-7");
+        expect(found.json().items.map((item: { id: string }) => item.id)).toEqual([
+          accepted.json().session_id,
+        ]);
       });
     });
 

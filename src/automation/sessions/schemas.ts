@@ -17,8 +17,13 @@ const Responder = Nullable(
 const SessionFields = {
   id: Type.String({ format: "uuid" }),
   title: Type.String(),
-  first_prompt: Type.String({ description: "The first user message (Ask), or the title of a webhook run" }),
-  initiator: Type.String({ description: "user:<id>, webhook:<id>, ..." }),
+  first_prompt: Type.String({
+    description:
+      "The first user message (Ask); a webhook run's body (its text, or its JSON inputs as JSON text, up to 10,000 characters); else the title",
+  }),
+  initiator: Type.String({
+    description: "user:<id>, webhook:<id>, app:sre (the app token) or auto_investigate",
+  }),
   source_app: Nullable(Type.String()),
   source_metadata: Type.Record(Type.String(), Type.String()),
   responder: Responder,

@@ -85,6 +85,20 @@ export function bodyToInput(body: string, contentType: string | undefined): unkn
   return storableValue(parsed);
 }
 
+/** The longest first prompt a webhook's session keeps of its body (Ask's messages are as long). */
+const PROMPT_MAX_CHARS = 10_000;
+
+/**
+ * What the session of a webhook run shows, and finds by `q`, as its first prompt: the message a text
+ * body carried, or the inputs of a JSON one as their JSON text. Without a body, the title stands in.
+ */
+function promptOf(input: unknown): string | undefined {
+  if (input === undefined) return undefined;
+  const message = (input as Record<string, unknown>)[TEXT_INPUT];
+  const text = typeof message === "string" ? message : JSON.stringify(input);
+  return storableText(text.slice(0, PROMPT_MAX_CHARS));
+}
+
 /** Deeper input would overflow the stack of every recursive reader on its way (storage, templates). */
 const MAX_INPUT_DEPTH = 256;
 
@@ -130,6 +144,7 @@ function automationTarget(type: TargetType): WebhookTarget {
             target,
             input,
             title: `webhook ${webhook.name}`,
+            firstPrompt: promptOf(input),
             initiator: `webhook:${webhook.id}`,
             sourceMetadata: { webhook_id: webhook.id, invocation_id: invocationId },
           },

@@ -1889,11 +1889,11 @@ export interface components {
                 trace_id: string;
                 workflow_version: number | null;
             }[];
-            /** @description The first user message (Ask), or the title of a webhook run */
+            /** @description The first user message (Ask); a webhook run's body (its text, or its JSON inputs as JSON text, up to 10,000 characters); else the title */
             first_prompt: string;
             /** Format: uuid */
             id: string;
-            /** @description user:<id>, webhook:<id>, ... */
+            /** @description user:<id>, webhook:<id>, app:sre (the app token) or auto_investigate */
             initiator: string;
             /**
              * Format: date-time
@@ -2010,11 +2010,11 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             execution_count: number;
-            /** @description The first user message (Ask), or the title of a webhook run */
+            /** @description The first user message (Ask); a webhook run's body (its text, or its JSON inputs as JSON text, up to 10,000 characters); else the title */
             first_prompt: string;
             /** Format: uuid */
             id: string;
-            /** @description user:<id>, webhook:<id>, ... */
+            /** @description user:<id>, webhook:<id>, app:sre (the app token) or auto_investigate */
             initiator: string;
             /**
              * Format: date-time
