@@ -236,6 +236,9 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
     try {
       await signIn(tab, base, revoked.key, WAIT);
       expect(await tab.locator(".notice").count()).toBe(0);
+      // The first screen's reads finish first: one still in flight would meet the revoked key
+      // before the click below, and the sign-in would come back before there is a link to click.
+      await tab.waitForLoadState("networkidle", { timeout: WAIT });
       await h.revokeKey(revoked.id);
       await tab.getByRole("link", { name: "Sources" }).click();
       await tab.locator("input[name=apiKey]").waitFor({ timeout: WAIT });

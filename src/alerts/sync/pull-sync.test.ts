@@ -72,6 +72,18 @@ describeEachEngine(
       expect(response.statusCode, response.body).toBe(201);
     }
 
+    /** An Alertmanager push registration of `integration`; answers its trigger path. */
+    async function registerPush(auth: Auth, integration: string): Promise<string> {
+      const registered = await harness().vigil.app.inject({
+        method: "POST",
+        url: "/app/sre/api/v1/alerts/webhook",
+        headers: auth,
+        payload: { source: "alertmanager", integration },
+      });
+      expect(registered.statusCode, registered.body).toBe(201);
+      return `/platform${(registered.json() as { platform_webhook_url: string }).platform_webhook_url}`;
+    }
+
     async function sync(auth: Auth, name: string, query = ""): Promise<AlertSyncRun> {
       const response = await harness().vigil.app.inject({
         method: "POST",
@@ -245,14 +257,7 @@ describeEachEngine(
       const h = harness();
       const { auth } = await h.createKey();
       await createIntegration(auth, { name: "restarting", url: am.base });
-      const registered = await h.vigil.app.inject({
-        method: "POST",
-        url: "/app/sre/api/v1/alerts/webhook",
-        headers: auth,
-        payload: { source: "alertmanager", integration: "restarting" },
-      });
-      expect(registered.statusCode).toBe(201);
-      const triggerPath = `/platform${(registered.json() as { platform_webhook_url: string }).platform_webhook_url}`;
+      const triggerPath = await registerPush(auth, "restarting");
       const disk = alert("DiskFull");
       const latency = alert("HighLatency");
       const fingerprints = await fire(am, [disk, latency]);
@@ -333,13 +338,7 @@ describeEachEngine(
         await createIntegration(auth, { name, url: am.base });
         await sync(auth, name);
       }
-      const registered = await h.vigil.app.inject({
-        method: "POST",
-        url: "/app/sre/api/v1/alerts/webhook",
-        headers: auth,
-        payload: { source: "alertmanager", integration: "kept" },
-      });
-      expect(registered.statusCode).toBe(201);
+      await registerPush(auth, "kept");
       for (const name of ["doomed", "kept"]) {
         const deleted = await h.vigil.app.inject({
           method: "DELETE",
@@ -392,14 +391,7 @@ describeEachEngine(
       const h = harness();
       const { auth } = await h.createKey();
       await createIntegration(auth, { name: "shared", url: am.base });
-      const registered = await h.vigil.app.inject({
-        method: "POST",
-        url: "/app/sre/api/v1/alerts/webhook",
-        headers: auth,
-        payload: { source: "alertmanager", integration: "shared" },
-      });
-      expect(registered.statusCode).toBe(201);
-      const triggerPath = `/platform${(registered.json() as { platform_webhook_url: string }).platform_webhook_url}`;
+      const triggerPath = await registerPush(auth, "shared");
       const disk = alert("DiskFull");
       const fingerprints = await fire(am, [disk]);
       // The webhook Alertmanager would send for it, plus one alert this Alertmanager does not have.

@@ -353,18 +353,27 @@ function IgnoreControl({ alert }: { alert: Alert }) {
         ref={reasonInput}
         onInput={(event) => setReason(event.currentTarget.value)}
       />
-      <button type="submit" disabled={update.isPending}>
-        Ignore
-      </button>
-      <button type="button" class="ghost" onClick={close}>
-        Cancel
-      </button>
-      <ErrorBox error={update.error} />
+      <FormEnd submit="Ignore" pending={update.isPending} error={update.error} onCancel={close} />
     </form>
   );
 }
 
-/** An analyst's attention, with why: it stays until an analyst changes it again. */
+/** A form's submit and cancel buttons, and the error of its last submit. */
+function FormEnd(props: { submit: string; pending: boolean; error: unknown; onCancel: () => void }) {
+  return (
+    <>
+      <button type="submit" disabled={props.pending}>
+        {props.submit}
+      </button>
+      <button type="button" class="ghost" onClick={props.onCancel}>
+        Cancel
+      </button>
+      <ErrorBox error={props.error} />
+    </>
+  );
+}
+
+/** An analyst's attention, with why: it stands for the alert's episode (docs/console.md). */
 function AttentionControl({ alert }: { alert: Alert }) {
   const [attention, setAttention] = useState(alert.attention);
   const [reason, setReason] = useState("");
@@ -418,13 +427,7 @@ function AttentionControl({ alert }: { alert: Alert }) {
         value={reason}
         onInput={(event) => setReason(event.currentTarget.value)}
       />
-      <button type="submit" disabled={update.isPending}>
-        Save
-      </button>
-      <button type="button" class="ghost" onClick={close}>
-        Cancel
-      </button>
-      <ErrorBox error={update.error} />
+      <FormEnd submit="Save" pending={update.isPending} error={update.error} onCancel={close} />
     </form>
   );
 }
