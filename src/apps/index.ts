@@ -4,9 +4,10 @@
 import type { FastifyInstance } from "fastify";
 import type { RegistrationHook } from "../alerts/index.ts";
 import type { JobDefinition } from "../core/queue/catalog.ts";
+import { onIntegrationRenamed } from "../integrations/index.ts";
 import { setInvestigationWorkflowChooser, setRemediationModeReader } from "../investigations/index.ts";
 import { discoverJob } from "./discovery.ts";
-import { ensureAppInstalled, readInstallation } from "./installations.ts";
+import { ensureAppInstalled, readInstallation, renameBoundIntegration } from "./installations.ts";
 import { workflowForPurpose } from "./purposes.ts";
 import { appRoutes } from "./routes.ts";
 import { configureTriage } from "./triage.ts";
@@ -40,4 +41,6 @@ export const APP_JOBS: JobDefinition[] = [discoverJob];
 /** Plugs the app's triage into the engine and the alerts' classification job (see triage.ts). */
 export function configureApps(): void {
   configureTriage();
+  // Bindings name their integrations: a rename carries over to them.
+  onIntegrationRenamed("app bindings", renameBoundIntegration);
 }

@@ -42,6 +42,53 @@ const firing = amBody([
 ]);
 
 describeEachEngine("apps: catalog and installations", (harness) => {
+  it("carries an integration's rename to the app's bindings and to the agents that attach it, in the tenant only", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const stranger = await h.createKey();
+    for (const who of [auth, stranger.auth]) {
+      await createIntegration(h, who, "prom");
+      await createIntegration(h, who, "logs");
+      const agent = await call(h, who, "POST", "/platform/api/v1/agents", {
+        name: "checker",
+        kind: "builtin",
+        integrations: ["logs", "prom"],
+      });
+      expect(agent.statusCode, agent.body).toBe(201);
+    }
+    expect((await put(h, auth, { integrations: ["prom", "logs"] })).statusCode).toBe(200);
+
+    const renamed = await call(h, auth, "PUT", "/api/v1/integrations/prom", {
+      name: "prometheus-prod",
+      type: "prometheus",
+      url: "http://127.0.0.1:9",
+    });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json().integrations).toEqual([
+      "prometheus-prod",
+      "logs",
+    ]);
+    expect((await call(h, auth, "GET", "/platform/api/v1/agents/checker")).json()).toMatchObject({
+      integrations: ["logs", "prometheus-prod"],
+      ready: true,
+    });
+    // Another tenant's integration of the old name is another integration: its agent is untouched.
+    expect(
+      (await call(h, stranger.auth, "GET", "/platform/api/v1/agents/checker")).json().integrations,
+    ).toEqual(["logs", "prom"]);
+    // A rename to a taken name changes nothing anywhere.
+    const taken = await call(h, auth, "PUT", "/api/v1/integrations/logs", {
+      name: "prometheus-prod",
+      type: "prometheus",
+      url: "http://127.0.0.1:9",
+    });
+    expect(taken.statusCode).toBe(409);
+    expect((await call(h, auth, "GET", "/platform/api/v1/agents/checker")).json().integrations).toEqual([
+      "logs",
+      "prometheus-prod",
+    ]);
+  });
+
   it("lists the catalog with the sre app not installed, and 404 for an unknown app", async () => {
     const h = harness();
     const { auth } = await h.createKey();

@@ -3,7 +3,9 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.ts";
 import type { JobDefinition } from "../core/queue/catalog.ts";
+import { onIntegrationRenamed } from "../integrations/index.ts";
 import { registerAgentRunner } from "./agents/agent-runners.ts";
+import { renameAgentIntegration } from "./agents/agents.ts";
 import { runLlmAgent } from "./agents/llm-runner.ts";
 import { agentRoutes } from "./agents/routes.ts";
 import { startAsk } from "./ask/ask.ts";
@@ -87,4 +89,6 @@ export const AUTOMATION_JOBS: JobDefinition[] = AUTOMATION_EXECUTION_JOBS;
 /** Agent kinds that need configuration: `llm` agents run only with an LLM configured. */
 export function configureAgentRunners(config: Config): void {
   if (config.llm) registerAgentRunner("llm", runLlmAgent);
+  // Agents name their integrations: a rename carries over to them.
+  onIntegrationRenamed("agents", renameAgentIntegration);
 }

@@ -3,10 +3,11 @@
 import { and, asc, eq } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
-import type { Executor } from "../core/db/database.ts";
+import { type Executor, withTransaction } from "../core/db/database.ts";
 import { isUniqueViolation } from "../core/db/pg-errors.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { hostAllowed } from "../core/http/allowed-hosts.ts";
+import { carryRename } from "./renames.ts";
 import type { Integration, IntegrationWrite } from "./schemas.ts";
 import { integrations } from "./tables.ts";
 
@@ -125,27 +126,31 @@ export async function updateIntegration({
 }) {
   const { changes } = input;
   assertWritable(ctx, changes);
+  const tenant = tenantOf(ctx.actor);
   try {
-    const [row] = await ctx.db
-      .update(integrations)
-      .set({
-        name: changes.name,
-        type: changes.type,
-        url: changes.url ?? null,
-        description: changes.description ?? "",
-        ...(changes.settings !== undefined && { settings: changes.settings }),
-        // Omitted credentials are kept; null clears them.
-        ...(changes.credentials !== undefined && {
-          credentialsSealed: changes.credentials
-            ? ctx.secrets.encrypt(JSON.stringify(changes.credentials))
-            : null,
-        }),
-        updatedAt: ctx.now(),
-      })
-      .where(and(inTenant(integrations, tenantOf(ctx.actor)), eq(integrations.name, input.name)))
-      .returning();
-    if (!row) throw notFound("integration", { name: input.name });
-    return present(row);
+    return await withTransaction(ctx.db, async (tx) => {
+      const [row] = await tx
+        .update(integrations)
+        .set({
+          name: changes.name,
+          type: changes.type,
+          url: changes.url ?? null,
+          description: changes.description ?? "",
+          ...(changes.settings !== undefined && { settings: changes.settings }),
+          // Omitted credentials are kept; null clears them.
+          ...(changes.credentials !== undefined && {
+            credentialsSealed: changes.credentials
+              ? ctx.secrets.encrypt(JSON.stringify(changes.credentials))
+              : null,
+          }),
+          updatedAt: ctx.now(),
+        })
+        .where(and(inTenant(integrations, tenant), eq(integrations.name, input.name)))
+        .returning();
+      if (!row) throw notFound("integration", { name: input.name });
+      if (row.name !== input.name) await carryRename(tx, tenant, input.name, row.name);
+      return present(row);
+    });
   } catch (err) {
     if (isUniqueViolation(err))
       throw conflict(`integration ${changes.name} already exists`, { name: changes.name });

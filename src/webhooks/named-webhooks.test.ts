@@ -699,7 +699,7 @@ describeEachEngine(
           },
           notReady(
             "NO_INTEGRATIONS",
-            `agent ${agent} has no integrations attached that exist (${integration} renamed or deleted)`,
+            `agent ${agent} has no integrations attached that exist (${integration} deleted)`,
             {
               target_type: "agent",
               target_name: agent,

@@ -43,7 +43,7 @@ export function missingTarget(
 }
 
 /**
- * An agent is ready with at least one attached integration that exists: one renamed or deleted
+ * An agent is ready with at least one attached integration that exists: one deleted
  * since the agent was saved no longer counts.
  */
 export function agentReadiness(
@@ -57,7 +57,7 @@ export function agentReadiness(
       msg:
         agent.integrations.length === 0
           ? `agent ${agent.name} has no integrations attached`
-          : `agent ${agent.name} has no integrations attached that exist (${agent.integrations.join(", ")} renamed or deleted)`,
+          : `agent ${agent.name} has no integrations attached that exist (${agent.integrations.join(", ")} deleted)`,
       extras: {
         target_type: "agent",
         target_name: agent.name,
