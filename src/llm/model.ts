@@ -5,6 +5,7 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, type LanguageModel, RetryError } from "ai";
 import type { Config } from "../config.ts";
+import { abortAfter } from "../core/abort.ts";
 
 export type LlmConfig = NonNullable<Config["llm"]>;
 
@@ -39,9 +40,7 @@ export function createLlmModel(llm: LlmConfig | null, options: ModelOptions = {}
     baseURL: llm.baseUrl.replace(/\/+$/, ""),
     apiKey: llm.apiKey ?? undefined,
     fetch: (input, init) => {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-      return fetch(input, { ...init, signal });
+      return fetch(input, { ...init, signal: abortAfter(timeoutMs, init?.signal) });
     },
   });
   const modelId = options.modelId?.trim() || llm.model;

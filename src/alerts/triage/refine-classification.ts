@@ -7,6 +7,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { generateObject } from "ai";
 import type { Logger } from "pino";
+import { abortAfter } from "../../core/abort.ts";
 import type { Usage } from "../../llm/index.ts";
 import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
 import type { Attention } from "./classify.ts";
@@ -98,8 +99,7 @@ export async function refineClassification(
 ): Promise<Refinement | null> {
   if (!llm) return null;
   const timeoutMs = options.timeoutMs ?? REFINE_DEFAULTS.timeoutMs;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const abortSignal = abortAfter(timeoutMs, options.signal);
   const alertJson = JSON.stringify(input.alert, null, 2);
   const prompt = JSON.stringify(
     {

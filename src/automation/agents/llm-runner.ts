@@ -28,6 +28,7 @@
 //   steps, tool_calls, finish_reason }; usage: the tokens summed over every call, under the model
 //   name sent (the agent's `model`, else LLM_MODEL), priced by the price table.
 import { generateText, jsonSchema, stepCountIs, type ToolSet, tool } from "ai";
+import { abortAfter } from "../../core/abort.ts";
 import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
 import { StepError } from "../executions/actions.ts";
 import { RunStoppedError } from "../executions/execution-state.ts";
@@ -222,9 +223,7 @@ async function runToolLoop(
       tools,
       maxOutputTokens: options.maxOutputTokens,
       maxRetries: 0,
-      abortSignal: signal
-        ? AbortSignal.any([AbortSignal.timeout(options.totalTimeoutMs), signal])
-        : AbortSignal.timeout(options.totalTimeoutMs),
+      abortSignal: abortAfter(options.totalTimeoutMs, signal),
       stopWhen: [stepCountIs(maxSteps), () => fatal !== null, overBudget],
       // The last allowed call may not call tools: the model has to answer with what it has.
       prepareStep: ({ stepNumber }) =>

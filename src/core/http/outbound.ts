@@ -17,6 +17,7 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Config } from "../../config.ts";
+import { abortAfter } from "../abort.ts";
 import { hostAllowed } from "./allowed-hosts.ts";
 
 /** What the rules need from the config: Vigil's listening address and its database's. */
@@ -373,10 +374,9 @@ export async function outboundRequest(
   // node:http resolves nothing for an IP literal (the lookup below is not called): judged here.
   if (isIP(hostname)) await vet(policy, target, [hostname]);
 
-  const timeout = AbortSignal.timeout(request.timeoutMs);
-  const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
+  const signal = abortAfter(request.timeoutMs, request.signal);
   const aborted = () =>
-    timeout.aborted
+    (signal.reason as Error | undefined)?.name === "TimeoutError"
       ? new OutboundError("timeout", `no answer within ${request.timeoutMs} ms`)
       : new OutboundError("aborted", "the request was aborted");
   if (signal.aborted) throw aborted();

@@ -8,6 +8,7 @@
 import { generateText, jsonSchema, stepCountIs, type ToolSet, tool } from "ai";
 import type { Logger } from "pino";
 import { VERDICTS } from "../../alerts/index.ts";
+import { abortAfter } from "../../core/abort.ts";
 import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
 import { rank } from "../callbacks.ts";
 import type { EvidenceDraft } from "../evidence.ts";
@@ -142,7 +143,6 @@ export async function reviewWithLlm(input: {
     });
   }
   let spent = 0;
-  const timeout = AbortSignal.timeout(LLM_REVIEW_BOUNDS.totalTimeoutMs);
   let text: string;
   try {
     const result = await generateText({
@@ -152,7 +152,7 @@ export async function reviewWithLlm(input: {
       tools,
       maxOutputTokens: LLM_REVIEW_BOUNDS.maxOutputTokens,
       maxRetries: 0,
-      abortSignal: input.signal ? AbortSignal.any([timeout, input.signal]) : timeout,
+      abortSignal: abortAfter(LLM_REVIEW_BOUNDS.totalTimeoutMs, input.signal),
       stopWhen: [stepCountIs(LLM_REVIEW_BOUNDS.maxSteps), () => spent >= LLM_REVIEW_BOUNDS.tokenBudget],
       prepareStep: ({ stepNumber }) =>
         stepNumber === LLM_REVIEW_BOUNDS.maxSteps - 1 ? { toolChoice: "none" } : undefined,
