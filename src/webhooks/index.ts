@@ -5,6 +5,7 @@ export type { BatchedTarget, TargetInput, TargetResult, WebhookTarget, WebhookTa
 export {
   createWebhook,
   deleteWebhook,
+  enabledWebhookIds,
   findWebhook,
   rotateWebhookToken,
   setWebhookEnabled,

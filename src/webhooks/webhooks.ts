@@ -1,7 +1,7 @@
 // Platform webhooks: a token, a target, an enabled flag. Other domains create them for their own
 // targets (alert ingest creates one per registration) and resolve triggers through them.
 import { randomBytes, randomUUID } from "node:crypto";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { hashSecret } from "../core/auth/keys.ts";
 import { inTenant, type Tenant } from "../core/auth/tenancy.ts";
 import type { Executor } from "../core/db/database.ts";
@@ -72,6 +72,16 @@ export async function findWebhookByToken(db: Executor, token: string): Promise<W
 /** Drops a webhook from the token cache; call after changing its row. */
 export function forgetWebhook(id: string): void {
   byTokenHash.deleteWhere((row) => row.id === id);
+}
+
+/** Those of `ids` that are live webhooks and enabled: their triggers take deliveries. */
+export async function enabledWebhookIds(db: Executor, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .select({ id: webhooks.id })
+    .from(webhooks)
+    .where(and(inArray(webhooks.id, ids), eq(webhooks.enabled, true), isNull(webhooks.deletedAt)));
+  return new Set(rows.map((row) => row.id));
 }
 
 export async function findWebhook(db: Executor, tenant: Tenant, id: string): Promise<WebhookRow | null> {

@@ -358,7 +358,8 @@ export async function applyAlertBatches(
           seq: plan.next.eventSeq,
           at: receivedAt,
           kind: plan.history.kind,
-          actor: "source",
+          // A resolve Vigil inferred (a pull sync missed the alert) is Vigil's word, not the source's.
+          actor: event.inferred ? "vigil" : "source",
           source_event: plan.history.sourceEvent,
           status_before: plan.history.statusBefore,
           status_after: plan.history.statusAfter,

@@ -484,6 +484,37 @@ describe("planAlertChange: an existing alert", () => {
     expect(nextOf(refired)).toMatchObject({ refireCount: 1, resolveInferred: false });
   });
 
+  it("gives an undone resolve back as it was: an operator's ignore stays, a suppressed listing is ignored by the source", () => {
+    const absent = event({ status: "resolved", triggered_at: null, resolved_at: T1, inferred: true });
+    const ignored = {
+      ...stored(event()),
+      status: "ignored",
+      ignoredBy: "operator",
+      ignoreReason: "known, fix on Monday",
+    };
+    const resolved = nextOf(apply(ignored, absent));
+    expect(resolved).toMatchObject({ status: "resolved", resolveInferred: true });
+    expect(nextOf(apply(resolved, event({ triggered_at: T0 })))).toMatchObject({
+      status: "ignored",
+      ignoredBy: "operator",
+      ignoreReason: "known, fix on Monday",
+      resolvedAt: null,
+    });
+    // Still silenced in Alertmanager when it refilled: the listing says suppressed.
+    const silenced = nextOf(apply(stored(event()), absent));
+    const suppressed = event({
+      status: "ignored",
+      triggered_at: T0,
+      ignore_reason: "alertmanager: silenced",
+    });
+    expect(nextOf(apply(silenced, suppressed))).toMatchObject({
+      status: "ignored",
+      ignoredBy: "source",
+      ignoreReason: "alertmanager: silenced",
+      refireCount: 0,
+    });
+  });
+
   it("keeps a resolve the source sent: a late firing of its episode stays stale, whatever a sync inferred before", () => {
     const inferred = nextOf(
       apply(

@@ -444,8 +444,11 @@ export function planAlertChange(
     next.attentionByOperator = false;
     outcome = "refired";
   } else if (next.status !== existing.status && next.status === "resolved") {
-    next.ignoredBy = null;
-    next.ignoreReason = null;
+    // An inferred resolve keeps an operator's ignore: undone, it gives the alert back as it was.
+    if (!event.inferred) {
+      next.ignoredBy = null;
+      next.ignoreReason = null;
+    }
     outcome = "resolved";
   } else if (next.status !== existing.status && next.status === "ignored") {
     next.ignoredBy = "source";
@@ -461,8 +464,10 @@ export function planAlertChange(
  * start). Its start is no later than the inferred resolve, so by the timeline it would be late.
  */
 function continuesInferredResolve(existing: AlertRow, event: AlertEvent, stored: Timeline): boolean {
-  if (!existing.resolveInferred || existing.status !== "resolved" || event.status !== "active") return false;
-  const at = statusTime(event);
+  if (!existing.resolveInferred || existing.status !== "resolved") return false;
+  // Listed again as firing, or as suppressed (a silence that outlived the restart).
+  if (event.status !== "active" && event.status !== "ignored") return false;
+  const at = timeOf(event.triggered_at);
   const last = stored.points.at(-1);
   return at !== null && last?.[1] === "resolved" && at >= existing.triggeredAt.getTime() && at <= last[0];
 }
@@ -479,10 +484,15 @@ function reopen(existing: AlertRow, event: AlertEvent, context: EventContext, st
   // With every point of the timeline gone (a trimmed one), the stored episode still holds.
   next.resolvedAt = null;
   applyData(next, event, context);
-  next.status = "active";
-  next.ignoredBy = null;
-  next.ignoreReason = null;
+  // As it was before the resolve: suppressed at the source, ignored by an operator, or active.
+  if (event.status === "ignored") {
+    Object.assign(next, { status: "ignored", ignoredBy: "source", ignoreReason: event.ignore_reason });
+  } else if (existing.ignoredBy === "operator") {
+    next.status = "ignored";
+  } else {
+    Object.assign(next, { status: "active", ignoredBy: null, ignoreReason: null });
+  }
   return plan("updated", existing, next, event, {
-    reopened: "listed as firing again after a pull sync found it absent: the same episode, not a re-fire",
+    reopened: "listed again after a pull sync found it absent: the same episode, not a re-fire",
   });
 }

@@ -334,12 +334,24 @@ describeEachEngine(
         });
         return { active: listed.json().total, resolved: resolved.json().total };
       };
-      for (const name of ["doomed", "kept", "muted"]) {
+      for (const name of ["doomed", "kept", "muted", "idle"]) {
         await createIntegration(auth, { name, url: am.base });
         await sync(auth, name);
       }
       await registerPush(auth, "kept");
-      for (const name of ["doomed", "kept"]) {
+      // A disabled registration takes no pushes: it keeps nothing current.
+      await registerPush(auth, "idle");
+      const [idle] = (
+        await h.vigil.app.inject({ url: "/app/sre/api/v1/alerts/webhook?integration=idle", headers: auth })
+      ).json();
+      const disabled = await h.vigil.app.inject({
+        method: "PUT",
+        url: `/app/sre/api/v1/alerts/webhook/${idle.id}`,
+        headers: auth,
+        payload: { enabled: false },
+      });
+      expect(disabled.statusCode, disabled.body).toBe(200);
+      for (const name of ["doomed", "kept", "idle"]) {
         const deleted = await h.vigil.app.inject({
           method: "DELETE",
           url: `/api/v1/integrations/${name}`,
@@ -358,6 +370,7 @@ describeEachEngine(
       await syncDueIntegrations({ ctx });
       expect(await byIntegration("doomed")).toEqual({ active: 0, resolved: 1 });
       expect(await byIntegration("muted")).toEqual({ active: 0, resolved: 1 });
+      expect(await byIntegration("idle")).toEqual({ active: 0, resolved: 1 });
       // Pushes to the registration of that name still keep it current.
       expect(await byIntegration("kept")).toEqual({ active: 1, resolved: 0 });
 
@@ -376,13 +389,14 @@ describeEachEngine(
         headers: auth,
       });
       // The three integrations' copies share a scope: the storm correlator's events may come between.
-      const fromSource = (events.json().events as { kind: string; actor: string; source_event: string }[])
-        .filter((event) => event.actor === "source")
-        .map((event) => [event.kind, event.source_event]);
-      expect(fromSource).toEqual([
-        ["created", "active"],
-        ["resolved", "integration doomed no longer syncs"],
-        ["updated", "active"],
+      const lifecycle = (events.json().events as { kind: string; actor: string; source_event: string }[])
+        .filter((event) => !event.kind.startsWith("storm_"))
+        .map((event) => [event.kind, event.actor, event.source_event]);
+      expect(lifecycle).toEqual([
+        ["created", "source", "active"],
+        // Vigil's inference, not Alertmanager's word.
+        ["resolved", "vigil", "integration doomed no longer syncs"],
+        ["updated", "source", "active"],
       ]);
     });
 

@@ -22,6 +22,7 @@ import {
   listIntegrationConnections,
   readIntegrationConnection,
 } from "../../integrations/index.ts";
+import { enabledWebhookIds } from "../../webhooks/index.ts";
 import { applyAlertEvents, type IngestOptions, type IngestResult } from "../ingest/ingest.ts";
 import type { AlertScope, IngestOutcome } from "../ingest/lifecycle.ts";
 import { REGISTRATION_DEFAULTS } from "../schemas.ts";
@@ -530,14 +531,21 @@ async function resolveOrphanedPulls(ctx: Ctx, syncing: IntegrationConnection[]):
     .innerJoin(alertSyncSeen, eq(alertSyncSeen.alertId, alerts.id))
     .where(and(eq(alerts.sourceType, SYNCABLE_TYPE), sql`${alerts.status} <> 'resolved'`));
   if (active.length === 0) return;
-  const pushed = await ctx.db
-    .selectDistinct({
+  const registrations = await ctx.db
+    .select({
+      id: alertWebhooks.id,
       orgId: alertWebhooks.orgId,
       ownerId: alertWebhooks.ownerId,
       name: alertWebhooks.integration,
     })
     .from(alertWebhooks)
     .where(eq(alertWebhooks.source, SYNCABLE_TYPE));
+  // A disabled registration's trigger answers 404: it keeps nothing current.
+  const enabled = await enabledWebhookIds(
+    ctx.db,
+    registrations.map((registration) => registration.id),
+  );
+  const pushed = registrations.filter((registration) => enabled.has(registration.id));
   const kept = new Set(
     [...syncing, ...pushed].map((scope) => tenantKey(scope.orgId, scope.ownerId, scope.name)),
   );
