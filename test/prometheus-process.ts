@@ -1,13 +1,40 @@
 // A real Prometheus (the Debian package `prometheus`) on loopback, scraping an exporter the test
 // controls (a node HTTP server answering /metrics from a map of gauge values), for the tests that
 // query series. The binary is required: without it the test fails and says how to install it.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { freePort, poll, request } from "./alertmanager-process.ts";
+
+/** A series as it was before Prometheus started: `value` every 15 s over the last `seconds`. */
+export interface SeriesHistory {
+  /** The series as the exposition format writes it: `name{label="value"}`. */
+  series: string;
+  value: number;
+  seconds: number;
+}
+
+/**
+ * Writes the history into the storage directory as TSDB blocks, with the promtool of the same
+ * package (`tsdb create-blocks-from openmetrics`): the series then reach back before the test ran.
+ */
+function backfill(binary: string, dataDir: string, history: SeriesHistory[]): void {
+  const now = Math.floor(Date.now() / 1000);
+  const lines: string[] = [];
+  for (const { series, value, seconds } of history) {
+    const name = series.split("{")[0];
+    lines.push(`# TYPE ${name} gauge`);
+    // Up to two minutes ago: the scrapes after the start carry on from there.
+    for (let at = now - seconds; at <= now - 120; at += 15) lines.push(`${series} ${value} ${at}`);
+  }
+  const file = `${dataDir}.om`;
+  writeFileSync(file, `${lines.join("\n")}\n# EOF\n`);
+  const promtool = join(dirname(binary), "promtool");
+  execFileSync(promtool, ["tsdb", "create-blocks-from", "openmetrics", file, dataDir], { stdio: "pipe" });
+}
 
 export function requirePrometheus(): string {
   for (const candidate of ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]) {
@@ -78,9 +105,10 @@ export interface PrometheusProcess {
 export async function startPrometheus(
   binary: string,
   target: string,
-  scrape: { job?: string; labels?: Record<string, string> } = {},
+  scrape: { job?: string; labels?: Record<string, string>; history?: SeriesHistory[] } = {},
 ): Promise<PrometheusProcess> {
   const dir = mkdtempSync(join(tmpdir(), "vigil-prometheus-"));
+  if (scrape.history?.length) backfill(binary, join(dir, "data"), scrape.history);
   const configFile = join(dir, "prometheus.yml");
   writeFileSync(
     configFile,

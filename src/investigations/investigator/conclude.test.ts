@@ -46,6 +46,7 @@ const findings = (held: Partial<PrometheusFinding>): IntegrationFindings => ({
       first_crossed_at: "2026-01-01T11:35:00.000Z",
       held_since: null,
       held_seconds: null,
+      covered_seconds: 3600,
       ...held,
     },
   ],
@@ -72,6 +73,19 @@ it("flapping and holding only 2 minutes: alert_is_misconfigured", () => {
   );
   expect(brief.rca.plain_summary?.verdict).toBe("alert_is_misconfigured");
   expect(brief.hypotheses[0]?.statement).toContain("flaps on its threshold");
+});
+
+it("a threshold crossed all the time needs a series with a past: one born a minute before the alert is no misconfiguration", () => {
+  const always = { crossed_share: 1, state_changes: 0, min: 0.92, max: 0.92, last: 0.92 };
+  const young = conclude(gathered, findings({ ...always, points: 14, covered_seconds: 60 }), []);
+  expect(young.rca.plain_summary?.verdict).not.toBe("alert_is_misconfigured");
+  const crossed = young.hypotheses.find((h) => h.statement.includes("crossed nearly all the time"));
+  expect(crossed).toMatchObject({ status: "rejected" });
+  expect(crossed?.rationale).toContain("began 1 min before the alert");
+  expect(young.fix).toBeNull();
+  const old = conclude(gathered, findings({ ...always, points: 900, covered_seconds: 3600 }), []);
+  expect(old.rca.plain_summary?.verdict).toBe("alert_is_misconfigured");
+  expect(old.hypotheses[0]?.statement).toContain("crossed nearly all the time");
 });
 
 const symptom = (

@@ -19,6 +19,8 @@ const WATCHDOG =
   /\b(watchdog|deadmansswitch|dead\s*man'?s\s*switch|heartbeat|test\s*alert|always\s*firing)\b/i;
 const ALWAYS_CROSSED_SHARE = 0.95;
 const ALWAYS_CROSSED_MIN_POINTS = 3;
+/** "Nearly all the time" needs the series to cover at least half of the hour before the alert. */
+const ALWAYS_CROSSED_MIN_COVERED_SECONDS = 1800;
 const FLAPPING_STATE_CHANGES = 4;
 /** A comparison that still holds after this long is an incident, however it flapped on its way in. */
 const SUSTAINED_SECONDS = 10 * 60;
@@ -104,7 +106,12 @@ export function conclude(
       todo: `Check the metric name and labels in the rule of "${name}", and that its target is scraped.`,
     });
     if (prom.crossed_share !== null) {
-      const always = prom.crossed_share >= ALWAYS_CROSSED_SHARE && prom.points >= ALWAYS_CROSSED_MIN_POINTS;
+      const covered = prom.covered_seconds ?? 0;
+      const always =
+        prom.crossed_share >= ALWAYS_CROSSED_SHARE &&
+        prom.points >= ALWAYS_CROSSED_MIN_POINTS &&
+        covered >= ALWAYS_CROSSED_MIN_COVERED_SECONDS;
+      const span = `the ${Math.round(covered / 60)} min of data before the alert`;
       const op = expression?.op ?? "";
       const extreme = op === ">" || op === ">=" ? prom.max : op === "<" || op === "<=" ? prom.min : null;
       const threshold = expression?.threshold ?? null;
@@ -112,10 +119,16 @@ export function conclude(
         statement: `The threshold of "${name}" (${expression?.op} ${expression?.threshold}) is crossed nearly all the time`,
         confidence: always ? 0.8 : 0.05,
         status: always ? "confirmed" : "rejected",
-        rationale: `the comparison held ${Math.round(prom.crossed_share * 100)}% of the window`,
+        rationale:
+          covered < ALWAYS_CROSSED_MIN_COVERED_SECONDS
+            ? `the series began ${Math.round(covered / 60)} min before the alert: too new to call its threshold crossed all the time (the comparison held ${Math.round(prom.crossed_share * 100)}% of what there is)`
+            : `the comparison held ${Math.round(prom.crossed_share * 100)}% of the window (${span})`,
         category: "alert_rule",
         verdict: "alert_is_misconfigured",
-        todo: `Raise the threshold of "${name}" above its normal range (${prom.min} to ${prom.max} in the window).`,
+        todo:
+          extreme === null
+            ? `Review the condition of "${name}" (${op} ${threshold}): it holds whenever there is data.`
+            : `Move the threshold of "${name}" beyond its normal range (${prom.min} to ${prom.max} in the window), or fix what keeps it there.`,
         ...(extreme !== null &&
           threshold !== null && {
             fix: {
@@ -123,7 +136,7 @@ export function conclude(
               op,
               threshold,
               to: thresholdBeyond(extreme, op),
-              why: `the comparison ${op} ${threshold} held ${Math.round(prom.crossed_share * 100)}% of the hour before the alert, while the series ranged from ${prom.min} to ${prom.max}: a threshold beyond that range pages only when the series leaves its normal range`,
+              why: `the comparison ${op} ${threshold} held ${Math.round(prom.crossed_share * 100)}% of the window (${span}), while the series ranged from ${prom.min} to ${prom.max}: a threshold beyond that range pages only when the series leaves its normal range`,
             },
           }),
       });

@@ -20,7 +20,10 @@ let sequence = 0;
 beforeAll(async () => {
   exporter = await startExporter();
   exporter.set('vigil_test_always{service="ledger"}', 1000);
-  prometheus = await startPrometheus(requirePrometheus(), exporter.url);
+  // An hour of it before the test: "always crossed" needs a series with a past.
+  prometheus = await startPrometheus(requirePrometheus(), exporter.url, {
+    history: [{ series: 'vigil_test_always{service="ledger"}', value: 1000, seconds: 3600 }],
+  });
 }, 90_000);
 
 afterAll(async () => {

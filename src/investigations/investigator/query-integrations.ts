@@ -34,6 +34,8 @@ export interface PrometheusFinding {
   held_since: string | null;
   /** How long it has held then, up to the window's last point (seconds). */
   held_seconds: number | null;
+  /** How much of the time before the trigger the series covers (its first point to the trigger, seconds). */
+  covered_seconds: number | null;
 }
 
 export interface AlertmanagerFinding {
@@ -94,6 +96,7 @@ async function askPrometheus(
     first_crossed_at: null,
     held_since: null,
     held_seconds: null,
+    covered_seconds: null,
   };
   const expression = gathered.expression;
   if (!expression)
@@ -118,6 +121,9 @@ async function askPrometheus(
   );
   finding.points = values.length;
   if (values.length > 0) {
+    // A series born minutes before the alert says nothing about "nearly all the time".
+    const first = Math.min(...values.map(([at]) => at));
+    finding.covered_seconds = Math.max(0, Math.floor(triggered - first));
     const numbers = values.map(([, value]) => value).filter(Number.isFinite);
     finding.min = numbers.length ? Math.min(...numbers) : null;
     finding.max = numbers.length ? Math.max(...numbers) : null;

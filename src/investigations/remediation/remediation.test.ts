@@ -74,7 +74,10 @@ const heads = (bare: string) =>
 beforeAll(async () => {
   exporter = await startExporter();
   exporter.set('vigil_test_remedy{service="ledger"}', 1000);
-  prometheus = await startPrometheus(requirePrometheus(), exporter.url);
+  // An hour of it before the test: a threshold "always crossed" needs a series with a past.
+  prometheus = await startPrometheus(requirePrometheus(), exporter.url, {
+    history: [{ series: 'vigil_test_remedy{service="ledger"}', value: 1000, seconds: 3600 }],
+  });
   await prometheus.waitFor("30 samples", "count_over_time(vigil_test_remedy[5m])", (v) => (v ?? 0) >= 30);
 }, 120_000);
 
@@ -210,7 +213,9 @@ describeEachEngine(
         decided_by: null,
       });
       expect(remediation.diff.split("\n")).toEqual(EXPECTED_DIFF);
-      expect(remediation.reasoning).toContain("held 100% of the hour before the alert");
+      expect(remediation.reasoning).toMatch(
+        /held 100% of the window \(the (59|60) min of data before the alert\)/,
+      );
       // The proposal is in the session; the remote has no new branch.
       expect(artifacts.map((item) => item.name).sort()).toEqual([
         "remediation.diff",
