@@ -414,8 +414,7 @@ export function planAlertChange(
       ...existing,
       ...episodes,
       timeline: trim(timeline),
-      // A late resolve from the source still says the episode ended.
-      resolveInferred: existing.resolveInferred && !(event.status === "resolved" && !event.inferred),
+      resolveInferred: staysInferred(existing, event, existing.status),
       lastEventHash: context.eventHash,
       updatedAt: episodesChanged ? context.receivedAt : existing.updatedAt,
     };
@@ -429,12 +428,7 @@ export function planAlertChange(
   const dataChanged = applyData(next, event, context);
   next.status = nextStatus(existing, event);
   let outcome: IngestOutcome = dataChanged || episodesChanged ? "updated" : "unchanged";
-  // A resolve stays undoable only while no source has said the episode ended.
-  next.resolveInferred =
-    next.status === "resolved" &&
-    (event.status === "resolved"
-      ? event.inferred === true && (existing.status !== "resolved" || existing.resolveInferred)
-      : existing.resolveInferred);
+  next.resolveInferred = staysInferred(existing, event, next.status);
   if (next.status !== existing.status && next.status === "active") {
     next.ignoredBy = null;
     next.ignoreReason = null;
@@ -456,6 +450,16 @@ export function planAlertChange(
     outcome = "ignored";
   }
   return plan(outcome, existing, next, event);
+}
+
+/**
+ * Whether the alert, left in `status` by `event`, is resolved by inference alone: a resolve stays
+ * undoable only while no source has said the episode ended (a late source resolve says so too).
+ */
+function staysInferred(existing: AlertRow, event: AlertEvent, status: string): boolean {
+  if (status !== "resolved") return false;
+  if (event.status !== "resolved") return existing.resolveInferred;
+  return event.inferred === true && (existing.status !== "resolved" || existing.resolveInferred);
 }
 
 /**

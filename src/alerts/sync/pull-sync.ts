@@ -214,6 +214,13 @@ function listItems(body: string): string[] {
   return decoded.ok && Array.isArray(decoded.value) ? decoded.value.map((item) => JSON.stringify(item)) : [];
 }
 
+function ingestOptionsOf(ctx: Ctx): IngestOptions {
+  return {
+    enqueueMany: ctx.enqueueMany,
+    impact: { environmentCriticality: ctx.config.environmentCriticality },
+  };
+}
+
 // The alerts to resolve: seen by an earlier sync, not resolved, absent from this answer. One changed
 // after this fetch started is left alone: a concurrent sync that fetched later (or a push) knows
 // more about it than this answer does.
@@ -310,10 +317,7 @@ async function applyAlertList(
     integrationName: connection.name,
     webhookId: null,
   };
-  const ingestOptions: IngestOptions = {
-    enqueueMany: ctx.enqueueMany,
-    impact: { environmentCriticality: ctx.config.environmentCriticality },
-  };
+  const ingestOptions = ingestOptionsOf(ctx);
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.db.transaction(async (tx) => {
@@ -572,10 +576,7 @@ async function resolveOrphanedPulls(ctx: Ctx, syncing: IntegrationConnection[]):
           invocationId: null,
           triage: null,
         },
-        {
-          enqueueMany: ctx.enqueueMany,
-          impact: { environmentCriticality: ctx.config.environmentCriticality },
-        },
+        ingestOptionsOf(ctx),
       );
       return gone.length;
     });
