@@ -154,7 +154,10 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     await app.ready();
     if (database.engine === "pglite") {
       // Commands refused the data directory then name the port this server really listens on.
-      app.server.once("listening", () => noteServingUrl(config.dataDir, loopbackUrlOf(app.server.address())));
+      app.server.once("listening", () => {
+        const url = loopbackUrlOf(app.server.address());
+        if (url) noteServingUrl(config.dataDir, url);
+      });
     }
     const operations = config.operationsPort === null ? null : await buildOperationsApp(services, log);
     return {
@@ -189,8 +192,9 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
 }
 
 /** A URL on this machine for a listening address: a wildcard address is reached through loopback. */
-function loopbackUrlOf(address: string | AddressInfo | null): string {
-  if (!address || typeof address === "string") return "";
+function loopbackUrlOf(address: string | AddressInfo | null): string | null {
+  // A pipe or socket path is no URL.
+  if (!address || typeof address === "string") return null;
   const host =
     address.family === "IPv6" ? `[${address.address === "::" ? "::1" : address.address}]` : address.address;
   return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;

@@ -7,9 +7,10 @@ import type { JobDefinition } from "../core/queue/catalog.ts";
 import { onIntegrationRenamed } from "../integrations/index.ts";
 import { setInvestigationWorkflowChooser, setRemediationModeReader } from "../investigations/index.ts";
 import { discoverJob } from "./discovery.ts";
-import { ensureAppInstalled, readInstallation, renameBoundIntegration } from "./installations.ts";
+import { ensureAppInstalled, readInstallation } from "./installations.ts";
 import { workflowForPurpose } from "./purposes.ts";
 import { appRoutes } from "./routes.ts";
+import { appInstallations } from "./tables.ts";
 import { configureTriage } from "./triage.ts";
 
 export { latestTopology } from "./discovery.ts";
@@ -42,5 +43,5 @@ export const APP_JOBS: JobDefinition[] = [discoverJob];
 export function configureApps(): void {
   configureTriage();
   // Bindings name their integrations: a rename carries over to them.
-  onIntegrationRenamed("app bindings", renameBoundIntegration);
+  onIntegrationRenamed("app bindings", { table: appInstallations, column: appInstallations.integrations });
 }

@@ -10,7 +10,7 @@ import type { CallerCtx, Ctx } from "../core/context.ts";
 import { type Executor, withTransaction } from "../core/db/database.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { createTtlCache } from "../core/ttl-cache.ts";
-import { listNames, missingIntegrations, renamedList } from "../integrations/index.ts";
+import { missingIntegrations } from "../integrations/index.ts";
 import { issueAppToken, revokeAppToken } from "./app-token.ts";
 import { CATALOG, type CatalogApp, catalogApp, type PurposeDefinition } from "./catalog.ts";
 import type { AppInstallation, AppInstallationWrite } from "./schemas.ts";
@@ -332,11 +332,3 @@ export async function rotateAppToken({ ctx, input }: { ctx: CallerCtx; input: { 
 /** The installation of `appName` in the tenant, for domains of the app (discovery, setup). */
 export const readInstallation = (db: Executor, tenant: Tenant, appName: string) =>
   findInstallation(db, tenant, appName);
-
-/** An integration renamed: the tenant's app bindings name it by its new name. */
-export async function renameBoundIntegration(tx: Executor, tenant: Tenant, from: string, to: string) {
-  await tx
-    .update(appInstallations)
-    .set({ integrations: renamedList(appInstallations.integrations, from, to) })
-    .where(and(inTenant(appInstallations, tenant), listNames(appInstallations.integrations, from)));
-}

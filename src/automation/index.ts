@@ -5,7 +5,6 @@ import type { Config } from "../config.ts";
 import type { JobDefinition } from "../core/queue/catalog.ts";
 import { onIntegrationRenamed } from "../integrations/index.ts";
 import { registerAgentRunner } from "./agents/agent-runners.ts";
-import { renameAgentIntegration } from "./agents/agents.ts";
 import { runLlmAgent } from "./agents/llm-runner.ts";
 import { agentRoutes } from "./agents/routes.ts";
 import { startAsk } from "./ask/ask.ts";
@@ -31,6 +30,7 @@ import {
 } from "./schemas.ts";
 import { sessionRoutes } from "./sessions/routes.ts";
 import { Session, SessionExport, SessionListItem, SessionListResponse } from "./sessions/schemas.ts";
+import { agents } from "./tables.ts";
 import { AUTOMATION_WEBHOOK_TARGETS } from "./triggers/webhook-target.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
@@ -90,5 +90,5 @@ export const AUTOMATION_JOBS: JobDefinition[] = AUTOMATION_EXECUTION_JOBS;
 export function configureAgentRunners(config: Config): void {
   if (config.llm) registerAgentRunner("llm", runLlmAgent);
   // Agents name their integrations: a rename carries over to them.
-  onIntegrationRenamed("agents", renameAgentIntegration);
+  onIntegrationRenamed("agents", { table: agents, column: agents.integrations });
 }

@@ -1,11 +1,11 @@
 // Agents: an LLM tool loop or a built-in deterministic agent, with the integrations and tools it may use.
 import { randomUUID } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
-import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
+import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, conflict, notFound } from "../../core/errors.ts";
-import { integrationNamesOf, listNames, missingIntegrations, renamedList } from "../../integrations/index.ts";
+import { integrationNamesOf, missingIntegrations } from "../../integrations/index.ts";
 import { ACTION_TYPES, type AgentStatus, type RegisterAgentRequest } from "../schemas.ts";
 import { agents } from "../tables.ts";
 import { agentReadiness, presentReasons } from "../workflows/readiness.ts";
@@ -154,12 +154,4 @@ export async function agentNames(db: Executor, ctx: Pick<CallerCtx, "actor">): P
     .from(agents)
     .where(inTenant(agents, tenantOf(ctx.actor)));
   return new Set(rows.map((row) => row.name));
-}
-
-/** An integration renamed: the tenant's agents that attach it name it by its new name. */
-export async function renameAgentIntegration(tx: Executor, tenant: Tenant, from: string, to: string) {
-  await tx
-    .update(agents)
-    .set({ integrations: renamedList(agents.integrations, from, to) })
-    .where(and(inTenant(agents, tenant), listNames(agents.integrations, from)));
 }

@@ -27,7 +27,7 @@ export function tenantOf(actor: Actor): Tenant {
   return { orgId: actor.orgId, ownerId: actor.userId };
 }
 
-interface OwnedColumns {
+export interface OwnedColumns {
   orgId: PgColumn;
   ownerId: PgColumn;
 }
