@@ -5,11 +5,13 @@
 //   2. a word that is a known entity name (an integration of the tenant) for an input named after it;
 //   3. a word next to the input's name or a usual alias of it: "checkout service", "namespace payments",
 //      "5 replicas"; and after in/on/at for location inputs (cluster, namespace, region, ...);
-//   4. the only word of the message that matches the input's declared pattern.
-// A value that does not match the input's pattern is not taken.
+//   4. the only word of the message that matches the input's declared pattern, among the words that
+//      could be a value at all (not an input's name, a verb of the request or a location after in/on/at).
+// A value that does not match the input's pattern is not taken, nor is a verb of the request
+// ("restart", "drain") without a `name=value`.
 import { matchesPattern } from "../input-pattern.ts";
 import type { RoutableInput } from "./rank.ts";
-import { isStopWord, terms, words } from "./text.ts";
+import { isOperationVerb, isStopWord, terms, words } from "./text.ts";
 
 const ALIASES: Record<string, string[]> = {
   service: ["service", "svc", "app", "application", "deployment", "deploy"],
@@ -92,6 +94,7 @@ export function extractInputs(
     if (values[input.name] !== undefined || given || !value) return false;
     if (!fits(input, value)) return false;
     values[input.name] = value;
+    used.add(value.toLowerCase());
     for (const word of words(value)) used.add(word);
     return true;
   };
@@ -111,7 +114,7 @@ export function extractInputs(
   const isValueWord = (token: string | undefined, names: Set<string>) => {
     if (!token || /[=:]/.test(token)) return false;
     const word = token.toLowerCase();
-    if (isStopWord(word) || names.has(word)) return false;
+    if (isStopWord(word) || isOperationVerb(word) || names.has(word)) return false;
     return !terms(word).some((term) => vocabulary.has(term));
   };
   for (const input of declared) {
@@ -137,11 +140,20 @@ export function extractInputs(
       }
     }
   }
+  // A word after in/on/at names a place: the value of a location input, or of none.
+  const locationDeclared = declared.some((input) => LOCATION_INPUTS.has(input.name.toLowerCase()));
+  const allNames = new Set(declared.flatMap((input) => [...namesOf(input)]));
   for (const input of declared) {
     if (values[input.name] !== undefined || !input.pattern) continue;
-    const matching = [
-      ...new Set(list.filter((token) => !used.has(token.toLowerCase()) && fits(input, token))),
-    ];
+    const placeless = locationDeclared && !LOCATION_INPUTS.has(input.name.toLowerCase());
+    const candidates = list.filter(
+      (token, i) =>
+        !used.has(token.toLowerCase()) &&
+        isValueWord(token, allNames) &&
+        !(placeless && PREPOSITIONS.has(lower[i - 1] ?? "")) &&
+        fits(input, token),
+    );
+    const matching = [...new Set(candidates)];
     if (matching.length === 1) take(input, matching[0] as string);
   }
   return { values, used };

@@ -161,4 +161,23 @@ describe("inputs from the message", () => {
     ).toEqual({ integration: "grafana-eu" });
     expect(extractInputs("a 1234 b 5678", [{ name: "build", pattern: "^[0-9]{4}$" }]).values).toEqual({});
   });
+
+  it("takes the request's object, not its verb, an input's name or a place, as the only matching word", () => {
+    const loose = [
+      { name: "service", pattern: "^[a-z][a-z0-9-]*$" },
+      { name: "cluster", pattern: "^[a-z][a-z0-9-]*$" },
+    ];
+    // The target's own verb, a synonym of it and a verb it does not describe are all the action.
+    expect(inputsFromMessage(restart, "restart checkout")).toEqual({ service: "checkout" });
+    expect(extractInputs("bounce payments-api", loose).values).toEqual({ service: "payments-api" });
+    expect(extractInputs("drain the payments deployment", loose).values).toEqual({ service: "payments" });
+    expect(extractInputs("check checkout", [{ name: "service", pattern: "^[a-z]+$" }]).values).toEqual({
+      service: "checkout",
+    });
+    // A word after "in" is the cluster's or nobody's; an input's own name is no value.
+    expect(extractInputs("restart service in eu-west", loose).values).toEqual({ cluster: "eu-west" });
+    expect(extractInputs("restart payments in Moon", loose).values).toEqual({ service: "payments" });
+    // Said explicitly, a verb is a value like any other.
+    expect(extractInputs("service=restart", loose).values).toEqual({ service: "restart" });
+  });
 });

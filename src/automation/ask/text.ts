@@ -87,6 +87,22 @@ export function words(text: string): string[] {
 
 export const isStopWord = (word: string) => STOP_WORDS.has(word);
 
+/**
+ * Verbs of the requests Ask gets ("restart checkout", "drain node-7"): the action, never the value
+ * of an input unless a `name=value` says so. Service names that are nouns (search, cache) stay values.
+ */
+const OPERATION_VERBS = new Set(
+  (
+    "restart bounce reboot recycle kick rollback revert undo downgrade scale resize grow shrink " +
+    "silence mute snooze flush purge clear invalidate check show list describe investigate diagnose " +
+    "debug fix triage drain cordon uncordon stop start kill delete remove tail open close ack " +
+    "acknowledge resolve escalate notify create update upgrade patch rotate renew increase decrease " +
+    "reduce add enable disable pause resume expand cleanup sync reload redeploy"
+  ).split(" "),
+);
+
+export const isOperationVerb = (word: string) => OPERATION_VERBS.has(word) || OPERATION_VERBS.has(stem(word));
+
 /** Damerau-Levenshtein distance (adjacent transpositions), stopping early past `max`. */
 export function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
