@@ -689,6 +689,28 @@ describeEachEngine(
       expect(maybe.json()).toMatchObject({ details: { field: "settings.pull_sync" } });
       const empty = await call("GET", "/app/sre/api/v1/integrations/no-url/sync-runs");
       expect(empty.json()).toEqual({ runs: [], total: 0, limit: 20, offset: 0 });
+      // Pull sync off: a one-off sync would open the alerts the minute's sweep resolves again.
+      const off = await h.vigil.app.inject({
+        method: "POST",
+        url: "/api/v1/integrations",
+        headers: auth,
+        payload: {
+          name: "off",
+          type: "alertmanager",
+          url: "http://127.0.0.1:1",
+          settings: { pull_sync: "false" },
+        },
+      });
+      expect(off.statusCode).toBe(201);
+      const refused = await call("POST", "/app/sre/api/v1/integrations/off/sync");
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({
+        error: 'integration off has pull sync off; set settings.pull_sync to "true" to sync it',
+        code: "BAD_REQUEST",
+        details: { name: "off", field: "settings.pull_sync" },
+      });
+      const none = await call("GET", "/app/sre/api/v1/integrations/off/sync-runs");
+      expect(none.json()).toMatchObject({ runs: [], total: 0 });
     });
 
     async function runsOf(auth: Auth, name: string): Promise<AlertSyncRun[]> {

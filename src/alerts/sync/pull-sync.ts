@@ -412,7 +412,18 @@ function assertSyncable(connection: IntegrationConnection): void {
       name: connection.name,
     });
   }
+  // Its pulled alerts are resolved as orphans each minute: a one-off sync would open them for a
+  // minute and resolve them again.
+  if (!pullSyncOn(connection)) {
+    throw new AppError(
+      "BAD_REQUEST",
+      `integration ${connection.name} has pull sync off; set settings.pull_sync to "true" to sync it`,
+      { name: connection.name, field: "settings.pull_sync" },
+    );
+  }
 }
+
+const pullSyncOn = (connection: IntegrationConnection) => connection.settings.pull_sync !== "false";
 
 /**
  * Syncs one integration of `tenant` now. Unknown integration: 404; not an Alertmanager or without a
@@ -468,7 +479,8 @@ export const syncIntegrationJob = defineJob({
       name: data.name,
     });
     // Deleted, or changed into something that cannot be synced, since the job was queued.
-    if (!connection || connection.type !== SYNCABLE_TYPE || !connection.url) return;
+    if (!connection || connection.type !== SYNCABLE_TYPE || !connection.url || !pullSyncOn(connection))
+      return;
     const run = await runSync(ctx, connection, "scheduled");
     ctx.log.info({ integration: data.name, runId: run.id, status: run.status }, "scheduled alert sync done");
   },
@@ -508,7 +520,7 @@ export async function syncDueIntegrations({
   const skip = new Set(recent.map((row) => tenantKey(row.orgId, row.ownerId, row.name)));
 
   const connections = (await listIntegrationConnections(ctx.db, ctx.secrets, { type: SYNCABLE_TYPE })).filter(
-    (connection) => connection.settings.pull_sync !== "false",
+    pullSyncOn,
   );
   await resolveOrphanedPulls(ctx, connections);
   const due = connections

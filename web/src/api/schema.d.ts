@@ -404,7 +404,7 @@ export interface paths {
         put?: never;
         /**
          * Sync an Alertmanager integration's active alerts now
-         * @description Fetches the integration's /api/v2/alerts, ingests the alerts with ingested_via=pull and resolves the ones that disappeared. Answers the run: completed, or failed with its error (a failed run changes no alert). 400 when the integration is not an alertmanager or has no url.
+         * @description Fetches the integration's /api/v2/alerts, ingests the alerts with ingested_via=pull and resolves the ones that disappeared. Answers the run: completed, or failed with its error (a failed run changes no alert). 400 when the integration is not an alertmanager, has no url or has pull sync off (settings.pull_sync "false").
          */
         post: operations["syncIntegrationAlerts"];
         delete?: never;
