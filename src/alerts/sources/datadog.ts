@@ -8,6 +8,7 @@ import {
   createLabelBuilder,
   decodeBody,
   firstText,
+  foreignBodyError,
   hashUid,
   isRecord,
   mapSeverity,
@@ -153,6 +154,8 @@ export const parseDatadog: Parser = ({ body, headers, options }) => {
   if (!isRecord(payload)) {
     return { ok: false, error: "not a Datadog webhook: expected a JSON object" };
   }
+  const foreign = foreignBodyError(payload, "datadog");
+  if (foreign) return foreign;
   const title = parseDatadogTitle(rawText(payload.title) ?? "");
   const monitorId = firstText(payload.monitor_id, payload.alert_id);
   if (monitorId === null && title.monitorName === "") {

@@ -7,6 +7,7 @@ import {
   createLabelBuilder,
   decodeBody,
   firstText,
+  foreignBodyError,
   isRecord,
   type LabelBuilder,
   mapSeverity,
@@ -115,6 +116,8 @@ export const parseNewrelic: Parser = ({ body, headers, options }) => {
   if (!isRecord(payload)) {
     return { ok: false, error: "not a New Relic webhook: expected a JSON object" };
   }
+  const foreign = foreignBodyError(payload, "newrelic");
+  if (foreign) return foreign;
   if ("current_state" in payload || "incident_id" in payload) {
     const incidentId = idText(payload.incident_id);
     if (incidentId === null) {

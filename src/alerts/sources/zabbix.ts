@@ -9,6 +9,7 @@ import {
   decodeBody,
   encodeUrlPart,
   firstText,
+  foreignBodyError,
   hashUid,
   isRecord,
   type LinkCandidate,
@@ -219,6 +220,8 @@ export const parseZabbix: Parser = ({ body, headers, options }) => {
   if (!decoded.ok) return decoded;
   const payload = decoded.value;
   if (!isRecord(payload)) return { ok: false, error: NOT_ZABBIX };
+  const foreign = foreignBodyError(payload, "zabbix");
+  if (foreign) return foreign;
   const trigger = triggerId(payload);
   const title = titleText(payload);
   if (trigger === null && title === null) return { ok: false, error: NOT_ZABBIX };

@@ -3,6 +3,7 @@
 export { decodeBody } from "./body.ts";
 export { type AlertEventParts, buildAlertEvent } from "./event.ts";
 export { labelFingerprint } from "./fingerprint.ts";
+export { foreignBodyError } from "./foreign-shape.ts";
 export { firstText, isRecord, lookupIgnoringCase, rawText } from "./json-value.ts";
 export {
   createLabelBuilder,
