@@ -798,6 +798,16 @@ describeEachEngine(
         });
         const found = await call(h, auth, "GET", "/platform/api/v1/sessions?q=checkout");
         expect(found.json().items.map((item: { id: string }) => item.id)).toContain(ok.json().session_id);
+        // A message beside other inputs does not hide them from the prompt and its search.
+        const body = '{"message":"disk alert","service":"zebra-svc"}';
+        const described = await trigger(h, created.token, body, "application/json");
+        await expectStatus(described, 202);
+        const zebra = await call(h, auth, "GET", `/platform/api/v1/sessions/${described.json().session_id}`);
+        expect(zebra.json()).toMatchObject({ first_prompt: body });
+        const byService = await call(h, auth, "GET", "/platform/api/v1/sessions?q=zebra-svc");
+        expect(byService.json().items.map((item: { id: string }) => item.id)).toEqual([
+          described.json().session_id,
+        ]);
         // Every trigger of a named webhook is answered 202 (the spec lists 401, 404 and 423 besides):
         // a body the target's inputs refuse starts nothing, and its run record says why.
         const refusals: [string, string, string][] = [
@@ -828,7 +838,7 @@ describeEachEngine(
           });
         }
         const runs = (await call(h, auth, "GET", `${BASE}/${created.id}/runs`)).json();
-        expect(runs.total).toBe(7);
+        expect(runs.total).toBe(8);
         expect(runs.runs.map((run: { status: string }) => run.status)).toEqual([
           "failed",
           "failed",
@@ -836,6 +846,7 @@ describeEachEngine(
           "failed",
           "failed",
           "failed",
+          "accepted",
           "accepted",
         ]);
         expect(runs.runs[5]).toMatchObject({

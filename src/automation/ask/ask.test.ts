@@ -480,6 +480,15 @@ describeEachEngine(
       for (const bad of ["limit=0", "limit=101", "offset=-1"]) {
         expect((await call(h, me.auth, "GET", `/platform/api/v1/sessions?${bad}`)).statusCode, bad).toBe(400);
       }
+      // A ninth word is refused, not ignored (which would find sessions without it).
+      const nine = encodeURIComponent("ledger a b c d e f g nowhere");
+      const tooMany = await call(h, me.auth, "GET", `/platform/api/v1/sessions?q=${nine}`);
+      expect(tooMany.statusCode).toBe(400);
+      expect(tooMany.json()).toMatchObject({ errCode: "VALIDATION_FAILED", extras: [{ field: "q" }] });
+      const eight = encodeURIComponent("ledger a b c d e f nowhere");
+      expect((await call(h, me.auth, "GET", `/platform/api/v1/sessions?q=${eight}`)).json().items).toEqual(
+        [],
+      );
     });
 
     it("downloads an artifact by id or name (any case) byte for byte, and exports the chosen parts", async () => {

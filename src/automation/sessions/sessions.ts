@@ -4,12 +4,13 @@ import { and, asc, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
+import { badRequest } from "../../core/errors.ts";
 import { executionNodes, executions, sessionMessages, sessions } from "../tables.ts";
 import { artifactsOf } from "./artifacts.ts";
 import type { Session, SessionListItem, SessionListResponse } from "./schemas.ts";
 import { messageOrder, ownedSession } from "./session-rows.ts";
 
-/** At most this many words of `q` are matched (each must occur). */
+/** At most this many words of `q` (each must occur); more is 400, not a search that ignores some. */
 const MAX_QUERY_TERMS = 8;
 const SUMMARY_RESULT_MAX_CHARS = 2000;
 
@@ -19,7 +20,14 @@ const escapeLike = (term: string) => term.replace(/[\\%_]/g, (char) => `\\${char
 
 /** Words of q, lower-cased; each must occur in the session's search text. */
 export function queryTerms(q: string): string[] {
-  return q.toLowerCase().split(/\s+/).filter(Boolean).slice(0, MAX_QUERY_TERMS);
+  const terms = q.toLowerCase().split(/\s+/).filter(Boolean);
+  if (terms.length > MAX_QUERY_TERMS) {
+    throw badRequest(
+      "q",
+      `at most ${MAX_QUERY_TERMS} words, each of which must occur (${terms.length} given)`,
+    );
+  }
+  return terms;
 }
 
 function responderOf(row: Pick<SessionRow, "responderType" | "responderName" | "sourceApp">) {

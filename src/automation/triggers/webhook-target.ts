@@ -94,8 +94,12 @@ const PROMPT_MAX_CHARS = 10_000;
  */
 function promptOf(input: unknown): string | undefined {
   if (input === undefined) return undefined;
-  const message = (input as Record<string, unknown>)[TEXT_INPUT];
-  const text = typeof message === "string" ? message : JSON.stringify(input);
+  // A text body is the input { message }; a JSON body with more keys is shown whole, so that its
+  // other inputs (the service, the host) are in the session's prompt and found by its search.
+  const record = input as Record<string, unknown>;
+  const message = record[TEXT_INPUT];
+  const textOnly = typeof message === "string" && Object.keys(record).length === 1;
+  const text = textOnly ? message : JSON.stringify(input);
   return storableText(text.slice(0, PROMPT_MAX_CHARS));
 }
 
