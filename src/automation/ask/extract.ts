@@ -7,11 +7,11 @@
 //      "5 replicas"; and after in/on/at for location inputs (cluster, namespace, region, ...);
 //   4. the only word of the message that matches the input's declared pattern, among the words that
 //      could be a value at all (not an input's name, a verb of the request or a location after in/on/at).
-// A value that does not match the input's pattern is not taken, nor is a verb of the request
-// ("restart", "drain") without a `name=value`.
+// A value that does not match the input's pattern is not taken, nor is a verb or adjective of the
+// request ("restart", "drain", "the broken deployment") without a `name=value`.
 import { matchesPattern } from "../input-pattern.ts";
 import type { RoutableInput } from "./rank.ts";
-import { isOperationVerb, isStopWord, terms, words } from "./text.ts";
+import { isRequestWord, isStopWord, terms, words } from "./text.ts";
 
 const ALIASES: Record<string, string[]> = {
   service: ["service", "svc", "app", "application", "deployment", "deploy"],
@@ -114,7 +114,7 @@ export function extractInputs(
   const isValueWord = (token: string | undefined, names: Set<string>) => {
     if (!token || /[=:]/.test(token)) return false;
     const word = token.toLowerCase();
-    if (isStopWord(word) || isOperationVerb(word) || names.has(word)) return false;
+    if (isStopWord(word) || isRequestWord(word) || names.has(word)) return false;
     return !terms(word).some((term) => vocabulary.has(term));
   };
   for (const input of declared) {

@@ -177,6 +177,15 @@ describe("inputs from the message", () => {
     // A word after "in" is the cluster's or nobody's; an input's own name is no value.
     expect(extractInputs("restart service in eu-west", loose).values).toEqual({ cluster: "eu-west" });
     expect(extractInputs("restart payments in Moon", loose).values).toEqual({ service: "payments" });
+    // An adjective before the input's name describes the value; it is not one.
+    for (const message of [
+      "restart the broken deployment",
+      "restart the last deployment",
+      "the failing service",
+    ]) {
+      expect(extractInputs(message, loose).values, message).toEqual({});
+    }
+    expect(extractInputs("restart the news service", loose).values).toEqual({ service: "news" });
     // Said explicitly, a verb is a value like any other.
     expect(extractInputs("service=restart", loose).values).toEqual({ service: "restart" });
   });

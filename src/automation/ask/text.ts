@@ -88,10 +88,12 @@ export function words(text: string): string[] {
 export const isStopWord = (word: string) => STOP_WORDS.has(word);
 
 /**
- * Verbs of the requests Ask gets ("restart checkout", "drain node-7"): the action, never the value
- * of an input unless a `name=value` says so. Service names that are nouns (search, cache) stay values.
+ * Words of the requests Ask gets that describe the action or its object, never name it: verbs
+ * ("restart checkout", "drain node-7") and the adjectives before a noun ("the broken deployment",
+ * "the last release"). They are an input's value only when a `name=value` says so. Nouns that
+ * could be names (search, cache, primary) stay values.
  */
-const OPERATION_VERBS = new Set(
+const REQUEST_VERBS = new Set(
   (
     "restart bounce reboot recycle kick rollback revert undo downgrade scale resize grow shrink " +
     "silence mute snooze flush purge clear invalidate check show list describe investigate diagnose " +
@@ -100,8 +102,17 @@ const OPERATION_VERBS = new Set(
     "reduce add enable disable pause resume expand cleanup sync reload redeploy"
   ).split(" "),
 );
+// Matched as written: a stem would make "news" the adjective "new".
+const REQUEST_ADJECTIVES = new Set(
+  (
+    "broken failing failed erroring crashing crashed stuck hung hanging slow down dead unhealthy " +
+    "degraded affected faulty flaky noisy overloaded misbehaving offending problematic bad wrong " +
+    "last latest previous prior next new newest old oldest current same other whole entire"
+  ).split(" "),
+);
 
-export const isOperationVerb = (word: string) => OPERATION_VERBS.has(word) || OPERATION_VERBS.has(stem(word));
+export const isRequestWord = (word: string) =>
+  REQUEST_ADJECTIVES.has(word) || REQUEST_VERBS.has(word) || REQUEST_VERBS.has(stem(word));
 
 /** Damerau-Levenshtein distance (adjacent transpositions), stopping early past `max`. */
 export function editDistance(a: string, b: string, max: number): number {
