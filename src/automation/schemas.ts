@@ -313,5 +313,7 @@ export interface PendingAsk {
   target: { type: "agent" | "workflow"; name: string };
   /** Inputs collected so far (from `inputs` and earlier messages). */
   inputs: Record<string, string>;
+  /** Of those, the ones a caller passed in `inputs`: they stand, a later `name=value` does not change them. */
+  given?: string[];
   missing: string[];
 }

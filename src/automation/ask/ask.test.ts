@@ -212,6 +212,24 @@ describeEachEngine(
       const correctedTrace = await settledTrace(h, me.auth, completed.trace_id);
       expect(correctedTrace.structured_output.summary).toBe("restarted checkout in staging-eu");
 
+      // A value the caller passed in `inputs` stands through the session's later answers.
+      const pinned = await ask(h, me.auth, {
+        message: "restart the deployment",
+        inputs: { cluster: "prod-us" },
+      });
+      expect(pinned).toMatchObject({ inputs_required: ["service"] });
+      const kept = await ask(h, me.auth, {
+        message: "service=cart cluster=staging-eu",
+        session_id: pinned.session_id,
+      });
+      expect(kept).toMatchObject({
+        decision: "continued",
+        inputs_required: [],
+        extracted: { service: "cart" },
+      });
+      const keptTrace = await settledTrace(h, me.auth, kept.trace_id);
+      expect(keptTrace.structured_output.summary).toBe("restarted cart in prod-us");
+
       // A waiting session takes a message that clearly asks for something else as a new request.
       const waitingAgain = await ask(h, me.auth, { message: "restart the search deployment" });
       expect(waitingAgain.inputs_required).toEqual(["cluster"]);

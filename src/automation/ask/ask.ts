@@ -289,14 +289,17 @@ export async function startAsk({
 
     const given = request.inputs ?? {};
     checkGivenInputs(target, given);
-    const carried = choice.decision === "continued" && pending ? pending.inputs : {};
+    const continued = choice.decision === "continued" && pending !== null;
+    const carried = continued ? pending.inputs : {};
     const known = { ...carried, ...given };
+    // What a caller passes in `inputs`, in this request or an earlier one of the session, stands;
+    // what an earlier answer's message gave, `name=value` corrects.
+    const givenNames = new Set([...(continued ? (pending.given ?? []) : []), ...Object.keys(given)]);
     const integrations = [...new Set([...catalog.integrationsOf.values()].flat())];
-    // What the caller passes in `inputs` stands; what an earlier answer gave, `name=value` corrects.
     const extracted = inputsFromMessage(target, message, {
       integrations,
       skip: new Set(Object.keys(known)),
-      correctable: new Set(Object.keys(carried).filter((name) => !(name in given))),
+      correctable: new Set(Object.keys(carried).filter((name) => !givenNames.has(name))),
     });
     const values: Record<string, string> = { ...known, ...extracted };
     const stillMissing = () =>
@@ -321,7 +324,12 @@ export async function startAsk({
         extracted,
         message: describe(choice, missing, null),
       });
-      return record(reply, { target: { type: target.type, name: target.name }, inputs: values, missing });
+      return record(reply, {
+        target: { type: target.type, name: target.name },
+        inputs: values,
+        given: [...givenNames],
+        missing,
+      });
     }
     const prior =
       request.prior_session?.enabled === true
