@@ -310,6 +310,29 @@ describeEachEngine(
         errCode: "VALIDATION_FAILED",
         extras: [{ field: "entity_refs[0].name" }],
       });
+
+      // A ref of type any names whichever agent or workflow has the name.
+      const anyPinned = await ask(h, me.auth, {
+        message: "disk on host web-2",
+        entity_refs: [{ type: "any", name: "disk-expand" }],
+      });
+      expect(anyPinned).toMatchObject({
+        decision: "pinned",
+        plan: "disk-expand",
+        candidates: [{ name: "disk-expand", candidate_type: "workflow" }],
+      });
+      const anyUnknown = await call(h, me.auth, "POST", ASK, {
+        message: "x",
+        entity_refs: [
+          { type: "workflow", name: "disk-expand" },
+          { type: "any", name: "ghost" },
+        ],
+      });
+      expect(anyUnknown.statusCode).toBe(400);
+      expect(anyUnknown.json()).toMatchObject({
+        msg: "entity_refs[1].name: no agent or workflow ghost",
+        extras: [{ field: "entity_refs[1].name" }],
+      });
     });
 
     it("reuses the summary of an earlier session that asked the same, within the policy", async () => {

@@ -14,7 +14,7 @@ import type { PendingAsk } from "../schemas.ts";
 import { addMessage, createSession, normalizePrompt, touchSession } from "../sessions/session-rows.ts";
 import { sessionSummary } from "../sessions/sessions.ts";
 import { agents, sessions, workflows, workflowVersions } from "../tables.ts";
-import type { Routable } from "./rank.ts";
+import type { CandidateType, Routable } from "./rank.ts";
 import { inputsFromMessage, routeMessage } from "./route.ts";
 import type { AskPlatformRequest, AskStartResponse } from "./schemas.ts";
 
@@ -85,16 +85,31 @@ interface Choice {
   fallbackAgent: string;
 }
 
+/** A ref of type any names the tenant's one agent or workflow of that name (400 when none or both). */
+function anyRef(catalog: Catalog, ref: { name: string }, i: number): { name: string; type: CandidateType } {
+  const types = [...new Set(catalog.all.filter((item) => item.name === ref.name).map((item) => item.type))];
+  if (types.length === 1) return { name: ref.name, type: types[0] as CandidateType };
+  const why =
+    types.length === 0
+      ? `no agent or workflow ${ref.name}`
+      : `both an agent and a workflow are named ${ref.name}: give the ref's type`;
+  throw new AppError("VALIDATION_FAILED", `entity_refs[${i}].name: ${why}`, {
+    field: `entity_refs[${i}].name`,
+  });
+}
+
 async function choose(
   ctx: CallerCtx,
   catalog: Catalog,
   request: AskPlatformRequest,
   pending: PendingAsk | null,
 ): Promise<Choice> {
-  const refs = request.entity_refs ?? [];
   const kind = request.candidate_type ?? "any";
   const find = (type: string, name: string) =>
     catalog.all.find((item) => item.type === type && item.name === name);
+  const refs = (request.entity_refs ?? []).map((ref, i) =>
+    ref.type === "any" ? anyRef(catalog, ref, i) : ref,
+  );
   const pinned = refs.filter((ref) => ref.type === "agent" || ref.type === "workflow");
   for (const ref of pinned) {
     if (!find(ref.type, ref.name)) {
