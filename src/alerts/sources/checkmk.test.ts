@@ -321,17 +321,121 @@ describe("parseCheckmk: severity, text, times, labels, links", () => {
     expect(onlyEvent(service({ output: "", long_output: "details" })).description).toBe("details");
   });
 
-  it("reads long_date_time only in UTC or GMT, else short_date_time as UTC", () => {
+  it("turns the escaped line breaks of long_output into line breaks", () => {
+    // Checkmk hands long plugin output to notification scripts with each line break written as the
+    // two characters backslash and n; Keep's script passes the text on as it is.
+    expect(onlyEvent(service({ long_output: "/var: 85% used\\n/tmp: 12% used\\n" })).description).toBe(
+      "Used: 85%\n/var: 85% used\n/tmp: 12% used",
+    );
+    expect(onlyEvent(host({ long_output: "rta 0.1ms\\nlost 0%" })).description).toBe(
+      "Packet received via smart PING\nrta 0.1ms\nlost 0%",
+    );
+  });
+
+  it("turns the escaped line breaks of NOTIFY_LONGSERVICEOUTPUT and NOTIFY_LONGHOSTOUTPUT into line breaks", () => {
+    const common = { NOTIFY_NOTIFICATIONTYPE: "PROBLEM", NOTIFY_HOSTNAME: "db-1", OMD_SITE: "cmk" };
+    expect(
+      onlyEvent({
+        ...common,
+        NOTIFY_WHAT: "SERVICE",
+        NOTIFY_SERVICEDESC: "Disk",
+        NOTIFY_SERVICESTATE: "WARNING",
+        NOTIFY_SERVICEOUTPUT: "2 filesystems over 80%",
+        NOTIFY_LONGSERVICEOUTPUT: "/var 85%\\n/srv 91%",
+      }).description,
+    ).toBe("2 filesystems over 80%\n/var 85%\n/srv 91%");
+    expect(
+      onlyEvent({
+        ...common,
+        NOTIFY_WHAT: "HOST",
+        NOTIFY_HOSTSTATE: "DOWN",
+        NOTIFY_HOSTOUTPUT: "CRIT - 10.0.0.9: rta nan, lost 100%",
+        NOTIFY_LONGHOSTOUTPUT: "ping 1: timeout\\nping 2: timeout",
+      }).description,
+    ).toBe("CRIT - 10.0.0.9: rta nan, lost 100%\nping 1: timeout\nping 2: timeout");
+  });
+
+  describe("times without micro_time", () => {
+    const noMicro = { micro_time: undefined };
+
+    // short_date_time is the site's local wall time, as Checkmk writes it; the expected UTC times are
+    // that wall time minus the zone's offset, worked out by hand.
+    it.each([
+      ["Mon Jul  1 08:00:00 EDT 2024", "2024-07-01 08:00:00", "2024-07-01T12:00:00.000Z"],
+      ["Tue Jan 15 10:00:00 CET 2013", "2013-01-15 10:00:00", "2013-01-15T09:00:00.000Z"],
+      ["Sun Jun 30 17:30:00 CEST 2024", "2024-06-30 17:30:00", "2024-06-30T15:30:00.000Z"],
+      ["Tue Dec 31 20:00:00 PST 2024", "2024-12-31 20:00:00", "2025-01-01T04:00:00.000Z"],
+      ["Mon Jan 13 06:15:00 CST 2025", "2025-01-13 06:15:00", "2025-01-13T12:15:00.000Z"],
+      ["Mon Jul 01 09:00:00 BST 2024", "2024-07-01 09:00:00", "2024-07-01T08:00:00.000Z"],
+      ["Mon Jul 01 15:00:00 MSK 2024", "2024-07-01 15:00:00", "2024-07-01T12:00:00.000Z"],
+      ["Mon Jul 01 21:00:00 JST 2024", "2024-07-01 21:00:00", "2024-07-01T12:00:00.000Z"],
+      ["Thu Jan 02 09:00:00 ACDT 2025", "2025-01-02 09:00:00", "2025-01-01T22:30:00.000Z"],
+      ["Wed Jan 01 01:00:00 NZDT 2025", "2025-01-01 01:00:00", "2024-12-31T12:00:00.000Z"],
+      ["Mon Jul 01 02:00:00 HST 2024", "2024-07-01 02:00:00", "2024-07-01T12:00:00.000Z"],
+      // A zone without an abbreviation: the C library writes its numeric offset.
+      ["Mon Jul 01 14:00:00 +0200 2024", "2024-07-01 14:00:00", "2024-07-01T12:00:00.000Z"],
+      ["Mon Jul 01 17:30:00 +0530 2024", "2024-07-01 17:30:00", "2024-07-01T12:00:00.000Z"],
+      ["Mon Jul 01 09:00:00 -03 2024", "2024-07-01 09:00:00", "2024-07-01T12:00:00.000Z"],
+    ])("reads long_date_time %s in its zone", (longDateTime, shortDateTime, expected) => {
+      const event = onlyEvent(
+        service({ ...noMicro, long_date_time: longDateTime, short_date_time: shortDateTime }),
+      );
+      expect(event.triggered_at).toBe(expected);
+    });
+
+    it("reads the zone of a recovery's long_date_time for resolved_at", () => {
+      const event = onlyEvent(
+        host({ long_date_time: "Sat Oct 26 23:20:39 EEST 2024", short_date_time: "2024-10-26 23:20:39" }),
+      );
+      expect([event.triggered_at, event.resolved_at]).toEqual([null, "2024-10-26T20:20:39.000Z"]);
+    });
+
+    it("reads NOTIFY_LONGDATETIME in its zone", () => {
+      const event = onlyEvent({
+        NOTIFY_WHAT: "HOST",
+        NOTIFY_NOTIFICATIONTYPE: "PROBLEM",
+        NOTIFY_HOSTNAME: "server1",
+        NOTIFY_HOSTSTATE: "DOWN",
+        NOTIFY_LONGDATETIME: "Mon Jul  1 08:00:00 EDT 2024",
+        NOTIFY_SHORTDATETIME: "2024-07-01 08:00:00",
+        OMD_SITE: "cmk",
+      });
+      expect(event.triggered_at).toBe("2024-07-01T12:00:00.000Z");
+    });
+  });
+
+  // The test that was here before the zones were read, with its CET case (then read from
+  // short_date_time) replaced by zones that are still not resolved.
+  it("reads long_date_time in UTC or GMT, short_date_time as UTC for an unresolved zone, and prefers micro_time", () => {
     const noMicro = { micro_time: undefined };
     expect(
       onlyEvent(service({ ...noMicro, long_date_time: "Sun Oct  6 09:41:55 GMT 2024" })).triggered_at,
     ).toBe("2024-10-06T09:41:55.000Z");
-    expect(
-      onlyEvent(service({ ...noMicro, long_date_time: "Sun Oct 27 10:41:55 CET 2024" })).triggered_at,
-    ).toBe("2024-10-27T09:41:55.000Z");
+    // IST is India, Ireland or Israel; XYZT is no zone listed.
+    for (const longDateTime of ["Mon Jul 01 17:30:00 IST 2024", "Mon Jul 01 17:30:00 XYZT 2024"]) {
+      expect(
+        onlyEvent(
+          service({ ...noMicro, long_date_time: longDateTime, short_date_time: "2024-07-01 17:30:00" }),
+        ).triggered_at,
+      ).toBe("2024-07-01T17:30:00.000Z");
+      expect(
+        onlyEvent(service({ ...noMicro, long_date_time: longDateTime, short_date_time: undefined }))
+          .triggered_at,
+      ).toBeNull();
+    }
     expect(
       onlyEvent(service({ ...noMicro, long_date_time: undefined, short_date_time: undefined })).triggered_at,
     ).toBeNull();
+    // 1719835201500000 µs is 2024-07-01T12:00:01.500Z; the long_date_time says 12:00:00Z.
+    expect(
+      onlyEvent(
+        service({
+          micro_time: "1719835201500000",
+          long_date_time: "Mon Jul  1 08:00:00 EDT 2024",
+          short_date_time: "2024-07-01 08:00:00",
+        }),
+      ).triggered_at,
+    ).toBe("2024-07-01T12:00:01.500Z");
   });
 
   it("keeps the service label for services only", () => {

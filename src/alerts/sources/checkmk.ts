@@ -10,6 +10,7 @@ import {
   firstText,
   hashUid,
   isRecord,
+  lookupIgnoringCase,
   mapSeverity,
   mapStatus,
   normalizeDescription,
@@ -84,9 +85,50 @@ const HOST_SEVERITY: SeverityTable = {
   UP: "info",
 };
 
-// `long_date_time` as Checkmk writes it (`date`'s default format): `Sun Oct 27 09:41:55 UTC 2024`.
-const LONG_DATE_TIME = /^[A-Za-z]{3} ([A-Za-z]{3}) +(\d{1,2}) (\d{2}:\d{2}:\d{2}) (?:UTC|GMT) (\d{4})$/;
+// `long_date_time` as Checkmk writes it (`%a %b %d %H:%M:%S %Z %Y` in the site's local time, or
+// `date`'s default with a space-padded day): `Sun Oct 27 09:41:55 UTC 2024`, `Mon Jul  1 08:00:00
+// EDT 2024`. The zone is an abbreviation, or a numeric offset where the zone has none (`+03`, `+0530`).
+const LONG_DATE_TIME = /^[A-Za-z]{3} ([A-Za-z]{3}) +(\d{1,2}) (\d{2}:\d{2}:\d{2}) (\S+) (\d{4})$/;
+const NUMERIC_ZONE = /^([+-])(\d{2})(?::?(\d{2}))?$/;
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+// Zone abbreviations that name one offset. CST/CDT are North American Central time and BST is
+// British Summer Time; an abbreviation that several zones use (IST: India, Ireland or Israel) or one
+// not listed is not resolved, and the time falls back to `short_date_time` read as UTC.
+const ZONE_OFFSETS: Readonly<Record<string, string>> = {
+  UTC: "+00:00",
+  GMT: "+00:00",
+  Z: "+00:00",
+  EST: "-05:00",
+  EDT: "-04:00",
+  CST: "-06:00",
+  CDT: "-05:00",
+  MST: "-07:00",
+  MDT: "-06:00",
+  PST: "-08:00",
+  PDT: "-07:00",
+  AKST: "-09:00",
+  AKDT: "-08:00",
+  HST: "-10:00",
+  WET: "+00:00",
+  WEST: "+01:00",
+  BST: "+01:00",
+  CET: "+01:00",
+  CEST: "+02:00",
+  EET: "+02:00",
+  EEST: "+03:00",
+  SAST: "+02:00",
+  MSK: "+03:00",
+  AWST: "+08:00",
+  JST: "+09:00",
+  KST: "+09:00",
+  ACST: "+09:30",
+  ACDT: "+10:30",
+  AEST: "+10:00",
+  AEDT: "+11:00",
+  NZST: "+12:00",
+  NZDT: "+13:00",
+};
 
 function text(value: unknown): string {
   return rawText(value) ?? "";
@@ -157,8 +199,8 @@ function statusFlags(notification: Notification): VigilFlag[] {
   return type === "FLAPPINGSTART" ? ["vigil_flapping"] : [];
 }
 
-// Prefers the exact `micro_time`; `long_date_time` only when it names UTC, since another zone
-// abbreviation cannot be resolved; `short_date_time` carries no zone and is taken as UTC.
+// Prefers the exact `micro_time`; then `long_date_time` when its zone is a known abbreviation or a
+// numeric offset; then `short_date_time`, which carries no zone and is taken as UTC.
 function notificationTime(notification: Notification): string | null {
   return (
     parseSourceTime(notification.microTime) ??
@@ -170,16 +212,30 @@ function notificationTime(notification: Notification): string | null {
 function parseLongDateTime(value: unknown): string | null {
   const match = LONG_DATE_TIME.exec(text(value));
   if (!match) return null;
-  const [, monthName, day, time, year] = match;
+  const [, monthName, day, time, zone, year] = match;
   const month = MONTHS.indexOf((monthName ?? "").toLowerCase()) + 1;
-  if (month === 0) return null;
-  const iso = `${year}-${String(month).padStart(2, "0")}-${(day ?? "").padStart(2, "0")}T${time}Z`;
+  const offset = zoneOffset(zone ?? "");
+  if (month === 0 || offset === null) return null;
+  const iso = `${year}-${String(month).padStart(2, "0")}-${(day ?? "").padStart(2, "0")}T${time}${offset}`;
   return parseSourceTime(iso);
+}
+
+// `+hh:mm` for a listed abbreviation or a numeric offset (`+0200`, `+02:00`, `+02`); else null.
+function zoneOffset(zone: string): string | null {
+  const numeric = NUMERIC_ZONE.exec(zone);
+  if (numeric) return `${numeric[1]}${numeric[2]}:${numeric[3] ?? "00"}`;
+  return lookupIgnoringCase(ZONE_OFFSETS, zone) ?? null;
+}
+
+// Checkmk passes long plugin output with each line break escaped as the two characters `\n`.
+function unescapeLineBreaks(value: string): string {
+  return value.replaceAll("\\n", "\n");
 }
 
 // "output, then long_output", one line break between (not the blank line of joinDescription).
 function description(notification: Notification): string {
-  const parts = [text(notification.output), text(notification.longOutput)].filter((part) => part !== "");
+  const longOutput = unescapeLineBreaks(text(notification.longOutput)).trim();
+  const parts = [text(notification.output), longOutput].filter((part) => part !== "");
   return normalizeDescription(parts.join("\n"));
 }
 

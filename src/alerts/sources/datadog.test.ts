@@ -371,6 +371,78 @@ describe("parseDatadog: other template keys", () => {
     });
   });
 
+  it("reads alert_title, text_only_msg and date_posix when title, body and date are absent", () => {
+    expect(
+      onlyEvent({
+        alert_title: "[P2] [Triggered on {host:web-1}] CPU high",
+        text_only_msg: "CPU is at 97% on web-1",
+        date_posix: "1715680812",
+        org_id: "7",
+        alert_id: "555",
+      }),
+    ).toEqual({
+      // H("7", "555", "host:web-1"), computed with python3 hashlib.
+      external_uid: "15bec808c874545acf073968ae9ddc4f",
+      status: "active",
+      ignore_reason: null,
+      title: "CPU high",
+      title_is_fallback: false,
+      description: "CPU is at 97% on web-1",
+      source_severity: "P2",
+      severity: "High",
+      display_priority: 2,
+      severity_mapping: "mapped",
+      // 1715680812 epoch seconds.
+      triggered_at: "2024-05-14T10:00:12.000Z",
+      resolved_at: null,
+      labels: { host: "web-1" },
+      links: [],
+      is_test: false,
+      source_event: "Triggered",
+      unmapped: [],
+    });
+  });
+
+  it("resolves at date_posix, with the monitor name of alert_title as identity without a monitor id", () => {
+    expect(
+      onlyEvent({
+        alert_title: "[Recovered on {host:web-1}] CPU high",
+        date_posix: 1715681712,
+        org_id: "7",
+      }),
+    ).toMatchObject({
+      // H("7", "CPU high", "host:web-1"), computed with python3 hashlib.
+      external_uid: "8f59ba105da5dcbc2a47c7dc5d42cb2c",
+      status: "resolved",
+      title: "CPU high",
+      triggered_at: null,
+      resolved_at: "2024-05-14T10:15:12.000Z",
+      source_event: "Recovered",
+    });
+  });
+
+  it("prefers title, body and date to alert_title, text_only_msg and date_posix, and date_posix to last_updated", () => {
+    const both = {
+      title: "[Triggered] Disk full",
+      alert_title: "[Triggered] Other name",
+      body: "the event message",
+      text_only_msg: "the text-only message",
+      date: "1715680812000",
+      date_posix: "1715681712",
+      org_id: "7",
+    };
+    expect(onlyEvent(both)).toMatchObject({
+      title: "Disk full",
+      description: "the event message",
+      triggered_at: "2024-05-14T10:00:12.000Z",
+    });
+    // last_updated (10:00:12) comes after date_posix (10:15:12), the time of the event itself.
+    expect(
+      onlyEvent({ title: "[Triggered] Disk full", date_posix: "1715681712", last_updated: "1715680812000" })
+        .triggered_at,
+    ).toBe("2024-05-14T10:15:12.000Z");
+  });
+
   it("keeps one uid for a monitor whatever the event id and the scope's order", () => {
     const uids = [
       { id: "1", monitor_id: "12345", scopes: "a:1,b:2", title: "Disk", org: { id: "7" } },
@@ -458,10 +530,12 @@ describe("parseDatadog: bad input", () => {
     ["a body without title or monitor id", { id: "1", body: "x", org: { id: "1" } }],
     ["a title made only of tags", { title: "[P1] [Triggered on {host:a}]" }],
     ["a title that is not text", { title: { text: "Disk" } }],
+    ["an alert_title made only of tags", { alert_title: "[Triggered on {host:a}]", text_only_msg: "x" }],
   ])("rejects %s, naming what is missing", (_name, payload) => {
     expect(parseJson(payload)).toEqual({
       ok: false,
-      error: "not a Datadog webhook: expected a title ($EVENT_TITLE) or a monitor_id/alert_id ($ALERT_ID)",
+      error:
+        "not a Datadog webhook: expected a title ($EVENT_TITLE), an alert_title ($ALERT_TITLE) or a monitor_id/alert_id ($ALERT_ID)",
     });
   });
 });

@@ -156,12 +156,14 @@ export const parseDatadog: Parser = ({ body, headers, options }) => {
   }
   const foreign = foreignBodyError(payload, "datadog");
   if (foreign) return foreign;
-  const title = parseDatadogTitle(rawText(payload.title) ?? "");
+  // $EVENT_TITLE, else $ALERT_TITLE: both start with the same tags (`[Triggered on {host:a}] Disk`).
+  const title = parseDatadogTitle(firstText(payload.title, payload.alert_title) ?? "");
   const monitorId = firstText(payload.monitor_id, payload.alert_id);
   if (monitorId === null && title.monitorName === "") {
     return {
       ok: false,
-      error: "not a Datadog webhook: expected a title ($EVENT_TITLE) or a monitor_id/alert_id ($ALERT_ID)",
+      error:
+        "not a Datadog webhook: expected a title ($EVENT_TITLE), an alert_title ($ALERT_TITLE) or a monitor_id/alert_id ($ALERT_ID)",
     };
   }
   const org = isRecord(payload.org) ? payload.org : {};
@@ -171,14 +173,16 @@ export const parseDatadog: Parser = ({ body, headers, options }) => {
     firstText(payload.alert_transition, payload.transition, title.transition),
     TRANSITION_STATUS,
   );
-  const time = parseSourceTime(firstText(payload.date, payload.last_updated));
+  // $DATE (epoch ms), else $DATE_POSIX (the same instant in epoch seconds), else $LAST_UPDATED.
+  const time = parseSourceTime(firstText(payload.date, payload.date_posix, payload.last_updated));
   const noData = NO_DATA_TRANSITIONS.has(status.source_event.toLowerCase());
   const event = buildAlertEvent({
     sourceType: "datadog",
     externalUid: hashUid(orgId, monitorId ?? title.monitorName, scope),
     status,
     title: title.monitorName,
-    description: datadogDescription(payload.body),
+    // $EVENT_MSG, else $TEXT_ONLY_MSG (the message without its markdown).
+    description: datadogDescription(firstText(payload.body, payload.text_only_msg)),
     severity: datadogSeverity(payload, title, status.source_event, options),
     triggeredAt: status.status === "active" ? time : null,
     resolvedAt: status.status === "resolved" ? time : null,

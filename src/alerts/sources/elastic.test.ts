@@ -411,7 +411,8 @@ describe("parseElastic: documented variants", () => {
         severity: "High",
         display_priority: 2,
         severity_mapping: "mapped",
-        triggered_at: null,
+        // No kibana.alert.start in this document: @timestamp stands in.
+        triggered_at: "2024-05-14T10:15:00.000Z",
         resolved_at: null,
         labels: {},
         links: [],
@@ -421,8 +422,62 @@ describe("parseElastic: documented variants", () => {
       });
     });
 
+    describe("times", () => {
+      const start = "2024-05-14T10:02:00.000Z";
+      const end = "2024-05-14T10:14:30.000Z";
+
+      it("takes kibana.alert.start, not @timestamp, as the trigger time of an active alert", () => {
+        const event = onlyEvent({ ...flat, "kibana.alert.start": start });
+        expect([event.triggered_at, event.resolved_at]).toEqual([start, null]);
+      });
+
+      it("takes kibana.alert.end as the resolve time, with the episode's kibana.alert.start", () => {
+        const event = onlyEvent({
+          ...flat,
+          "kibana.alert.status": "recovered",
+          "kibana.alert.start": start,
+          "kibana.alert.end": end,
+        });
+        expect([event.status, event.triggered_at, event.resolved_at]).toEqual(["resolved", start, end]);
+      });
+
+      it("falls back to @timestamp for the resolve time when kibana.alert.end is absent", () => {
+        const event = onlyEvent({ ...flat, "kibana.alert.status": "untracked" });
+        expect([event.status, event.triggered_at, event.resolved_at]).toEqual([
+          "resolved",
+          null,
+          "2024-05-14T10:15:00.000Z",
+        ]);
+      });
+
+      it("reads nested and mixed kibana.alert.start and kibana.alert.end the same way", () => {
+        const nested = {
+          "@timestamp": "2024-05-14T10:15:00.000Z",
+          kibana: {
+            alert: {
+              rule: { uuid: "sec-rule-1", name: "Suspicious login" },
+              instance: { id: "inst-1" },
+              status: "recovered",
+              start,
+              end,
+            },
+          },
+        };
+        const mixed = {
+          "@timestamp": "2024-05-14T10:15:00.000Z",
+          "kibana.alert.rule.uuid": "sec-rule-1",
+          "kibana.alert": { status: "recovered", start, end },
+        };
+        for (const document of [nested, mixed]) {
+          const event = onlyEvent(document);
+          expect([event.status, event.triggered_at, event.resolved_at]).toEqual(["resolved", start, end]);
+        }
+      });
+    });
+
     it("reads nested and mixed documents the same way", () => {
       const nested = {
+        "@timestamp": "2024-05-14T10:15:00.000Z",
         kibana: {
           alert: {
             rule: { uuid: "sec-rule-1", name: "Suspicious login" },
@@ -434,6 +489,7 @@ describe("parseElastic: documented variants", () => {
         },
       };
       const mixed = {
+        "@timestamp": "2024-05-14T10:15:00.000Z",
         "kibana.alert": {
           "rule.uuid": "sec-rule-1",
           rule: { name: "Suspicious login" },
@@ -460,9 +516,17 @@ describe("parseElastic: documented variants", () => {
 
     it("makes an unknown status unchanged and unmapped, and an unknown severity unmapped", () => {
       expect(
-        onlyEvent({ ...flat, "kibana.alert.status": "acknowledged", "kibana.alert.severity": "sev0" }),
+        onlyEvent({
+          ...flat,
+          "kibana.alert.status": "acknowledged",
+          "kibana.alert.severity": "sev0",
+          "kibana.alert.start": "2024-05-14T10:02:00.000Z",
+        }),
       ).toMatchObject({
         status: "unchanged",
+        // An unchanged event has no time, whatever the document's times.
+        triggered_at: null,
+        resolved_at: null,
         severity: "Medium",
         severity_mapping: "unmapped",
         unmapped: [

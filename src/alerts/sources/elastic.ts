@@ -216,15 +216,32 @@ function kibanaAlertField(document: Payload, name: string): string | null {
   return firstText(dottedField(document, `kibana.alert.${name}`.split(".")));
 }
 
+// `kibana.alert.start` (when the alert became active) and `kibana.alert.end` (when it recovered);
+// `@timestamp` (when the document was written or last updated) stands in for the time the status
+// names. A resolved event also carries the start of the episode it ends.
+function securityAlertTimes(
+  document: Payload,
+  status: StatusResult,
+): Pick<AlertEventParts, "triggeredAt" | "resolvedAt"> {
+  const start = parseSourceTime(kibanaAlertField(document, "start"));
+  const end = parseSourceTime(kibanaAlertField(document, "end"));
+  const timestamp = parseSourceTime(firstText(dottedField(document, ["@timestamp"])));
+  if (status.status === "active") return { triggeredAt: start ?? timestamp, resolvedAt: null };
+  if (status.status === "resolved") return { triggeredAt: start, resolvedAt: end ?? timestamp };
+  return { triggeredAt: null, resolvedAt: null };
+}
+
 function normalizeSecurityAlert(document: Payload, ruleUuid: string, options: ParserOptions): AlertEvent {
   const instanceId = kibanaAlertField(document, "instance.id");
+  const status = mapStatus(kibanaAlertField(document, "status"), SECURITY_STATUS);
   const parts: AlertEventParts = {
     sourceType: "elastic",
     externalUid: hashUid(ruleUuid, instanceId),
-    status: mapStatus(kibanaAlertField(document, "status"), SECURITY_STATUS),
+    status,
     title: titleText(kibanaAlertField(document, "rule.name"), instanceId, []),
     description: kibanaAlertField(document, "reason"),
     severity: mapSeverity(kibanaAlertField(document, "severity"), { overrides: options.severityOverrides }),
+    ...securityAlertTimes(document, status),
   };
   return buildAlertEvent(parts);
 }
