@@ -4,7 +4,13 @@
 import { expect, it } from "vitest";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
 
-const JSON_TYPES = ["application/json", "application/json; charset=utf-8"];
+// `curl -d ''` sends the form type; some clients send text/plain for an empty body.
+const JSON_TYPES = [
+  "application/json",
+  "application/json; charset=utf-8",
+  "application/x-www-form-urlencoded",
+  "text/plain",
+];
 
 const postEmpty = (h: Harness, auth: Auth, url: string, contentType: string) =>
   h.vigil.app.inject({ method: "POST", url, headers: { ...auth, "content-type": contentType }, payload: "" });
@@ -73,5 +79,16 @@ describeEachEngine("operations without a body", (harness) => {
     const response = await postEmpty(h, auth, "/platform/api/v1/platform/ask/start", "application/json");
     expect(response.statusCode, response.body).toBe(400);
     expect(response.json()).toMatchObject({ errCode: "INVALID_JSON", extras: [] });
+    // A body that is not JSON is 415 on any operation, bodiless or not.
+    for (const url of ["/platform/api/v1/platform/ask/start", "/platform/api/v1/workflows/x/versions"]) {
+      const form = await h.vigil.app.inject({
+        method: "POST",
+        url,
+        headers: { ...auth, "content-type": "application/x-www-form-urlencoded" },
+        payload: "message=hi",
+      });
+      expect(form.statusCode, url).toBe(415);
+      expect(form.json(), url).toMatchObject({ errCode: "UNSUPPORTED_MEDIA_TYPE" });
+    }
   });
 });

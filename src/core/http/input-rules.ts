@@ -75,8 +75,8 @@ export function registerInputRules(app: FastifyInstance): void {
   app.removeContentTypeParser("text/plain");
 
   // An operation without a body (approve a version, a new draft, terminate) or with an optional one
-  // (optionalBody) is often called with `Content-Type: application/json` and nothing after it: that
-  // is no body, not invalid JSON. An operation that needs a body still answers 400 for an empty one.
+  // (optionalBody) is often called with a Content-Type and nothing after it: that is no body, not
+  // invalid JSON. An operation that needs a body still answers 400 for an empty one.
   const optional = new Set<string>();
   app.addHook("onRoute", (route) => {
     if (!route.schema?.body || takesOptionalBody(route)) {
@@ -91,6 +91,15 @@ export function registerInputRules(app: FastifyInstance): void {
       return;
     }
     parseJson(request, body.toString(), done);
+  });
+  // No body under another content type (`curl -d ''` sends a form type) is still no body; a body
+  // that is not JSON is 415.
+  app.addContentTypeParser("*", { parseAs: "string" }, (request, body, done) => {
+    if (body.length === 0 && optional.has(`${request.method} ${request.routeOptions.url}`)) {
+      done(null, undefined);
+      return;
+    }
+    done(Object.assign(new Error("unsupported content type"), { statusCode: 415 }), undefined);
   });
 
   app.addHook("preValidation", async (request) => {
