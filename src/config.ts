@@ -27,6 +27,8 @@ export interface Config {
   bodyLimitBytes: number;
   webhookBodyLimitBytes: number;
   shutdownTimeoutMs: number;
+  /** A request's headers and body must arrive within this (408 otherwise). */
+  requestTimeoutMs: number;
   role: Role;
   llm: { baseUrl: string; model: string; apiKey: string | null } | null;
   /** Hosts (`name` or `name:port`, lower-case) the http_request action may call. */
@@ -170,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 1024 * 1024, 1024, 1024 ** 3),
     webhookBodyLimitBytes: integer(env, "WEBHOOK_BODY_LIMIT_BYTES", 5 * 1024 * 1024, 1024, 1024 ** 3),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 25_000, 0, 600_000),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 120_000, 1000, 3_600_000),
     role,
     automationHttpAllowedHosts: hostList(env, "AUTOMATION_HTTP_ALLOWED_HOSTS", "127.0.0.1,localhost"),
     integrationAllowedHosts: hostList(env, "INTEGRATION_ALLOWED_HOSTS", ""),

@@ -9,12 +9,19 @@ import { namedWebhooksRoutes } from "./named-routes.ts";
 import { getWebhookRun, listWebhookRuns } from "./runs.ts";
 import { AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
 import type { WebhookTargets } from "./targets.ts";
-import { triggerWebhook } from "./trigger.ts";
+import { triggerWebhook, webhookOfToken } from "./trigger.ts";
 
 const tags = ["webhooks"];
 const jsonError = { $ref: "JsonError#" };
 /** Each trigger request's Content-Type as sent (the route reads every body as bytes). */
 const sentContentTypes = new WeakMap<FastifyRequest, string | undefined>();
+
+/** The webhook token of a trigger: `apiKey` in the query, else `Authorization: Bearer <token>`. */
+function tokenOf(request: FastifyRequest): string | null {
+  const apiKey = (request.query as { apiKey?: unknown }).apiKey;
+  if (typeof apiKey === "string" && apiKey) return apiKey;
+  return /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? "")?.[1] ?? null;
+}
 
 export async function webhooksRoutes(instance: FastifyInstance, options: { targets: WebhookTargets }) {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -96,6 +103,11 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
       sentContentTypes.set(request, request.headers["content-type"]);
       request.headers["content-type"] = "application/octet-stream";
     });
+    // The token is checked before the body is read: a sender without one is answered 401 at once,
+    // and cannot hold a connection open by sending its body slowly.
+    trigger.addHook("preParsing", async (request) => {
+      await webhookOfToken(trigger.services, tokenOf(request));
+    });
     const limitBytes = trigger.services.config.webhookBodyLimitBytes;
     trigger.addContentTypeParser(
       "*",
@@ -161,12 +173,11 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
         },
       },
       async (request, reply) => {
-        const bearer = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? "")?.[1] ?? null;
         const accepted = await triggerWebhook({
           services: request.server.services,
           targets: options.targets,
           request: {
-            token: request.query.apiKey || bearer,
+            token: tokenOf(request),
             orgId: request.query.orgId ?? null,
             body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
             headers: { ...request.headers, "content-type": sentContentTypes.get(request) },

@@ -60,15 +60,21 @@ function flattenHeaders(headers: TriggerRequest["headers"]): Record<string, stri
   return flat;
 }
 
-async function resolveWebhook(services: Services, request: TriggerRequest): Promise<WebhookRow> {
-  if (!request.token) {
+/** The webhook a trigger's token names; 401 when the token is missing or names none. */
+export async function webhookOfToken(services: Services, token: string | null): Promise<WebhookRow> {
+  if (!token) {
     throw new AppError(
       "UNAUTHENTICATED",
       "missing webhook token: pass ?apiKey=<token> or Authorization: Bearer <token>",
     );
   }
-  const webhook = await findWebhookByToken(services.database.db, request.token);
+  const webhook = await findWebhookByToken(services.database.db, token);
   if (!webhook) throw new AppError("UNAUTHENTICATED", "invalid webhook token");
+  return webhook;
+}
+
+async function resolveWebhook(services: Services, request: TriggerRequest): Promise<WebhookRow> {
+  const webhook = await webhookOfToken(services, request.token);
   if (
     webhook.deletedAt ||
     !webhook.enabled ||
