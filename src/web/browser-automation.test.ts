@@ -195,9 +195,14 @@ describeOnOneEngine("web console automation pages in chromium", (harness) => {
       expect(await page.locator("figure.trace line.trace-edge").count()).toBe(trace.edges.length);
       await shot("investigation");
 
-      // The list links to it.
+      // The list links to it, and says which alert it is for (the list carries the alert's id only).
       await page.getByRole("link", { name: "Investigations", exact: true }).first().click();
       await page.locator(`a[href="/investigations/${investigationId}"]`).waitFor({ timeout: WAIT });
+      const row = page.locator("tr.investigation-row", {
+        has: page.locator(`a[href="/investigations/${investigationId}"]`),
+      });
+      const alertLink = row.locator(`a[href="/alerts/${alertId}"]`);
+      expect(await alertLink.textContent()).toBe(alertId.slice(0, 8));
       await shot("investigations");
     },
   );
@@ -263,10 +268,34 @@ describeOnOneEngine("web console automation pages in chromium", (harness) => {
     expect(body.session_id).toBe(session.id);
     expect(body.notes.messages.length).toBeGreaterThan(0);
 
-    // The reason field submits with Enter.
+    // Terminating cannot be undone: the first press (Enter in the reason field) asks, and sends
+    // nothing; the confirming button takes the focus, and Enter there terminates.
+    const terminations: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST" && request.url().includes("/terminate"))
+        terminations.push(request.url());
+    });
     await page.getByRole("textbox", { name: "Reason" }).fill("done with it");
     await page.getByRole("textbox", { name: "Reason" }).press("Enter");
+    await expect
+      .poll(() => page.evaluate("document.activeElement?.textContent"), { timeout: WAIT })
+      .toBe("Yes, terminate");
+    expect(await page.locator(".confirm-note").textContent()).toContain("cannot be undone");
+    expect(terminations).toEqual([]);
+    // Escape steps back without terminating; the button takes the focus again.
+    await page.keyboard.press("Escape");
+    await expect
+      .poll(() => page.evaluate("document.activeElement?.textContent"), { timeout: WAIT })
+      .toBe("Terminate…");
+    expect(terminations).toEqual([]);
+    await page.keyboard.press("Enter");
+    await expect
+      .poll(() => page.evaluate("document.activeElement?.textContent"), { timeout: WAIT })
+      .toBe("Yes, terminate");
+    await page.keyboard.press("Enter");
     await page.getByText("Terminated.").waitFor({ timeout: WAIT });
+    expect(terminations).toHaveLength(1);
+    expect(new URL(terminations[0] ?? "").searchParams.get("reason")).toBe("done with it");
   });
 
   it(

@@ -1,7 +1,7 @@
 // Small pieces every screen uses: times, errors, empty states, severity and impact, copying.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError } from "./api/client.ts";
+import { ApiError, isUnreachable } from "./api/client.ts";
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ["year", 31_536_000],
@@ -40,7 +40,11 @@ export function Time({ at }: { at: string | null | undefined }) {
 
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = isUnreachable(error)
+    ? "Vigil is not reachable: check the network, or whether Vigil is running."
+    : error instanceof Error
+      ? error.message
+      : String(error);
   const status = error instanceof ApiError ? `${error.status}${error.code ? ` ${error.code}` : ""}: ` : "";
   return (
     <div class="error" role="alert">
@@ -113,12 +117,22 @@ async function copyText(text: string): Promise<boolean> {
   }
 }
 
-export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+export function CopyButton({
+  text,
+  label = "Copy",
+  title,
+}: {
+  text: string;
+  label?: string;
+  title?: string;
+}) {
   const [outcome, setOutcome] = useState<"copied" | "failed" | null>(null);
   return (
     <button
       type="button"
       class="small"
+      title={title}
+      aria-label={outcome ? undefined : title}
       onClick={async () => {
         setOutcome((await copyText(text)) ? "copied" : "failed");
         setTimeout(() => setOutcome(null), 2000);

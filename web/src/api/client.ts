@@ -25,6 +25,16 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether a request failed without an answer: the network or the server is down. fetch rejects with
+ * a TypeError then, whose message each browser words its own way.
+ */
+export function isUnreachable(error: unknown): boolean {
+  return (
+    error instanceof TypeError && /failed to fetch|networkerror|load failed|network/i.test(error.message)
+  );
+}
+
 /** Called when the key stops working, so the console returns to sign-in. */
 let onUnauthenticated: () => void = () => {};
 export function whenSignedOut(handler: () => void) {

@@ -6,7 +6,17 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Alert, api, type Schemas, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, navigate } from "../router.tsx";
-import { ATTENTION_LABEL, Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
+import {
+  ATTENTION_LABEL,
+  Attention,
+  CopyButton,
+  Empty,
+  ErrorBox,
+  Impact,
+  Loading,
+  Severity,
+  Time,
+} from "../ui.tsx";
 
 export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
   const alert = useQuery({
@@ -31,6 +41,7 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
       </>
     );
   const a = alert.data;
+  const overridden = history.data ? analystOverride(history.data.events) : null;
   const canWrite = caller.scopes.includes("sre_alerts_write");
   return (
     <article class="alert-page">
@@ -56,9 +67,22 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
           <h2>Triage</h2>
           <p>
             <Attention value={a.attention} /> <span class="muted small">analysis {a.analysis_status}</span>
+            {overridden ? <span class="muted small"> · set by an analyst</span> : null}
           </p>
-          {a.attention_reason ? <p>{a.attention_reason}</p> : null}
-          {a.short_summary ? <p class="summary-text">{a.short_summary}</p> : null}
+          {a.attention_reason ? <p class="attention-reason-text">{a.attention_reason}</p> : null}
+          {overridden && (a.short_summary || overridden.attention) ? (
+            // The analyst's attention stands: what the classifier said is history, not the verdict.
+            <div class="superseded muted">
+              <p class="small">
+                Classifier said (before the analyst's attention):{" "}
+                {overridden.attention ? <Attention value={overridden.attention} /> : null}
+                {overridden.reason ? <> “{overridden.reason}”</> : null}
+              </p>
+              {a.short_summary ? <p class="summary-text">{a.short_summary}</p> : null}
+            </div>
+          ) : a.short_summary ? (
+            <p class="summary-text">{a.short_summary}</p>
+          ) : null}
           {a.initial_investigation ? (
             <>
               <h3>Initial investigation</h3>
@@ -142,15 +166,13 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
           <p class="muted">No labels.</p>
         ) : (
           <ul class="labels">
+            {/* Plain text, not links: no list filter searches labels (q is title and description). */}
             {Object.entries(a.labels).map(([name, value]) => (
-              <li key={name}>
-                <Link
-                  href={`/alerts?q=${encodeURIComponent(value)}`}
-                  class="label-chip"
-                  title="Search alerts for this value"
-                >
+              <li key={name} class="label">
+                <span class="label-chip">
                   <span class="label-name">{name}</span>=<span class="label-value">{value}</span>
-                </Link>
+                </span>
+                <CopyButton text={`${name}=${value}`} label="Copy" title={`Copy ${name}=${value}`} />
               </li>
             ))}
           </ul>
@@ -203,6 +225,28 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
       </section>
     </article>
   );
+}
+
+/**
+ * When an analyst's attention stands over the classifier's (their newest attention is later than the
+ * classifier's newest decision), the classifier's last say: its attention and reason (empty when
+ * it has not classified). Null when the classifier's attention is the current one.
+ */
+function analystOverride(
+  events: { seq: number; kind: string; detail: Record<string, unknown> }[],
+): { attention: string | null; reason: string | null } | null {
+  let operator = false;
+  let classifier: { attention: string | null; reason: string | null } = { attention: null, reason: null };
+  for (const event of [...events].sort((x, y) => x.seq - y.seq)) {
+    const changes = event.detail.changes as Record<string, unknown> | undefined;
+    if (event.kind === "triaged" && textOf(changes?.attention)) operator = true;
+    if (event.kind === "classified") {
+      classifier = { attention: textOf(event.detail.attention), reason: textOf(event.detail.reason) };
+      // A classification already queued keeps the analyst's attention (operator_attention_kept).
+      if (event.detail.operator_attention_kept !== true) operator = false;
+    }
+  }
+  return operator ? classifier : null;
 }
 
 const textOf = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);

@@ -2,7 +2,7 @@
 // groups, and keyboard navigation. The URL holds the whole state, so a filtered view can be shared.
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { type Alert, api, type QueryOf, unwrap } from "../api/client.ts";
+import { type Alert, api, isUnreachable, type QueryOf, unwrap } from "../api/client.ts";
 import { Link, navigate, queryHref, setQuery, useLocation } from "../router.tsx";
 import { SOURCES } from "../sources.ts";
 import { ATTENTION_LABEL, Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
@@ -12,6 +12,8 @@ const ATTENTIONS = ["needs_attention", "needs_review", "false_positive", "others
 const SEVERITIES = ["Critical", "High", "Medium", "Low", "info"] as const;
 const ROLES = ["cause", "symptom", "unknown"] as const;
 const PAGE_SIZE = 50;
+/** The API's bounds of page_size: a URL's value outside them is brought inside, not sent to a 400. */
+const MAX_PAGE_SIZE = 500;
 const REFRESH_MS = 10_000;
 
 type Status = (typeof STATUSES)[number];
@@ -26,17 +28,33 @@ function listQueryOf(query: URLSearchParams): Query {
     status: (text("status") ?? "active") as Status,
     attention: text("attention") as never,
     source_type: text("source_type"),
-    integration_names: text("integration_names"),
+    integration_names: integrationNames(query.get("integration_names") ?? ""),
     storm_id: text("storm_id"),
     q: text("q"),
     signal_severity: text("signal_severity") as never,
     alert_role: text("alert_role") as never,
     sort_by: (text("sort_by") ?? "severity") as "severity" | "impact",
     page: Number(text("page") ?? 1) || 1,
-    page_size: Number(text("page_size") ?? PAGE_SIZE) || PAGE_SIZE,
+    page_size: pageSizeOf(text("page_size")),
     // The list shows no payloads: a storm's alerts would each bring their delivery's whole body.
     include_raw_payload: false,
   };
+}
+
+/** Comma-separated integration names without blank entries ("prod, ,staging," is "prod,staging"). */
+function integrationNames(value: string): string | undefined {
+  const names = value
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  return names.length > 0 ? names.join(",") : undefined;
+}
+
+/** page_size from the URL: 1 to 500, the default when missing, 0 or not a number. */
+function pageSizeOf(value: string | undefined): number {
+  const size = Math.trunc(Number(value ?? PAGE_SIZE));
+  if (!size) return PAGE_SIZE;
+  return Math.min(MAX_PAGE_SIZE, Math.max(1, size));
 }
 
 /** The list request the URL names: the page's, and the shell's early start of it on a cold load. */
@@ -89,6 +107,12 @@ export function AlertsPage() {
     placeholderData: keepPreviousData,
     refetchInterval: live ? REFRESH_MS : false,
   });
+  // The rows on screen may not answer the URL: the previous filter's, kept while the new one loads
+  // (placeholder), or the last answer before Vigil stopped answering. Either way they are shown as
+  // stale (dimmed, aria-busy) and the keys do not act on them until a fresh answer comes.
+  const unreachable = isUnreachable(list.error);
+  const placeholder = list.isPlaceholderData;
+  const stale = placeholder || (list.error != null && list.data != null);
   const alerts = list.data?.alerts ?? [];
   const rows = useMemo(() => rowsOf(alerts), [alerts]);
   const alertRows = rows.filter((row): row is Extract<Row, { kind: "alert" }> => row.kind === "alert");
@@ -103,8 +127,8 @@ export function AlertsPage() {
   const cursor = indexOf(alertRows, selectedId);
   const search = useRef<HTMLInputElement>(null);
   // The key handler reads the rows and selection of the latest render, not of the one that added it.
-  const latest = useRef({ alertRows, selectedId });
-  latest.current = { alertRows, selectedId };
+  const latest = useRef({ alertRows, selectedId, stale });
+  latest.current = { alertRows, selectedId, stale };
 
   // j/k move, Enter opens, / searches: the list works without a mouse.
   useEffect(() => {
@@ -113,13 +137,15 @@ export function AlertsPage() {
       const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
       if (event.key === "Escape" && typing) return target.blur();
       if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
-      const { alertRows: shown, selectedId: picked } = latest.current;
+      const { alertRows: shown, selectedId: picked, stale: outdated } = latest.current;
       const at = indexOf(shown, picked);
       // Enter on a focused link or button is that control's own; the list's Enter is for no focus.
       const control = target.closest("a, button, summary");
       if (event.key === "/") {
         event.preventDefault();
         search.current?.focus();
+      } else if (outdated && (event.key === "j" || event.key === "k" || event.key === "Enter")) {
+        // Rows of another filter, or of a Vigil no longer answering: nothing to move to or open.
       } else if (event.key === "j" || event.key === "k") {
         const next = Math.max(0, Math.min(shown.length - 1, at + (event.key === "j" ? 1 : -1)));
         setSelectedId(shown[next]?.alert.id ?? null);
@@ -169,7 +195,7 @@ export function AlertsPage() {
         </label>
       </div>
 
-      <div class="summary">
+      <div class={stale ? "summary stale" : "summary"} aria-busy={placeholder}>
         <h2 class="sr-only">Active alerts by attention</h2>
         <span class="summary-total">
           <strong>{summary?.total_active ?? "…"}</strong> active
@@ -185,63 +211,76 @@ export function AlertsPage() {
             <strong>{summary?.[attention] ?? "…"}</strong> {ATTENTION_LABEL[attention]}
           </button>
         ))}
+        {placeholder ? (
+          <span class="stale-note" role="status">
+            Loading…
+          </span>
+        ) : null}
       </div>
 
       <Filters query={query} input={input} search={search} />
-      <ErrorBox error={list.error} />
-
-      {list.isPending ? (
-        <Loading />
-      ) : alerts.length === 0 ? (
-        // A failed request says so above; an empty state under it would claim a list it never read.
-        list.error || !list.data ? null : list.data.page > 1 ? (
-          <PastTheEnd
-            page={list.data.page}
-            totalPages={list.data.total_pages}
-            total={list.data.total}
-            exact={list.data.total_exact}
-          />
-        ) : (
-          <NoAlerts status={input.status} filtered={filtered} />
-        )
+      {unreachable ? (
+        <Unreachable since={list.data ? list.dataUpdatedAt : null} />
       ) : (
-        <>
-          <table class="alert-table">
-            <thead>
-              <tr>
-                <th>Severity</th>
-                <th>Impact</th>
-                <th>Alert</th>
-                <th class="wide">Attention</th>
-                <th class="wide">Source</th>
-                <th>{input.status === "resolved" ? "Resolved" : "Triggered"}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) =>
-                row.kind === "storm" ? (
-                  <StormHeader key={`storm-${row.stormId}`} stormId={row.stormId} members={row.members} />
-                ) : (
-                  <AlertRow
-                    key={row.alert.id}
-                    alert={row.alert}
-                    inStorm={row.inStorm}
-                    index={alertRows.indexOf(row)}
-                    selected={alertRows[cursor] === row}
-                    resolvedTab={input.status === "resolved"}
-                  />
-                ),
-              )}
-            </tbody>
-          </table>
-          <Pager
-            page={list.data?.page ?? 1}
-            totalPages={list.data?.total_pages ?? 1}
-            total={list.data?.total ?? 0}
-            exact={list.data?.total_exact ?? true}
-          />
-        </>
+        <ErrorBox error={list.error} />
       )}
+
+      <div class={stale ? "alert-list stale" : "alert-list"} aria-busy={placeholder}>
+        {list.isPending ? (
+          <Loading />
+        ) : alerts.length === 0 ? (
+          // A failed request says so above; an empty state under it would claim a list it never read.
+          list.error || !list.data ? null : list.data.page > 1 ? (
+            <PastTheEnd
+              page={list.data.page}
+              totalPages={list.data.total_pages}
+              total={list.data.total}
+              exact={list.data.total_exact}
+            />
+          ) : (
+            <NoAlerts status={input.status} filtered={filtered} />
+          )
+        ) : (
+          <>
+            <table class="alert-table">
+              <thead>
+                <tr>
+                  <th>Severity</th>
+                  <th>Impact</th>
+                  <th>Alert</th>
+                  <th class="wide">Attention</th>
+                  <th class="wide">Source</th>
+                  <th>{input.status === "resolved" ? "Resolved" : "Triggered"}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((row) =>
+                  row.kind === "storm" ? (
+                    <StormHeader key={`storm-${row.stormId}`} stormId={row.stormId} members={row.members} />
+                  ) : (
+                    <AlertRow
+                      key={row.alert.id}
+                      alert={row.alert}
+                      inStorm={row.inStorm}
+                      index={alertRows.indexOf(row)}
+                      selected={alertRows[cursor] === row}
+                      resolvedTab={input.status === "resolved"}
+                    />
+                  ),
+                )}
+              </tbody>
+            </table>
+            <Pager
+              page={list.data?.page ?? 1}
+              totalPages={list.data?.total_pages ?? 1}
+              total={list.data?.total ?? 0}
+              exact={list.data?.total_exact ?? true}
+              rows={alerts.length}
+              pageSize={input.page_size}
+            />
+          </>
+        )}
+      </div>
       <p class="muted small keys">
         <kbd>j</kbd>/<kbd>k</kbd> move · <kbd>Enter</kbd> open · <kbd>/</kbd> search
       </p>
@@ -314,7 +353,7 @@ function Filters(props: {
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          setQuery({ integration_names: integrations.trim() });
+          setQuery({ integration_names: integrationNames(integrations) ?? null });
         }}
       >
         <input
@@ -323,7 +362,7 @@ function Filters(props: {
           placeholder="Integrations: prod,staging"
           value={integrations}
           onInput={(event) => setIntegrations(event.currentTarget.value)}
-          onBlur={() => setQuery({ integration_names: integrations.trim() })}
+          onBlur={() => setQuery({ integration_names: integrationNames(integrations) ?? null })}
         />
       </form>
       <label>
@@ -422,7 +461,14 @@ function AlertRow(props: {
   );
 }
 
-function Pager(props: { page: number; totalPages: number; total: number; exact: boolean }) {
+function Pager(props: {
+  page: number;
+  totalPages: number;
+  total: number;
+  exact: boolean;
+  rows: number;
+  pageSize: number;
+}) {
   const count = props.exact ? props.total.toLocaleString() : `${props.total.toLocaleString()}+`;
   const pages = props.exact ? props.totalPages.toLocaleString() : `${props.totalPages.toLocaleString()}+`;
   return (
@@ -435,11 +481,13 @@ function Pager(props: { page: number; totalPages: number; total: number; exact: 
         ← Previous
       </button>
       <span>
-        Page {props.page} of {pages} · <strong class="total">{count}</strong> alerts
+        Page {props.page} of {pages} · <strong class="total">{count}</strong>{" "}
+        {props.exact && props.total === 1 ? "alert" : "alerts"}
       </span>
       <button
         type="button"
-        disabled={props.exact && props.page >= props.totalPages}
+        // A short page is the last one, whatever a capped count says.
+        disabled={(props.exact && props.page >= props.totalPages) || props.rows < props.pageSize}
         onClick={() => setQuery({ page: String(props.page + 1) })}
       >
         Next →
@@ -451,6 +499,34 @@ function Pager(props: { page: number; totalPages: number; total: number; exact: 
 /** The URL of this view at another page (page 1 is the URL without one). */
 const pageHref = (page: number) => queryHref({ page: page > 1 ? String(page) : null });
 
+/**
+ * The list could not be read because Vigil did not answer (the network, or the server is down): said
+ * so in plain words, with the time of the list still shown. The live refresh keeps asking.
+ */
+function Unreachable({ since }: { since: number | null }) {
+  return (
+    <div class="error unreachable" role="alert">
+      {since ? (
+        <>
+          Vigil is not reachable: showing the list as of{" "}
+          <time dateTime={new Date(since).toISOString()}>{clockTime(since)}</time>.
+        </>
+      ) : (
+        "Vigil is not reachable: check the network, or whether Vigil is running."
+      )}{" "}
+      While <strong>Live</strong> is on, the console asks again every 10 seconds.
+    </div>
+  );
+}
+
+const clockTime = (at: number) =>
+  new Date(at).toLocaleTimeString(undefined, {
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+  });
+
 /** A page number past the last page (an old link, a list that shrank): the way back. */
 function PastTheEnd(props: { page: number; totalPages: number; total: number; exact: boolean }) {
   const first = <Link href={pageHref(1)}>the first page</Link>;
@@ -460,10 +536,12 @@ function PastTheEnd(props: { page: number; totalPages: number; total: number; ex
       {props.total === 0 ? (
         <>No alerts match: go to {first}.</>
       ) : !props.exact ? (
-        // Counting stopped at its limit: the last page is not known, only the last one counted.
+        // Counting stopped at its limit, so the capped page count is only a lower bound: the last
+        // page with alerts is at least that and before this one. The page before is the one a walk
+        // with Next came from.
         <>
-          {props.total.toLocaleString()}+ alerts match: go to{" "}
-          {last(`page ${props.totalPages.toLocaleString()}`)} or {first}.
+          {props.total.toLocaleString()}+ alerts match: go back to{" "}
+          <Link href={pageHref(props.page - 1)}>page {(props.page - 1).toLocaleString()}</Link> or {first}.
         </>
       ) : props.totalPages > 1 ? (
         <>

@@ -65,6 +65,7 @@ function InvestigationList() {
               <tr>
                 <th>Status</th>
                 <th>Verdict</th>
+                <th>Alert</th>
                 <th>Summary</th>
                 <th>Started</th>
               </tr>
@@ -76,6 +77,12 @@ function InvestigationList() {
                     <span class={`badge inv-${inv.status}`}>{inv.status}</span>
                   </td>
                   <td>{verdictOf(inv) ? VERDICT[verdictOf(inv) ?? ""] : "—"}</td>
+                  <td>
+                    {/* The list carries the alert's id, not its title: no read per row for it. */}
+                    <Link href={`/alerts/${inv.alert_id}`} class="inv-alert" title={`Alert ${inv.alert_id}`}>
+                      <code>{inv.alert_id.slice(0, 8)}</code>
+                    </Link>
+                  </td>
                   <td>
                     <Link href={`/investigations/${inv.id}`}>
                       {inv.result_summary ?? `Investigation ${inv.id.slice(0, 8)}`}

@@ -1,7 +1,7 @@
 // Sessions: search the list; one session's messages, runs and their costs, artifacts to download,
 // the export, terminate, and the trace of its latest run.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, download, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, setQuery, useLocation } from "../router.tsx";
@@ -126,6 +126,17 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
     refetchInterval: session.data?.status === "running" ? 2_000 : false,
   });
   const [reason, setReason] = useState("");
+  // Terminating cancels the session's running runs for good: the first press asks, the second acts.
+  const [confirming, setConfirming] = useState(false);
+  // The focus follows the step: to the confirming button, and back to Terminate… when cancelled.
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  const terminateButton = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+    else if (asked.current) terminateButton.current?.focus();
+    asked.current = confirming;
+  }, [confirming]);
   const terminate = useMutation({
     mutationFn: async () =>
       unwrap(
@@ -133,7 +144,10 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
           params: { path, query: reason ? { reason } : {} },
         }),
       ),
-    onSuccess: () => client.invalidateQueries({ queryKey: ["session", id] }),
+    onSuccess: () => {
+      setConfirming(false);
+      client.invalidateQueries({ queryKey: ["session", id] });
+    },
   });
   const saving = useMutation({
     mutationFn: (args: { path: string; name: string }) => download(args.path, args.name),
@@ -165,9 +179,13 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
         {canWrite ? (
           <form
             class="terminate"
+            onKeyDown={(event) => {
+              if (event.key === "Escape") setConfirming(false);
+            }}
             onSubmit={(event) => {
               event.preventDefault();
-              terminate.mutate();
+              if (confirming) terminate.mutate();
+              else setConfirming(true);
             }}
           >
             <input
@@ -176,9 +194,23 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
               value={reason}
               onInput={(event) => setReason(event.currentTarget.value)}
             />
-            <button type="submit" class="danger" disabled={terminate.isPending}>
-              Terminate
-            </button>
+            {confirming ? (
+              <>
+                <span class="confirm-note" role="alert">
+                  Stop every running run of this session? This cannot be undone.
+                </span>
+                <button type="submit" class="danger" disabled={terminate.isPending} ref={confirmButton}>
+                  Yes, terminate
+                </button>
+                <button type="button" class="ghost" onClick={() => setConfirming(false)}>
+                  Cancel
+                </button>
+              </>
+            ) : (
+              <button type="submit" class="danger" ref={terminateButton}>
+                Terminate…
+              </button>
+            )}
           </form>
         ) : null}
       </div>
