@@ -41,8 +41,6 @@ export async function buildApp(
     // Fastify turns Node's request timeout off by default: a body sent slowly, or never finished,
     // would hold its connection for good. Node answers 408 (answerClientError) when it fires.
     requestTimeout: services.config.requestTimeoutMs,
-    // Requests that arrive while the server closes are answered below, in the API's error body.
-    return503OnClosing: false,
     // Trust a caller's request id when it is sane, so logs join up across services.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
@@ -79,17 +77,6 @@ export async function buildApp(
   // Node checks the headers' limit (60 s by default) apart from the whole request's: a shorter
   // request limit holds for the headers too.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, services.config.requestTimeoutMs);
-  let closing = false;
-  app.addHook("preClose", async () => {
-    closing = true;
-  });
-  // Checked before the handler: a request whose body was still arriving when the close began does
-  // nothing, and its sender sends it again to an instance that stays.
-  app.addHook("preHandler", async (_request, reply) => {
-    if (!closing) return;
-    reply.header("connection", "close");
-    throw new AppError("UNAVAILABLE", "Vigil is shutting down: send the request again", {}, 503);
-  });
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
