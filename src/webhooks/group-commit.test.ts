@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import type { Tx } from "../core/db/database.ts";
 import type { BatchedTarget, TargetResult, WebhookTarget } from "./targets.ts";
-import { triggerWebhook } from "./trigger.ts";
+import { triggerWebhook, webhookOfToken } from "./trigger.ts";
 import { createWebhook } from "./webhooks.ts";
 
 /** A webhook whose target takes the batched path with this `apply`, and a sender of bodies to it. */
@@ -24,7 +24,7 @@ async function batchedWebhook(
     targetName: "echo",
     now: new Date(),
   });
-  const token = services.secrets.decrypt(webhook.tokenSealed);
+  const row = await webhookOfToken(services, services.secrets.decrypt(webhook.tokenSealed));
   const batch: BatchedTarget<string> = {
     prepare: async ({ body }) => ({ status: "prepared", work: body }),
     apply: (tx, bodies) => apply(tx, bodies),
@@ -39,7 +39,7 @@ async function batchedWebhook(
     triggerWebhook({
       services,
       targets: { "test-batch": target },
-      request: { token, orgId: null, body, headers: {} },
+      request: { webhook: row, orgId: null, body, headers: {} },
       log,
     });
   return { webhook, send };

@@ -10,11 +10,13 @@ import { getWebhookRun, listWebhookRuns } from "./runs.ts";
 import { AlertOutcome, TriggerAccepted, WebhookRun, WebhookRunDetail, WebhookRunList } from "./schemas.ts";
 import type { WebhookTargets } from "./targets.ts";
 import { triggerWebhook, webhookOfToken } from "./trigger.ts";
+import type { WebhookRow } from "./webhooks.ts";
 
 const tags = ["webhooks"];
 const jsonError = { $ref: "JsonError#" };
 /** Each trigger request's Content-Type as sent (the route reads every body as bytes). */
 const sentContentTypes = new WeakMap<FastifyRequest, string | undefined>();
+const webhooksOfTriggers = new WeakMap<FastifyRequest, WebhookRow>();
 
 /** The webhook token of a trigger: `apiKey` in the query, else `Authorization: Bearer <token>`. */
 function tokenOf(request: FastifyRequest): string | null {
@@ -106,7 +108,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
     // The token is checked before the body is read: a sender without one is answered 401 at once,
     // and cannot hold a connection open by sending its body slowly.
     trigger.addHook("preParsing", async (request) => {
-      await webhookOfToken(trigger.services, tokenOf(request));
+      webhooksOfTriggers.set(request, await webhookOfToken(trigger.services, tokenOf(request)));
     });
     const limitBytes = trigger.services.config.webhookBodyLimitBytes;
     trigger.addContentTypeParser(
@@ -177,7 +179,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
           services: request.server.services,
           targets: options.targets,
           request: {
-            token: tokenOf(request),
+            webhook: webhooksOfTriggers.get(request) as WebhookRow,
             orgId: request.query.orgId ?? null,
             body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
             headers: { ...request.headers, "content-type": sentContentTypes.get(request) },

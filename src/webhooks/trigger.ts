@@ -17,7 +17,8 @@ import { findWebhookByToken, type WebhookRow } from "./webhooks.ts";
 const DROPPED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization", "x-api-key"]);
 
 export interface TriggerRequest {
-  token: string | null;
+  /** The webhook its token names (webhookOfToken, called before the body is read). */
+  webhook: WebhookRow;
   orgId: string | null;
   /** The body exactly as received. */
   body: Buffer;
@@ -73,8 +74,9 @@ export async function webhookOfToken(services: Services, token: string | null): 
   return webhook;
 }
 
-async function resolveWebhook(services: Services, request: TriggerRequest): Promise<WebhookRow> {
-  const webhook = await webhookOfToken(services, request.token);
+/** The request's webhook, unless it is deleted, disabled or of another org than asked for (404). */
+function liveWebhook(request: TriggerRequest): WebhookRow {
+  const { webhook } = request;
   if (
     webhook.deletedAt ||
     !webhook.enabled ||
@@ -287,7 +289,7 @@ export async function triggerWebhook({
   request: TriggerRequest;
   log: Logger;
 }): Promise<TriggerAccepted> {
-  const webhook = await resolveWebhook(services, request);
+  const webhook = liveWebhook(request);
   const target = targets[webhook.targetType];
   if (!target) throw new AppError("NOT_FOUND", `webhook target ${webhook.targetType} is not available`);
   const headers = flattenHeaders(request.headers);
