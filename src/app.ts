@@ -41,6 +41,8 @@ export async function buildApp(
     // Fastify turns Node's request timeout off by default: a body sent slowly, or never finished,
     // would hold its connection for good. Node answers 408 (answerClientError) when it fires.
     requestTimeout: services.config.requestTimeoutMs,
+    // A request that arrives while the server closes is answered below, in the API's error body.
+    return503OnClosing: false,
     // Trust a caller's request id when it is sane, so logs join up across services.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
@@ -77,6 +79,17 @@ export async function buildApp(
   // Node checks the headers' limit (60 s by default) apart from the whole request's: a shorter
   // request limit holds for the headers too.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, services.config.requestTimeoutMs);
+  // A request whose head arrives once the close has begun (on a keep-alive connection still open)
+  // is refused before any work; one that arrived before it finishes (SHUTDOWN_TIMEOUT_MS).
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onRequest", async (_request, reply) => {
+    if (!closing) return;
+    reply.header("connection", "close");
+    throw new AppError("UNAVAILABLE", "Vigil is shutting down: send the request again", {}, 503);
+  });
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
