@@ -42,6 +42,7 @@ describeEachEngine("SNS subscription handshakes", (harness) => {
     const response = await post(registration, FIXTURE);
     expect(response.statusCode).toBe(202);
     expect(response.json()).toMatchObject({ events: 0, alerts: [] });
+    expect(response.json().note).toMatch(/; confirming the subscription$/);
     const [job] = await confirmJobs(harness(), registration.id);
     expect(job).toEqual({
       subscribeUrl: SUBSCRIBE_URL,
@@ -56,6 +57,20 @@ describeEachEngine("SNS subscription handshakes", (harness) => {
     const response = await post(registration, FIXTURE);
     expect(response.statusCode).toBe(202);
     expect(response.json().note).toEqual(expect.stringContaining("SubscriptionConfirmation"));
+    expect(response.json().note).toMatch(
+      /; auto-confirm is off: open its SubscribeURL to confirm the subscription$/,
+    );
+    expect(await confirmJobs(harness(), registration.id)).toEqual([]);
+  });
+
+  it("says so when it will not call a SubscribeURL outside SNS", async () => {
+    const registration = await register(harness(), true, "elsewhere");
+    const elsewhere = FIXTURE.replace(SUBSCRIBE_URL, "https://sns.example.com/?Action=ConfirmSubscription");
+    const response = await post(registration, elsewhere);
+    expect(response.statusCode).toBe(202);
+    expect(response.json().note).toMatch(
+      /; not confirmed: its SubscribeURL is not an https URL of an sns\.<region>\.amazonaws\.com host$/,
+    );
     expect(await confirmJobs(harness(), registration.id)).toEqual([]);
   });
 

@@ -230,7 +230,11 @@ describeEachEngine(
               external_uid: uid,
               outcome: "created",
             })),
-            note: parsed.note ?? null,
+            // An SNS subscription request's note also says what becomes of it (auto-confirm is off here).
+            note:
+              fixture.name === "sns-subscription-confirmation.json"
+                ? `${parsed.note}; auto-confirm is off: open its SubscribeURL to confirm the subscription`
+                : (parsed.note ?? null),
           });
           for (const [index, event] of parsed.events.entries()) {
             const id = accepted.alerts[index].id;

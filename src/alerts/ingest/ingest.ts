@@ -486,10 +486,16 @@ const batched: BatchedTarget<IngestWork> = {
     if (!parsed.ok) return { status: "rejected", message: `${source}: ${storableText(parsed.error)}` };
     const { events, hashes } = storableEvents(parsed.events);
     countUnmapped(services, source, events);
+    // Only an SNS handshake is an event-less cloudwatch body with a note; read it again for its URL.
     const handshake =
-      source === "cloudwatch" && registration.snsAutoConfirm
+      source === "cloudwatch" && parsed.note !== undefined
         ? storableValue(readSnsHandshake({ body, headers }))
         : null;
+    const confirmable = registration.snsAutoConfirm ? (handshake?.confirmUrl ?? null) : null;
+    const note =
+      handshake?.type === "SubscriptionConfirmation"
+        ? `${parsed.note}; ${confirmationNote(registration.snsAutoConfirm, confirmable)}`
+        : parsed.note;
     return {
       status: "prepared",
       work: {
@@ -516,11 +522,11 @@ const batched: BatchedTarget<IngestWork> = {
           autoInvestigate: registration.autoInvestigate,
         },
         response: { events: events.length },
-        note: parsed.note === undefined ? null : storableText(parsed.note),
-        snsConfirm: handshake?.confirmUrl
+        note: note === undefined ? null : storableText(note),
+        snsConfirm: confirmable
           ? {
-              subscribeUrl: handshake.confirmUrl,
-              topicArn: handshake.topicArn,
+              subscribeUrl: confirmable,
+              topicArn: handshake?.topicArn ?? null,
               webhookId: webhook.id,
               invocationId,
             }
@@ -555,3 +561,10 @@ export const alertIngestTarget: WebhookTarget = Object.assign(
   },
   { batch: batched as BatchedTarget<unknown> },
 );
+
+/** What becomes of an SNS subscription the delivery asks to confirm, for its invocation's note. */
+function confirmationNote(autoConfirm: boolean, subscribeUrl: string | null): string {
+  if (!autoConfirm) return "auto-confirm is off: open its SubscribeURL to confirm the subscription";
+  if (subscribeUrl) return "confirming the subscription";
+  return "not confirmed: its SubscribeURL is not an https URL of an sns.<region>.amazonaws.com host";
+}

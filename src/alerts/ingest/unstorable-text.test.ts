@@ -289,7 +289,7 @@ describeEachEngine(
       expect(accepted).toMatchObject({
         events: 0,
         alerts: [],
-        note: `SNS SubscriptionConfirmation for ${cleaned(arn)}: a subscription handshake, not an alarm`,
+        note: `SNS SubscriptionConfirmation for ${cleaned(arn)}: a subscription handshake, not an alarm; confirming the subscription`,
       });
     });
 
