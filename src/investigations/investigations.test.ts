@@ -441,6 +441,8 @@ describeEachEngine(
         const done = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
         expect(done.status).toBe("cancelled");
         expect(done.finished_at).not.toBeNull();
+        // Why it ended without a conclusion, where a caller reads the outcome.
+        expect(done.result_summary).toMatch(/^Investigation cancelled\b/);
         expect((await readAlert(h, auth, alertId as string)).investigation.status).toBe("cancelled");
         const trace = await settledTrace(h, auth, row.guild_trace_id);
         expect(trace.execution.status).toBe("error");

@@ -2,7 +2,8 @@
 // run's end decides it, in the transaction that ends the run (onExecutionEnd): completed, failed, or
 // cancelled when its session was terminated. Every move is a conditional update from an unfinished
 // status, so a final investigation never moves again; each one refreshes the alert's summary.
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { PgUpdateSetSource } from "drizzle-orm/pg-core";
 import { setAlertInvestigation } from "../alerts/index.ts";
 import type { ExecutionEnd } from "../automation/index.ts";
 import type { Executor } from "../core/db/database.ts";
@@ -16,7 +17,7 @@ const UNFINISHED: InvestigationStatus[] = ["queued", "running"];
 export async function moveInvestigation(
   db: Executor,
   where: { id: string } | { traceId: string },
-  changes: Partial<typeof investigations.$inferInsert>,
+  changes: PgUpdateSetSource<typeof investigations>,
   from: InvestigationStatus[] = UNFINISHED,
 ): Promise<InvestigationRow | null> {
   const [row] = await db
@@ -41,9 +42,24 @@ export function markRunning(db: Executor, id: string, now: Date) {
 export async function endInvestigationOfRun(db: Executor, end: ExecutionEnd): Promise<void> {
   const status: InvestigationStatus =
     end.status === "completed" ? "completed" : end.cancelled ? "cancelled" : "failed";
+  const error = status === "completed" ? null : end.error;
+  // A run that ended without a conclusion says why in the summary, unless the agent wrote one.
+  const why = status === "completed" ? null : `Investigation ${endingOf(status, error)}`;
   await moveInvestigation(
     db,
     { traceId: end.traceId },
-    { status, finishedAt: end.now, updatedAt: end.now, error: status === "completed" ? null : end.error },
+    {
+      status,
+      finishedAt: end.now,
+      updatedAt: end.now,
+      error,
+      ...(why && { resultSummary: sql`coalesce(${investigations.resultSummary}, ${why})` }),
+    },
   );
+}
+
+// "failed: <error>", or "cancelled" with the reason the terminate gave (its error says "cancelled: ...").
+function endingOf(status: "failed" | "cancelled", error: string | null): string {
+  if (!error) return status;
+  return error.startsWith(status) ? error : `${status}: ${error}`;
 }
