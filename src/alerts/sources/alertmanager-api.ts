@@ -6,7 +6,7 @@
 // The list holds unresolved alerts only; a resolve is the alert's absence, which the sync handles.
 import { alertmanagerAlertParts } from "./alertmanager.ts";
 import { buildAlertEvent, decodeBody, isRecord, mapStatus, type StatusTable } from "./normalize/index.ts";
-import type { AlertEvent, Parser, ParserOptions } from "./types.ts";
+import type { AlertEvent, ParseResult, Parser, ParserOptions } from "./types.ts";
 
 const STATE: StatusTable = { active: "active", unprocessed: "active", suppressed: "ignored" };
 
@@ -42,11 +42,16 @@ function normalizeAlert(
 export const parseAlertmanagerApi: Parser = ({ body, headers, options }) => {
   const decoded = decodeBody(body, headers);
   if (!decoded.ok) return decoded;
-  if (!Array.isArray(decoded.value)) {
+  return alertmanagerApiEvents(decoded.value, options);
+};
+
+/** The events of an alert list already decoded from its JSON (a pull sync keeps its items too). */
+export function alertmanagerApiEvents(list: unknown, options: ParserOptions): ParseResult {
+  if (!Array.isArray(list)) {
     return { ok: false, error: "not an Alertmanager API v2 alert list: expected a JSON array" };
   }
   const events: AlertEvent[] = [];
-  for (const [index, alert] of decoded.value.entries()) {
+  for (const [index, alert] of list.entries()) {
     // `labels` is required in the API; without it an alert has no identity.
     if (!isRecord(alert) || !isRecord(alert.labels)) {
       return {
@@ -57,4 +62,4 @@ export const parseAlertmanagerApi: Parser = ({ body, headers, options }) => {
     events.push(normalizeAlert(alert, alert.labels, options));
   }
   return { ok: true, events };
-};
+}

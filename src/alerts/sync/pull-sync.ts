@@ -26,7 +26,7 @@ import { enabledWebhookIds } from "../../webhooks/index.ts";
 import { applyAlertEvents, type IngestOptions, type IngestResult } from "../ingest/ingest.ts";
 import type { AlertScope, IngestOutcome } from "../ingest/lifecycle.ts";
 import { REGISTRATION_DEFAULTS } from "../schemas.ts";
-import { parseAlertmanagerApi } from "../sources/alertmanager-api.ts";
+import { alertmanagerApiEvents } from "../sources/alertmanager-api.ts";
 import { decodeBody } from "../sources/normalize/index.ts";
 import type { AlertEvent, SeverityBucket } from "../sources/types.ts";
 import { alertSyncRuns, alertSyncSeen, alerts, alertWebhooks } from "../tables.ts";
@@ -208,12 +208,6 @@ async function registrationSettingsOf(
   return { overrides, triage: triage as TriageSettings, autoInvestigate };
 }
 
-/** The items of an alert list the parser read: one JSON text each, in the parser's order. */
-function listItems(body: string): string[] {
-  const decoded = decodeBody(body, {});
-  return decoded.ok && Array.isArray(decoded.value) ? decoded.value.map((item) => JSON.stringify(item)) : [];
-}
-
 function ingestOptionsOf(ctx: Ctx): IngestOptions {
   return {
     enqueueMany: ctx.enqueueMany,
@@ -318,13 +312,16 @@ async function applyAlertList(
     webhookId: null,
   };
   const ingestOptions = ingestOptionsOf(ctx);
+  // Decoded once: each alert keeps its own item of the list, and a retry parses the same list.
+  const decoded = decodeBody(body, {});
+  const list = decoded.ok ? decoded.value : null;
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.db.transaction(async (tx) => {
         const receivedAt = ctx.now();
         const settings = await registrationSettingsOf(tx, tenant, connection.name);
         const severityOverrides = settings.overrides;
-        const parsed = parseAlertmanagerApi({ body, headers: {}, options: { severityOverrides } });
+        const parsed = decoded.ok ? alertmanagerApiEvents(list, { severityOverrides }) : decoded;
         if (!parsed.ok)
           return failRun(tx, run, `the answer is not an alert list: ${parsed.error}`, receivedAt);
         const listed = await applyAlertEvents(
@@ -337,7 +334,7 @@ async function applyAlertList(
             // Each alert keeps its own item of the list: the whole answer, repeated on every alert
             // it lists, made a page of 500 pulled alerts hundreds of megabytes.
             rawPayload: null,
-            rawPayloads: listItems(body),
+            rawPayloads: (list as unknown[]).map((item) => JSON.stringify(item)),
             invocationId: null,
             triage: settings.triage,
             autoInvestigate: settings.autoInvestigate,
