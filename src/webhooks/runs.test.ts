@@ -251,7 +251,7 @@ describeEachEngine(
           target_name: "sre/cloudwatch/",
           events: 0,
           alerts: [],
-          note: "SNS SubscriptionConfirmation for arn:aws:sns:eu-west-1:1234567890:alerta-test: a subscription handshake, not an alarm",
+          note: "SNS SubscriptionConfirmation for arn:aws:sns:eu-west-1:1234567890:alerta-test: a subscription handshake, not an alarm; auto-confirm is off: open its SubscribeURL to confirm the subscription",
         });
 
         // Datadog's "Encode as form": the fixture's fields as form fields.
