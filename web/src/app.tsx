@@ -11,7 +11,7 @@ import { RegistrationsPage } from "./pages/registrations.tsx";
 import { SessionsPage } from "./pages/sessions.tsx";
 import { SignIn } from "./pages/sign-in.tsx";
 import { WorkflowsPage } from "./pages/workflows.tsx";
-import { Link, navigate, useLocation } from "./router.tsx";
+import { Link, navigate, ORG_PARAM, queryHref, urlOrg, useLocation, withOrg } from "./router.tsx";
 import { applyTheme, initialTheme, session, type Theme } from "./session.ts";
 import { Empty, ErrorBox, Loading } from "./ui.tsx";
 
@@ -71,7 +71,7 @@ export function App() {
             session.signOut();
             queryClient.clear();
             setSignedIn(false);
-            navigate("/signin");
+            navigate("/signin", { org: null });
           }}
         />
       ) : (
@@ -89,8 +89,20 @@ export function App() {
 }
 
 function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => void }) {
-  const { path } = useLocation();
-  const [org, setOrg] = useState(session.org());
+  // The URL names the org (`org=`; none for the personal namespace), so a link copied inside an org
+  // opens in it. On load, a URL without one keeps the org this tab chose before (session storage),
+  // and shows it in the URL; an org in the URL wins. From then on the URL alone says.
+  useState(() => {
+    const kept = session.org();
+    if (kept && !urlOrg()) history.replaceState(null, "", withOrg(location.pathname + location.search, kept));
+  });
+  const { path, query } = useLocation();
+  const org = query.get(ORG_PARAM)?.toLowerCase() || null;
+  // The API client sends the stored org as `orgId`; another org's answers are not this one's.
+  if (session.org() !== org) {
+    session.setOrg(org);
+    queryClient.removeQueries({ predicate: (cached) => cached.queryKey[0] !== "caller" });
+  }
   const caller = useQuery({
     queryKey: ["caller"],
     queryFn: async () => unwrap(await api.GET("/api/v1/me")),
@@ -116,11 +128,10 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
       void queryClient.prefetchQuery(alertListQuery(new URLSearchParams(location.search)));
   }, []);
 
-  const switchOrg = (orgId: string) => {
-    session.setOrg(orgId || null);
-    queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "caller" });
-    setOrg(orgId || null);
-  };
+  // The same screen in the other org: a new history entry, so Back returns to the previous one.
+  const switchOrg = (orgId: string) => navigate(queryHref({ [ORG_PARAM]: orgId || null }), { org: null });
+  // An org the key may not act in (or none at all): said, with the way to the personal namespace.
+  const refused = caller.data && org !== null && !caller.data.orgs.some((o) => o.id === org);
   return (
     <div class="shell">
       <button type="button" class="skip" onClick={() => main.current?.focus()}>
@@ -170,7 +181,16 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
       </header>
       <main key={org ?? "personal"} id="main" ref={main} tabIndex={-1}>
         {caller.isPending ? <Loading /> : caller.error ? <ErrorBox error={caller.error} /> : null}
-        {caller.data ? <Screen path={path} caller={caller.data} /> : null}
+        {refused ? (
+          <Empty title={`This link is for the organization ${org}, which this key may not act in.`}>
+            The organization does not exist, or this key is not one of its members.{" "}
+            <button type="button" class="link" onClick={() => switchOrg("")}>
+              Open it in your personal namespace
+            </button>
+          </Empty>
+        ) : caller.data ? (
+          <Screen path={path} caller={caller.data} />
+        ) : null}
       </main>
     </div>
   );

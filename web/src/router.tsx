@@ -8,10 +8,32 @@ const notify = () => {
 };
 window.addEventListener("popstate", notify);
 
-export function navigate(to: string, options: { replace?: boolean } = {}) {
-  if (to === location.pathname + location.search) return;
-  if (options.replace) history.replaceState(null, "", to);
-  else history.pushState(null, "", to);
+/** The query parameter naming the selected org; absent for the key's personal namespace. */
+export const ORG_PARAM = "org";
+
+/** The org the URL names, or null for the personal namespace. */
+export function urlOrg(): string | null {
+  return new URLSearchParams(location.search).get(ORG_PARAM) || null;
+}
+
+/**
+ * A console path carrying an org: `to` as it is when it names one (or `org` is null), else with
+ * `org=` added. Every link and navigation goes through it, so a URL copied inside an org opens there.
+ */
+export function withOrg(to: string, org: string | null = urlOrg()): string {
+  if (!org) return to;
+  const url = new URL(to, location.origin);
+  if (url.origin !== location.origin || url.searchParams.has(ORG_PARAM)) return to;
+  url.searchParams.set(ORG_PARAM, org);
+  return url.pathname + url.search + url.hash;
+}
+
+/** Goes to `to`, in the current org unless `to` names one or `options.org` says (null: personal). */
+export function navigate(to: string, options: { replace?: boolean; org?: string | null } = {}) {
+  const target = withOrg(to, "org" in options ? (options.org ?? null) : urlOrg());
+  if (target === location.pathname + location.search) return;
+  if (options.replace) history.replaceState(null, "", target);
+  else history.pushState(null, "", target);
   notify();
 }
 
@@ -46,15 +68,16 @@ export function setQuery(changes: Record<string, string | null | undefined>, opt
 }
 
 export function Link(props: { href: string; class?: string; children: ComponentChildren; title?: string }) {
+  const href = withOrg(props.href);
   return (
     <a
-      href={props.href}
+      href={href}
       class={props.class}
       title={props.title}
       onClick={(event) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
         event.preventDefault();
-        navigate(props.href);
+        navigate(href);
       }}
     >
       {props.children}

@@ -392,20 +392,61 @@ function Filters(props: {
   );
 }
 
+/**
+ * The label keys that say where a storm is, broadest first, as the correlator scopes storms (a
+ * cluster, then a namespace, a service, a host): what tells apart storms of one cause in two places.
+ */
+const STORM_SCOPE_KEYS = [
+  "cluster",
+  "namespace",
+  "service",
+  "app",
+  "application",
+  "host",
+  "hostname",
+  "node",
+  "nodename",
+  "instance",
+];
+
+/** `cluster=prod-eu`: the first scope label of the storm's cause (of its first member when none is). */
+function stormScope(members: Alert[]): string | null {
+  const alert = members.find((member) => member.alert_role === "cause") ?? members[0];
+  const labels = new Map(
+    Object.entries(alert?.labels ?? {}).map(([key, value]) => [key.toLowerCase(), value.trim()]),
+  );
+  for (const key of STORM_SCOPE_KEYS) {
+    const value = labels.get(key);
+    if (value) return `${key}=${value}`;
+  }
+  return null;
+}
+
 function StormHeader({ stormId, members }: { stormId: string; members: Alert[] }) {
   const cause = members.find((member) => member.alert_role === "cause");
   const upstream = members.find((member) => member.likely_upstream)?.likely_upstream;
+  const scope = stormScope(members);
   return (
     <tr class="storm-head">
       <td colSpan={6}>
-        <span class="storm-badge">Storm</span> {members.length} alerts on this page
+        <span class="storm-badge">Storm</span>
+        {scope ? (
+          <>
+            {" "}
+            in <strong class="storm-scope">{scope}</strong>
+          </>
+        ) : null}{" "}
+        · {members.length} alerts on this page
         {cause ? (
           <>
             {" "}
             · cause: <strong>{cause.title}</strong>
           </>
         ) : null}
-        {upstream ? <span class="muted"> · likely upstream: {upstream}</span> : null}{" "}
+        {/* The cause's own title said again is no news; a different upstream (named by a label) is. */}
+        {upstream && upstream !== cause?.title ? (
+          <span class="muted"> · likely upstream: {upstream}</span>
+        ) : null}{" "}
         <button type="button" class="link" onClick={() => setQuery({ storm_id: stormId })}>
           Whole storm
         </button>
