@@ -1,7 +1,7 @@
 // Every setting Vigil reads from the environment, parsed and validated once at start.
 // Nothing else reads process.env: the parsed Config is passed in.
 import { resolve } from "node:path";
-import { PGLITE_CACHE_MB } from "./core/db/database.ts";
+import { DEFAULT_POOL_SIZE, PGLITE_CACHE_MB } from "./core/db/database.ts";
 import { parseHostList } from "./core/http/allowed-hosts.ts";
 
 /** How much an environment matters to impact scores and triage. */
@@ -19,6 +19,8 @@ export interface Config {
   databaseUrl: string | null;
   /** PGLITE_CACHE_MB: the embedded database's page cache (shared_buffers), in MB. */
   pgliteCacheMb: number;
+  /** DATABASE_POOL_SIZE: the main pool's connections to PostgreSQL, per instance. */
+  databasePoolSize: number;
   bootstrapApiKey: string | null;
   /** Key material for secrets kept encrypted at rest; null means generate one into dataDir. */
   secretKey: string | null;
@@ -165,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dataDir: resolve(text(env, "DATA_DIR") ?? "./data"),
     databaseUrl,
     pgliteCacheMb: integer(env, "PGLITE_CACHE_MB", PGLITE_CACHE_MB, 1, 1024),
+    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", DEFAULT_POOL_SIZE, 2, 1000),
     bootstrapApiKey: text(env, "BOOTSTRAP_API_KEY"),
     secretKey: text(env, "SECRET_KEY"),
     publicUrl,

@@ -65,7 +65,7 @@ export function createLogger(config: Config, destination?: DestinationStream): L
 export async function openConfiguredDatabase(config: Config, log?: Logger): Promise<Database> {
   if (config.databaseUrl) {
     log?.info({ engine: "postgres" }, "opening the database");
-    return openDatabase({ url: config.databaseUrl });
+    return openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
   }
   log?.info({ engine: "pglite", dataDir: config.dataDir }, "opening the database");
   return openDatabase({ dataDir: config.dataDir, cacheMb: config.pgliteCacheMb }, log);
@@ -149,6 +149,11 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
     maintenance = database.engine === "pglite" ? startEmbeddedMaintenance(database.db, { log }) : null;
     const services: Services = { config, database, queue, metrics, secrets, now };
     reportAlertBacklogs(metrics, database.db);
+    metrics.countedElsewhere(
+      "vigil_database_connections_refused_total",
+      "New connections the PostgreSQL server refused for now (at its connection limit, starting up) and that were asked for again",
+      database.refusedConnections,
+    );
     log.info("preparing the HTTP API");
     const app = await buildApp(services, log, options.extraRoutes);
     await app.ready();

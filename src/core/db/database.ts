@@ -9,11 +9,12 @@ import { Column, entityKind, Name, Param, Placeholder, SQL, StringChunk, sql, Ta
 import { drizzle as drizzleNodePostgres, NodePgSession, NodePgTransaction } from "drizzle-orm/node-postgres";
 import { type PgDatabase, PgDialect, type PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
-import pg from "pg";
+import type pg from "pg";
 import { fromPglite, type Db as JobStore } from "pg-boss";
 import type { Logger } from "pino";
 import { makeDirectory } from "../make-directory.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
+import { PatientPool } from "./patient-pool.ts";
 import {
   executeNamedOnPglite,
   pgliteOf,
@@ -51,6 +52,11 @@ export interface Database {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Transactions that can run at once: the pool's connections on PostgreSQL, one on PGlite. */
   connections: number;
+  /**
+   * New connections the PostgreSQL server refused for now (at its connection limit, starting up)
+   * and that were asked for again, since the database opened; always 0 on PGlite.
+   */
+  refusedConnections(): number;
   /** What pg-boss runs its own statements on, outside any transaction of ours. */
   jobStore: JobStore;
   /** pg-boss connection settings for PostgreSQL (it keeps its own pool there); null on PGlite. */
@@ -60,11 +66,13 @@ export interface Database {
 }
 
 /**
+ * `poolSize`: the main pool's connections on PostgreSQL (DATABASE_POOL_SIZE, DEFAULT_POOL_SIZE).
+ * `connectWaitMs`: how long a connection the server refuses is asked for again (CONNECT_WAIT_MS).
  * `cacheMb`: the embedded database's page cache (PostgreSQL's shared_buffers), PGLITE_CACHE_MB.
  * `image`: an in-memory database starts as this copy of one (PGlite's `dumpDataDir`), not empty.
  */
 export type DatabaseTarget =
-  | { url: string }
+  | { url: string; poolSize?: number; connectWaitMs?: number }
   | { dataDir: string; cacheMb?: number }
   | { memory: true; image?: Blob };
 
@@ -98,7 +106,7 @@ function pgliteStartParams(cacheMb: number): string[] {
 
 /** `log` hears how an embedded database under a DATA_DIR comes to be (found, copied or created). */
 export async function openDatabase(target: DatabaseTarget, log?: Logger): Promise<Database> {
-  if ("url" in target) return openPostgres(target.url);
+  if ("url" in target) return openPostgres(target);
   let dataPath: string | undefined;
   let unlock = () => {};
   if ("dataDir" in target) {
@@ -138,6 +146,7 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
     readDb: db,
     transaction: (fn) => db.transaction((tx) => fn(tx as Tx)),
     connections: 1,
+    refusedConnections: () => 0,
     jobStore: fromPglite(typedJobStore(client, parsedTypes)),
     jobConnectionString: null,
     ping: async () => {
@@ -152,15 +161,25 @@ export async function openDatabase(target: DatabaseTarget, log?: Logger): Promis
 
 /** Connections of the read pool: a few, since its queries are short and one request runs two or three. */
 const READ_POOL_SIZE = 4;
-const POOL_CONNECTIONS = 20;
+/** The main pool's connections unless DATABASE_POOL_SIZE says otherwise. */
+export const DEFAULT_POOL_SIZE = 20;
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres({
+  url,
+  poolSize = DEFAULT_POOL_SIZE,
+  connectWaitMs,
+}: {
+  url: string;
+  poolSize?: number;
+  connectWaitMs?: number;
+}): Promise<Database> {
   // Sized for the ingest path: a delivery holds its connection for a few round trips. Pipeline mode
   // sends a query without waiting for the one before it to be answered (see pipelinedTransaction);
   // queries that are awaited one by one behave exactly as without it.
-  const pool = new pg.Pool({
+  const pool = new PatientPool({
     connectionString: url,
-    max: POOL_CONNECTIONS,
+    max: poolSize,
+    connectWaitMs,
     application_name: "vigil",
     pipeline: true,
   });
@@ -168,9 +187,10 @@ async function openPostgres(url: string): Promise<Database> {
   pool.on("error", () => {});
   const db = drizzleNodePostgres({ client: pool }) as unknown as Db;
   await pool.query("select 1");
-  const readPool = new pg.Pool({
+  const readPool = new PatientPool({
     connectionString: url,
     max: READ_POOL_SIZE,
+    connectWaitMs,
     application_name: "vigil-read",
   });
   readPool.on("error", () => {});
@@ -179,7 +199,8 @@ async function openPostgres(url: string): Promise<Database> {
     db,
     readDb: drizzleNodePostgres({ client: readPool }) as unknown as Db,
     transaction: (fn) => pipelinedTransaction(pool, fn),
-    connections: POOL_CONNECTIONS,
+    connections: poolSize,
+    refusedConnections: () => pool.refused + readPool.refused,
     jobStore: {
       executeSql: (text: string, values?: unknown[]) => pool.query(text, values),
     },

@@ -42,3 +42,47 @@ export async function retryOnConflict<T>(work: () => Promise<T>, attempts = 3): 
     }
   }
 }
+
+/**
+ * The server refused a new connection for now: it is at its connection limit (53300, the server's
+ * or a role's or database's own) or starting up or shutting down (57P03). Nothing ran on it, so
+ * asking again is safe.
+ */
+export const isRefusedConnection = (err: unknown): boolean => {
+  const state = sqlStateOf(err);
+  return state === "53300" || state === "57P03";
+};
+
+/** Socket failures between Vigil and the database server (refused, reset, unreachable, timed out). */
+const NETWORK_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/** pg's own errors for a connection that ended under a query, or a client left broken by one. */
+const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error)/;
+
+/**
+ * The database could not be reached or could not take the work (a connection refused, lost or
+ * terminated, the server short of resources): a request that met it may succeed when sent again,
+ * so it is answered 503, not 500. SQLSTATE classes 08 (connection exception) and 53 (insufficient
+ * resources), 57P01..57P03 (the server shutting down or starting), the sockets' own errors, and
+ * pg's own for a connection that ended mid-query.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const state = sqlStateOf(err);
+  if (state) return /^(08|53)/.test(state) || /^57P0[123]$/.test(state);
+  for (let current = err, depth = 0; current && typeof current === "object" && depth < 5; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && NETWORK_ERRORS.has(code)) return true;
+    if (typeof message === "string" && CONNECTION_LOST.test(message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

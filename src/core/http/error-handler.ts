@@ -3,6 +3,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isDatabaseUnavailable } from "../db/pg-errors.ts";
 import { AppError } from "../errors.ts";
 import { jsonSyntaxReason } from "../json-syntax.ts";
 
@@ -114,6 +115,12 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
     }
     return new AppError("BAD_REQUEST", err.message, {}, status);
   }
+  if (isDatabaseUnavailable(err)) {
+    return new AppError(
+      "UNAVAILABLE",
+      "the database cannot be reached or is at its connection limit: send the request again",
+    );
+  }
   return new AppError("INTERNAL", "internal error");
 }
 
@@ -159,10 +166,21 @@ function bearerChallenge(request: FastifyRequest): string {
   return sentCredentials ? 'Bearer realm="vigil", error="invalid_token"' : 'Bearer realm="vigil"';
 }
 
+/** When a request refused for want of the database is worth sending again. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appErr = toAppError(err);
-    if (appErr.status >= 500) {
+    if (isDatabaseUnavailable(err)) {
+      // The request may succeed when sent again: a sender that honours Retry-After, or retries any
+      // 5xx as Alertmanager does, sends it again (a delivery that arrives twice is deduplicated).
+      reply.header("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
+      request.log.warn(
+        { err, database: databaseErrorOf(err) ?? undefined },
+        "request failed: database unavailable",
+      );
+    } else if (appErr.status >= 500) {
       const database = databaseErrorOf(err);
       request.log.error(database ? { err, database } : { err }, "request failed");
     } else request.log.info({ code: appErr.code, reason: appErr.message }, "request rejected");

@@ -52,7 +52,20 @@ export function createMetrics() {
       },
     });
   };
-  return { registry, requests, durations, counter, gauge };
+  /** A counter kept elsewhere (by the database's pool), read when scraped. */
+  const countedElsewhere = (name: string, help: string, read: () => number): void => {
+    if (registry.getSingleMetric(name)) return;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  };
+  return { registry, requests, durations, counter, gauge, countedElsewhere };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,158 @@
+// A PostgreSQL server that refuses new connections (at its connection limit, as when several
+// instances and other applications share it): a delivery waits for a slot to free up and is stored;
+// when none frees up in time, the answer is 503 with Retry-After, in each route family's error
+// body, never a 500. The limit is a role's CONNECTION LIMIT (a superuser is not held to one), on a
+// database of that role's own.
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/core/db/database.ts";
+import { startVigil, type Vigil } from "../src/start.ts";
+import { amBody } from "./alerts.ts";
+import { testConfig } from "./harness.ts";
+
+const postgresUrl = process.env.TEST_DATABASE_URL;
+const KEY = "database-refusals-bootstrap-key";
+const auth = { authorization: `Bearer ${KEY}` };
+
+const fingerprint = (n: number) => `db0f${n.toString(16).padStart(12, "0")}`;
+const firing = (n: number) =>
+  amBody([
+    {
+      status: "firing",
+      fingerprint: fingerprint(n),
+      startsAt: "2026-01-01T00:00:00Z",
+      labels: { alertname: "DiskFull", instance: `db-${n}:9100`, severity: "critical" },
+    },
+  ]);
+
+describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connections [postgres]", () => {
+  const suffix = randomBytes(6).toString("hex");
+  const role = `vigil_limited_${suffix}`;
+  const name = `vigil_test_${suffix}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  const vigils: Vigil[] = [];
+  let patient: Vigil;
+  let impatient: Vigil;
+  let triggerPath = "";
+
+  /** A Vigil on the role's database, whose connections the server refuses are asked for again for `connectWaitMs`. */
+  async function start(connectWaitMs: number): Promise<Vigil> {
+    const url = new URL(postgresUrl ?? "");
+    url.username = role;
+    url.password = "";
+    url.pathname = `/${name}`;
+    const database = await openDatabase({ url: url.toString(), poolSize: 4, connectWaitMs });
+    const vigil = await startVigil(testConfig({ bootstrapApiKey: KEY }), {
+      database,
+      pollingIntervalSeconds: 0.5,
+    });
+    vigils.push(vigil);
+    return vigil;
+  }
+
+  /**
+   * From now on the server refuses the role new connections, and the Vigils' pooled ones are gone:
+   * their next query needs a new one. The queue's own connections stay.
+   */
+  async function refuseConnections() {
+    await admin.query(`alter role ${role} connection limit 0`);
+    await admin.query(
+      `select pg_terminate_backend(pid, 10000) from pg_stat_activity
+       where usename = $1 and application_name in ('vigil', 'vigil-read')`,
+      [role],
+    );
+    // The terminated connections' last words are already on their sockets: let the pools read them.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`create role ${role} login`);
+    await admin.query(`create database ${name} owner ${role}`);
+    patient = await start(600_000);
+    impatient = await start(200);
+    const registered = await patient.app.inject({
+      method: "POST",
+      url: "/app/sre/api/v1/alerts/webhook",
+      headers: auth,
+      payload: { source: "alertmanager", integration: "refusals" },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+    triggerPath = `/platform${registered.json().platform_webhook_url}`;
+  });
+
+  afterAll(async () => {
+    await admin.query(`alter role ${role} connection limit -1`);
+    for (const vigil of vigils) {
+      await vigil.stop();
+      rmSync(vigil.services.config.dataDir, { recursive: true, force: true });
+    }
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`drop role if exists ${role}`);
+    await admin.end();
+  });
+
+  it("waits for the server to accept a connection, then stores the delivery", async () => {
+    await refuseConnections();
+    const delivery = patient.app.inject({
+      method: "POST",
+      url: triggerPath,
+      headers: { "content-type": "application/json" },
+      payload: firing(1),
+    });
+    // Free a slot only once the server has refused the delivery's connection at least once.
+    while (patient.services.database.refusedConnections() === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await admin.query(`alter role ${role} connection limit -1`);
+    const answer = await delivery;
+    expect(answer.statusCode, answer.body).toBe(202);
+    const [stored] = answer.json().alerts as { id: string; outcome: string }[];
+    expect(stored?.outcome).toBe("created");
+
+    const read = await patient.app.inject({ url: `/app/sre/api/v1/alerts/${stored?.id}`, headers: auth });
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toMatchObject({ id: stored?.id, external_uid: fingerprint(1) });
+    const metrics = await patient.app.inject({ url: "/metrics" });
+    const refused = /^vigil_database_connections_refused_total (\d+)$/m.exec(metrics.body);
+    expect(Number(refused?.[1])).toBeGreaterThan(0);
+  });
+
+  it("answers 503 with Retry-After when no connection is accepted in time, and stores the delivery sent again", async () => {
+    await refuseConnections();
+    const delivery = await impatient.app.inject({
+      method: "POST",
+      url: triggerPath,
+      headers: { "content-type": "application/json" },
+      payload: firing(2),
+    });
+    expect(delivery.statusCode, delivery.body).toBe(503);
+    expect(delivery.headers["retry-after"]).toBe("5");
+    expect(delivery.json()).toEqual({
+      msg: "the database cannot be reached or is at its connection limit: send the request again",
+      errCode: "UNAVAILABLE",
+      extras: [],
+    });
+
+    const list = await impatient.app.inject({ url: "/app/sre/api/v1/alerts", headers: auth });
+    expect(list.statusCode, list.body).toBe(503);
+    expect(list.headers["retry-after"]).toBe("5");
+    expect(list.json()).toMatchObject({
+      code: "UNAVAILABLE",
+      error: expect.stringContaining("connection limit"),
+    });
+
+    // Alertmanager sends it again once the server has room.
+    await admin.query(`alter role ${role} connection limit -1`);
+    const again = await impatient.app.inject({
+      method: "POST",
+      url: triggerPath,
+      headers: { "content-type": "application/json" },
+      payload: firing(2),
+    });
+    expect(again.statusCode, again.body).toBe(202);
+    expect(again.json().alerts[0].outcome).toBe("created");
+  });
+});
