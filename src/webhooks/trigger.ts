@@ -6,6 +6,7 @@ import { type Batcher, createBatcher } from "../core/batcher.ts";
 import type { Services } from "../core/context.ts";
 import { deferWrite, type Executor, executeNamed, sql } from "../core/db/database.ts";
 import { boundJsonTexts } from "../core/db/json-array.ts";
+import { isDatabaseUnavailable, retryOnConflict } from "../core/db/pg-errors.ts";
 import { AppError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { isNamedTarget } from "./schemas.ts";
@@ -31,25 +32,6 @@ export interface TriggerAccepted {
   target_type: string;
   target_name: string;
   [key: string]: unknown;
-}
-
-// Unique violation and deadlock: two deliveries raced for the same new row. The loser runs again.
-const RETRYABLE = new Set(["23505", "40P01"]);
-const ATTEMPTS = 3;
-
-function sqlState(err: unknown): string | undefined {
-  const error = err as { code?: string; cause?: { code?: string } };
-  return error?.cause?.code ?? error?.code;
-}
-
-async function retryOnConflict<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? "")) throw err;
-    }
-  }
 }
 
 function flattenHeaders(headers: TriggerRequest["headers"]): Record<string, string> {
@@ -246,10 +228,13 @@ async function applyTogether(
     );
     return results.map((value) => ({ status: "fulfilled", value }));
   } catch (err) {
-    if (deliveries.length === 1) {
-      const [delivery] = deliveries as [Delivery];
-      await failedInvocation(services, delivery.webhook, delivery.invocation, err, delivery.log);
-      return [{ status: "rejected", reason: err }];
+    // Without the database each delivery alone would fail alike, one connection wait after another:
+    // the group is answered at once (503), and its senders deliver again.
+    if (deliveries.length === 1 || isDatabaseUnavailable(err)) {
+      for (const delivery of deliveries) {
+        await failedInvocation(services, delivery.webhook, delivery.invocation, err, delivery.log);
+      }
+      return deliveries.map(() => ({ status: "rejected", reason: err }));
     }
     const settled: PromiseSettledResult<TargetResult>[] = [];
     for (const delivery of deliveries) settled.push(...(await applyTogether(services, target, [delivery])));
@@ -257,7 +242,10 @@ async function applyTogether(
   }
 }
 
-/** Vigil failed, not the sender: keep the payload so the delivery can be replayed. */
+/**
+ * Vigil failed, not the sender: keep the payload so the delivery can be replayed. Without the
+ * database there is nowhere to keep it: the sender is answered 503 and delivers it again.
+ */
 async function failedInvocation(
   services: Services,
   webhook: WebhookRow,
@@ -265,6 +253,13 @@ async function failedInvocation(
   err: unknown,
   log: Logger,
 ): Promise<void> {
+  if (isDatabaseUnavailable(err)) {
+    log.warn(
+      { err, webhook_id: webhook.id, invocation_id: invocation.id, target_type: webhook.targetType },
+      "webhook target failed: database unavailable",
+    );
+    return;
+  }
   log.error(
     { err, webhook_id: webhook.id, invocation_id: invocation.id, target_type: webhook.targetType },
     "webhook target failed",
