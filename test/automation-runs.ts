@@ -39,6 +39,10 @@ export async function startLoopback(): Promise<Loopback> {
     if (path === "/ok") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ status: "firing", count: 2, echo: body ? JSON.parse(body) : null }));
+    } else if (path === "/nul") {
+      // Text PostgreSQL cannot store, as a monitoring API may answer it: U+0000 and a lone surrogate.
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"message":"disk \\u0000 full","note":"\\ud800"}');
     } else if (path === "/fail") {
       res.writeHead(500, { "content-type": "text/plain" });
       res.end("boom");

@@ -15,7 +15,7 @@ import { describeEachEngine, type Harness } from "../../../test/harness.ts";
 import { findActiveKey } from "../../core/auth/keys.ts";
 import { type CallerCtx, workContext } from "../../core/context.ts";
 import { executionNodes } from "../tables.ts";
-import { runStage } from "./engine.ts";
+import { runStage, unexpectedFailure } from "./engine.ts";
 import { cancelExecution } from "./executions.ts";
 import { AUTOMATION_EXECUTION_JOBS, runStageJob, WATCH_INTERVAL_SECONDS } from "./jobs.ts";
 import { RUN_STAGE_JOB, sweepExecutions } from "./sweeper.ts";
@@ -56,6 +56,51 @@ describeEachEngine(
     };
     const status = async (h: Harness, owner: Owner, traceId: string) =>
       (await readTrace(h, owner.auth, traceId)).execution;
+
+    it("stores a step's answer holding text PostgreSQL cannot store, with U+FFFD in its place, calling once", async () => {
+      const h = harness();
+      const me = await h.createKey();
+      const name = uniqueName("nul");
+      await createApprovedWorkflow(h, me.auth, {
+        name,
+        stages: [{ id: "fetch", action_type: "http_request", config: { url: `${loopback.url}/nul` } }],
+      });
+      const started = await startAs(h, me, { target: { type: "workflow", name } });
+      const before = loopback.hits.get("/nul") ?? 0;
+      expect(await deliver(h, started.traceId, "fetch")).toBe("completed");
+      expect((loopback.hits.get("/nul") ?? 0) - before).toBe(1);
+      const trace = await readTrace(h, me.auth, started.traceId);
+      expect(trace.execution.status).toBe("completed");
+      const [step] = await h.vigil.services.database.db
+        .select({ output: executionNodes.output })
+        .from(executionNodes)
+        .where(
+          and(
+            eq(executionNodes.traceId, started.traceId),
+            eq(executionNodes.key, "stage:fetch/action:http_request"),
+          ),
+        );
+      expect(step?.output).toMatchObject({
+        status: 200,
+        body: { message: "disk \ufffd full", note: "\ufffd" },
+      });
+    });
+
+    it("fails a stage once, naming the database's reason without the query, when Vigil's write is refused for good", async () => {
+      const h = harness();
+      const refused = await h.vigil.services.database.db
+        .execute(sql`select 1 / 0`)
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(Error);
+      expect(String((refused as Error).message)).toContain("select 1 / 0");
+      const failure = unexpectedFailure(refused);
+      expect({ message: failure.message, retryable: failure.retryable }).toEqual({
+        message: "the step's result could not be recorded: division by zero",
+        retryable: false,
+      });
+      // Anything else a stage throws is tried again, as before.
+      expect(unexpectedFailure(new Error("socket hang up")).retryable).toBe(true);
+    });
 
     it("does the work of a stage once when its job is delivered twice", async () => {
       const h = harness();

@@ -13,7 +13,9 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import { inTenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { type Db, withTransaction } from "../../core/db/database.ts";
+import { isDatabaseUnavailable, isRetryableConflict, sqlStateOf } from "../../core/db/pg-errors.ts";
 import { costOf, type Usage } from "../../llm/index.ts";
+import { storableText, storableValue } from "../../webhooks/storable.ts";
 import { runAgent } from "../agents/agent-runners.ts";
 import { ACTION_TYPES, type ActionType, type Stage, type StructuredOutput } from "../schemas.ts";
 import { type ArtifactDraft, storeArtifact } from "../sessions/artifacts.ts";
@@ -90,12 +92,11 @@ export async function runStage({
     return "completed";
   } catch (err) {
     if (err instanceof RunStoppedError) return "stopped";
-    const failure =
-      err instanceof StepError ? err : new StepError((err as Error).message ?? String(err), true);
+    const failure = err instanceof StepError ? err : unexpectedFailure(err);
     if (failure.retryable && !lastAttempt) {
       await ctx.db
         .update(executionNodes)
-        .set({ error: `attempt ${attempt}: ${failure.message}` })
+        .set({ error: storableText(`attempt ${attempt}: ${failure.message}`) })
         .where(
           and(
             eq(executionNodes.id, claimed.id),
@@ -105,9 +106,26 @@ export async function runStage({
         );
       throw failure;
     }
-    await failStage(ctx, data.traceId, data.stageId, attempt, failure.message);
+    await failStage(ctx, data.traceId, data.stageId, attempt, storableText(failure.message));
     return "failed";
   }
+}
+
+/**
+ * A stage's error that no step classified. One from Vigil's own database is told by the database's
+ * message alone (drizzle's quotes the query and every parameter: a step's whole output), and is
+ * tried again only when the database may take the write later (unavailable, a conflict): running
+ * the stage again repeats its calls (an HTTP POST, a paid model call) for nothing otherwise.
+ */
+export function unexpectedFailure(err: unknown): StepError {
+  if (sqlStateOf(err) === undefined && !isDatabaseUnavailable(err)) {
+    return new StepError((err as Error).message ?? String(err), true);
+  }
+  const transient = isDatabaseUnavailable(err) || isRetryableConflict(err) || sqlStateOf(err) === "40001";
+  // The driver's own error (the server's message, or a lost connection's) is the innermost cause.
+  let reason = (err as Error).message;
+  for (let cause = (err as Error).cause; cause instanceof Error; cause = cause.cause) reason = cause.message;
+  return new StepError(`the step's result could not be recorded: ${reason}`, transient);
 }
 
 async function executeStage(ctx: Ctx, execution: ExecutionRow, stage: Stage, attempt: number) {
@@ -348,14 +366,16 @@ async function runStep(
   let result: StepResult;
   const stop = watchForStop(ctx.db, traceId);
   try {
-    result = await work(stop.signal);
+    // A model's answer or an HTTP body may hold text PostgreSQL cannot store (U+0000): made
+    // storable here, as alert data is, rather than failing the step's record after its work is done.
+    result = storableValue(await work(stop.signal));
   } catch (caught) {
     // Whatever the aborted work threw, the cause is the stopped run (its nodes are already marked).
     const err = stop.signal.aborted ? new RunStoppedError(traceId) : caught;
     if (!(err instanceof RunStoppedError)) {
       await ctx.db
         .update(executionNodes)
-        .set({ status: "error", error: (err as Error).message, finishedAt: ctx.now() })
+        .set({ status: "error", error: storableText((err as Error).message), finishedAt: ctx.now() })
         .where(
           and(
             eq(executionNodes.traceId, traceId),
