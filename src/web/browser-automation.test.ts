@@ -202,7 +202,7 @@ describeOnOneEngine("web console automation pages in chromium", (harness) => {
         has: page.locator(`a[href="/investigations/${investigationId}"]`),
       });
       const alertLink = row.locator(`a[href="/alerts/${alertId}"]`);
-      expect(await alertLink.textContent()).toBe(alertId.slice(0, 8));
+      expect(await alertLink.textContent()).toBe(`…${alertId.slice(-8)}`);
       await shot("investigations");
     },
   );

@@ -2,7 +2,7 @@
 // start, edges drawn as lines between them. Polled while the run is under way.
 import { useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "./api/client.ts";
-import { ErrorBox, Loading } from "./ui.tsx";
+import { ErrorBox, Loading, StaleNote, unreadable } from "./ui.tsx";
 
 type Trace = Schemas["TraceDAGResponse"];
 
@@ -46,11 +46,13 @@ export function TraceGraph({ traceId, live }: { traceId: string; live: boolean }
     refetchInterval: (query) => (live || !query.state.data?.execution.trace_settled ? 1_500 : false),
   });
   if (trace.isPending) return <Loading />;
-  if (trace.error) return <ErrorBox error={trace.error} />;
+  // A failed refresh keeps the last graph, marked old (StaleNote).
   const data = trace.data;
+  if (!data || unreadable(trace)) return <ErrorBox error={trace.error} />;
   const { at, width, height } = layout(data);
   return (
     <figure class="trace" data-status={data.execution.status}>
+      <StaleNote read={trace} />
       <svg width={width} height={height} role="img" aria-label="Run trace">
         {data.edges.map((edge) => {
           const from = at.get(edge.source);

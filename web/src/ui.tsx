@@ -1,7 +1,7 @@
 // Small pieces every screen uses: times, errors, empty states, severity and impact, copying.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, isUnreachable } from "./api/client.ts";
+import { ApiError, isOutage, isUnreachable } from "./api/client.ts";
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ["year", 31_536_000],
@@ -53,6 +53,61 @@ export function ErrorBox({ error }: { error: unknown }) {
     </div>
   );
 }
+
+/**
+ * A uuid shortened for a list or a link: its last 8 characters, which are random. The first ones of
+ * a UUIDv7 (alert ids) are a timestamp, the same for every alert of a burst.
+ */
+export const shortId = (id: string) => `…${id.slice(-8)}`;
+
+/** 14:05:09: when the data on screen was read, to the second. */
+export const clockTime = (at: number) =>
+  new Date(at).toLocaleTimeString(undefined, {
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+  });
+
+/** What the server said when it answered with an error ("503 UNAVAILABLE: …"); empty without an answer. */
+export const serverSaid = (error: unknown) =>
+  error instanceof ApiError ? `${error.status}${error.code ? ` ${error.code}` : ""}: ${error.message}` : "";
+
+/** A read's state as useQuery has it: its last data (kept when a refresh fails) and last error. */
+type Read = { data: unknown; error: unknown; dataUpdatedAt: number };
+
+/**
+ * Whether a read has nothing to show in its error's place: its first load failed, or the thing is
+ * gone (404, deleted since). A refresh that failed otherwise keeps the last answer on screen.
+ */
+export const unreadable = (read: Read) =>
+  read.error != null &&
+  (read.data === undefined || (read.error instanceof ApiError && read.error.status === 404));
+
+/**
+ * Says that what is shown is the last answer, and since when, after a refresh failed: a page keeps
+ * it (and any half-filled form) rather than trading it for the error, and the next refresh that
+ * succeeds takes this away. Nothing while the last refresh succeeded.
+ */
+export function StaleNote({ read }: { read: Read }) {
+  const { error, dataUpdatedAt } = read;
+  if (error == null || read.data === undefined) return null;
+  const said = serverSaid(error);
+  const detail = said ? `Vigil answered ${said}.` : isOutage(error) ? "" : errorText(error);
+  return (
+    <div class="error outdated" role="alert">
+      {isOutage(error) ? "Vigil is not reachable" : "This could not be refreshed"}: showing this as of{" "}
+      <time dateTime={new Date(dataUpdatedAt).toISOString()}>{clockTime(dataUpdatedAt)}</time>. {detail}
+      {detail ? " " : ""}It refreshes by itself once Vigil answers.
+    </div>
+  );
+}
+
+/** refetchInterval of a read that does not poll: after a failed refresh it asks again every 10 s. */
+export const retryWhileStale = (query: { state: { data: unknown; error: unknown } }) =>
+  query.state.error != null && query.state.data !== undefined ? 10_000 : false;
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
   return (

@@ -2,7 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api/client.ts";
 import { Link } from "../router.tsx";
-import { Empty, ErrorBox, Loading, Time } from "../ui.tsx";
+import { Empty, ErrorBox, Loading, retryWhileStale, StaleNote, Time, unreadable } from "../ui.tsx";
 
 export function AgentsPage({ name }: { name: string }) {
   return name ? <AgentDetail name={name} /> : <AgentList />;
@@ -62,15 +62,18 @@ function AgentDetail({ name }: { name: string }) {
     queryKey: ["agent", name],
     queryFn: async () =>
       unwrap(await api.GET("/platform/api/v1/agents/{name}", { params: { path: { name } } })),
+    refetchInterval: retryWhileStale,
   });
   if (agent.isPending) return <Loading />;
-  if (agent.error) return <ErrorBox error={agent.error} />;
+  // A failed refresh (of a cached agent) keeps it on screen, marked old, and asks again.
   const a = agent.data;
+  if (!a || unreadable(agent)) return <ErrorBox error={agent.error} />;
   return (
     <section>
       <p class="crumbs">
         <Link href="/agents">← Agents</Link>
       </p>
+      <StaleNote read={agent} />
       <h1>{a.name}</h1>
       <p class="muted">
         {a.kind} · {a.model ?? "default model"} · at most {a.max_steps} steps · updated{" "}

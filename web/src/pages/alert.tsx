@@ -15,7 +15,9 @@ import {
   Impact,
   Loading,
   Severity,
+  StaleNote,
   Time,
+  unreadable,
 } from "../ui.tsx";
 
 export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
@@ -31,7 +33,10 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
     refetchInterval: 15_000,
   });
   if (alert.isPending) return <Loading />;
-  if (alert.error)
+  // A failed refresh keeps the alert on screen (and any half-filled form), marked old: only a first
+  // load that failed, or an alert deleted since, has nothing to show but the error.
+  const a = alert.data;
+  if (!a || unreadable(alert))
     return (
       <>
         <ErrorBox error={alert.error} />
@@ -40,7 +45,6 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
         </Empty>
       </>
     );
-  const a = alert.data;
   const overridden = history.data ? analystOverride(history.data.events) : null;
   const canWrite = caller.scopes.includes("sre_alerts_write");
   return (
@@ -48,6 +52,7 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
       <p class="crumbs">
         <Link href="/alerts">← Alerts</Link>
       </p>
+      <StaleNote read={alert} />
       <header class="alert-head">
         <Severity value={a.signal_severity} />
         <h1>{a.title || a.external_uid}</h1>
@@ -200,7 +205,12 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
 
       <section class="card">
         <h2>History</h2>
-        <ErrorBox error={history.error} />
+        {/* The alert's note above says when both are old; the history fails alone rarely. */}
+        {history.data === undefined ? (
+          <ErrorBox error={history.error} />
+        ) : alert.error == null ? (
+          <StaleNote read={history} />
+        ) : null}
         {history.data ? (
           <ol class="timeline">
             {history.data.events.map((event) => (

@@ -2,10 +2,22 @@
 // groups, and keyboard navigation. The URL holds the whole state, so a filtered view can be shared.
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { type Alert, api, isUnreachable, type QueryOf, unwrap } from "../api/client.ts";
+import { type Alert, api, isOutage, type QueryOf, unwrap } from "../api/client.ts";
 import { Link, navigate, queryHref, setQuery, useLocation } from "../router.tsx";
 import { SOURCES } from "../sources.ts";
-import { ATTENTION_LABEL, Attention, Empty, ErrorBox, Impact, Loading, Severity, Time } from "../ui.tsx";
+import {
+  ATTENTION_LABEL,
+  Attention,
+  clockTime,
+  Empty,
+  ErrorBox,
+  Impact,
+  Loading,
+  Severity,
+  serverSaid,
+  shortId,
+  Time,
+} from "../ui.tsx";
 
 const STATUSES = ["active", "ignored", "resolved"] as const;
 const ATTENTIONS = ["needs_attention", "needs_review", "false_positive", "others"] as const;
@@ -109,8 +121,9 @@ export function AlertsPage() {
   });
   // The rows on screen may not answer the URL: the previous filter's, kept while the new one loads
   // (placeholder), or the last answer before Vigil stopped answering. Either way they are shown as
-  // stale (dimmed, aria-busy) and the keys do not act on them until a fresh answer comes.
-  const unreachable = isUnreachable(list.error);
+  // stale (dimmed, aria-busy) and the keys do not act on them until a fresh answer comes. A 503 (its
+  // database out, or shutting down) is an outage like no answer at all, not a refusal of the request.
+  const outage = isOutage(list.error);
   const placeholder = list.isPlaceholderData;
   const stale = placeholder || (list.error != null && list.data != null);
   const alerts = list.data?.alerts ?? [];
@@ -219,8 +232,8 @@ export function AlertsPage() {
       </div>
 
       <Filters query={query} input={input} search={search} />
-      {unreachable ? (
-        <Unreachable since={list.data ? list.dataUpdatedAt : null} />
+      {outage ? (
+        <Unreachable since={list.data ? list.dataUpdatedAt : null} error={list.error} />
       ) : (
         <ErrorBox error={list.error} />
       )}
@@ -385,7 +398,7 @@ function Filters(props: {
           onClick={() => setQuery({ storm_id: null })}
           title="Show all alerts"
         >
-          Storm {input.storm_id.slice(0, 8)} ✕
+          Storm {shortId(input.storm_id)} ✕
         </button>
       ) : null}
     </div>
@@ -541,10 +554,12 @@ function Pager(props: {
 const pageHref = (page: number) => queryHref({ page: page > 1 ? String(page) : null });
 
 /**
- * The list could not be read because Vigil did not answer (the network, or the server is down): said
- * so in plain words, with the time of the list still shown. The live refresh keeps asking.
+ * The list could not be read because Vigil did not answer (the network, or the server is down) or
+ * answered that it is out for now (503): said so in plain words, with the server's words and the
+ * time of the list still shown. The live refresh keeps asking.
  */
-function Unreachable({ since }: { since: number | null }) {
+function Unreachable({ since, error }: { since: number | null; error: unknown }) {
+  const said = serverSaid(error);
   return (
     <div class="error unreachable" role="alert">
       {since ? (
@@ -552,21 +567,16 @@ function Unreachable({ since }: { since: number | null }) {
           Vigil is not reachable: showing the list as of{" "}
           <time dateTime={new Date(since).toISOString()}>{clockTime(since)}</time>.
         </>
+      ) : said ? (
+        "Vigil is not available for now."
       ) : (
         "Vigil is not reachable: check the network, or whether Vigil is running."
       )}{" "}
+      {said ? `Vigil answered ${said}. ` : null}
       While <strong>Live</strong> is on, the console asks again every 10 seconds.
     </div>
   );
 }
-
-const clockTime = (at: number) =>
-  new Date(at).toLocaleTimeString(undefined, {
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-  });
 
 /** A page number past the last page (an old link, a list that shrank): the way back. */
 function PastTheEnd(props: { page: number; totalPages: number; total: number; exact: boolean }) {

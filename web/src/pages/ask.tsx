@@ -5,7 +5,7 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client.ts";
 import { Link } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
-import { ErrorBox } from "../ui.tsx";
+import { ErrorBox, shortId } from "../ui.tsx";
 
 type AskAnswer = Schemas["AskStartResponse"];
 type AskBody = Schemas["AskPlatformRequest"];
@@ -180,7 +180,7 @@ function AskResult(props: {
       ) : null}
       {answer.session_id ? (
         <p class="muted small">
-          Session <Link href={`/sessions/${answer.session_id}`}>{answer.session_id.slice(0, 8)}</Link>
+          Session <Link href={`/sessions/${answer.session_id}`}>{shortId(answer.session_id)}</Link>
         </p>
       ) : null}
       {answer.trace_id ? <TraceGraph traceId={answer.trace_id} live={false} /> : null}

@@ -5,7 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "../api/client.ts";
 import { Link, setQuery, useLocation } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
-import { Empty, ErrorBox, Loading, Time } from "../ui.tsx";
+import { Empty, ErrorBox, Loading, StaleNote, shortId, Time, unreadable } from "../ui.tsx";
 
 type Investigation = Schemas["Investigation"];
 const FINAL = new Set(["completed", "failed", "cancelled"]);
@@ -78,14 +78,15 @@ function InvestigationList() {
                   </td>
                   <td>{verdictOf(inv) ? VERDICT[verdictOf(inv) ?? ""] : "—"}</td>
                   <td>
-                    {/* The list carries the alert's id, not its title: no read per row for it. */}
+                    {/* The list carries the alert's id, not its title: no read per row for it. Its
+                        end, not its start, tells apart the alerts of one burst (shortId). */}
                     <Link href={`/alerts/${inv.alert_id}`} class="inv-alert" title={`Alert ${inv.alert_id}`}>
-                      <code>{inv.alert_id.slice(0, 8)}</code>
+                      <code>{shortId(inv.alert_id)}</code>
                     </Link>
                   </td>
                   <td>
                     <Link href={`/investigations/${inv.id}`}>
-                      {inv.result_summary ?? `Investigation ${inv.id.slice(0, 8)}`}
+                      {inv.result_summary ?? `Investigation ${shortId(inv.id)}`}
                     </Link>
                   </td>
                   <td>
@@ -117,8 +118,9 @@ function InvestigationPage({ id }: { id: string }) {
     refetchInterval: (query) => (query.state.data && FINAL.has(query.state.data.status) ? false : 1_500),
   });
   if (investigation.isPending) return <Loading />;
-  if (investigation.error) return <ErrorBox error={investigation.error} />;
+  // A failed refresh keeps the last answer on screen, marked old (StaleNote).
   const inv = investigation.data;
+  if (!inv || unreadable(investigation)) return <ErrorBox error={investigation.error} />;
   const rca = inv.structured_rca;
   const plain = rca?.plain_summary;
   const verdict = plain?.verdict;
@@ -129,6 +131,7 @@ function InvestigationPage({ id }: { id: string }) {
         <Link href="/investigations">Investigations</Link> ·{" "}
         <Link href={`/alerts/${inv.alert_id}`}>the alert</Link>
       </p>
+      <StaleNote read={investigation} />
       <h1>
         Investigation <span class={`badge inv-${inv.status} inv-status`}>{inv.status}</span>
       </h1>

@@ -6,7 +6,7 @@ import { api, download, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, setQuery, useLocation } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
-import { Empty, ErrorBox, Loading, Time } from "../ui.tsx";
+import { Empty, ErrorBox, Loading, StaleNote, Time, unreadable } from "../ui.tsx";
 
 const PAGE = 50;
 const usd = (value: number) => `$${value.toFixed(4)}`;
@@ -153,8 +153,9 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
     mutationFn: (args: { path: string; name: string }) => download(args.path, args.name),
   });
   if (session.isPending) return <Loading />;
-  if (session.error) return <ErrorBox error={session.error} />;
+  // A failed refresh keeps the last answer on screen (and the reason typed), marked old (StaleNote).
   const s = session.data;
+  if (!s || unreadable(session)) return <ErrorBox error={session.error} />;
   const base = `/platform/api/v1/sessions/${encodeURIComponent(id)}`;
   const latest = s.executions.at(-1);
   const canWrite = caller.scopes.includes("aios_automation_write");
@@ -163,6 +164,7 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
       <p class="muted small">
         <Link href="/sessions">Sessions</Link>
       </p>
+      <StaleNote read={session} />
       <h1>{s.title || s.first_prompt || s.id}</h1>
       <p class="muted small">
         <span class="session-status">{s.status.replaceAll("_", " ")}</span> · {s.initiator}

@@ -5,7 +5,7 @@ import { api, type Schemas, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { diffLines } from "../diff.ts";
 import { Link } from "../router.tsx";
-import { Empty, ErrorBox, Loading, Time } from "../ui.tsx";
+import { Empty, ErrorBox, Loading, retryWhileStale, StaleNote, Time, unreadable } from "../ui.tsx";
 
 type Version = Schemas["WorkflowVersion"];
 
@@ -87,6 +87,7 @@ function WorkflowDetail({ name, caller }: { name: string; caller: Caller }) {
           params: { path: { name }, query: { includeDrafts: true } },
         }),
       ),
+    refetchInterval: retryWhileStale,
   });
   const approve = useMutation({
     mutationFn: async (version: number) =>
@@ -102,8 +103,9 @@ function WorkflowDetail({ name, caller }: { name: string; caller: Caller }) {
   });
   const [pair, setPair] = useState<[number, number] | null>(null);
   if (workflow.isPending) return <Loading />;
-  if (workflow.error) return <ErrorBox error={workflow.error} />;
+  // A failed refresh (of a cached workflow) keeps it on screen, marked old, and asks again.
   const w = workflow.data;
+  if (!w || unreadable(workflow)) return <ErrorBox error={workflow.error} />;
   const versions = w.versions;
   const [older, newer] = pair ?? [versions[1]?.version ?? 0, versions[0]?.version ?? 0];
   const before = versions.find((v) => v.version === older);
@@ -114,6 +116,7 @@ function WorkflowDetail({ name, caller }: { name: string; caller: Caller }) {
       <p class="crumbs">
         <Link href="/workflows">← Workflows</Link>
       </p>
+      <StaleNote read={workflow} />
       <h1>{w.name}</h1>
       <p class="muted">
         routing {w.routing_status} · approved {w.approved_version ? `v${w.approved_version}` : "none"} ·{" "}
