@@ -88,6 +88,19 @@ it("a threshold crossed all the time needs a series with a past: one born a minu
   expect(old.hypotheses[0]?.statement).toContain("crossed nearly all the time");
 });
 
+it("a series Prometheus answered with, too new to judge: says to look now and investigate later, not to add Prometheus", () => {
+  const always = { crossed_share: 1, state_changes: 0, min: 0.92, max: 0.92, last: 0.92 };
+  const young = conclude(gathered, findings({ ...always, points: 14, covered_seconds: 60 }), []);
+  expect(young.rca.plain_summary?.verdict).toBe("not_enough_information");
+  expect(young.rca.plain_summary?.what_to_do).toBe(
+    "Look at inventory now: pool_in_use is 0.92 against a threshold of 0.9. Its series began 1 min before the alert, too little history to judge the rule by: investigate again once it has an hour.",
+  );
+  const unread = conclude(gathered, { prometheus: [], alertmanager: [], consulted: [] }, []);
+  expect(unread.rca.plain_summary?.what_to_do).toBe(
+    'Add a prometheus integration (type prometheus, the server\'s base URL) so the series behind "ConnectionPoolSaturated" can be read, then investigate again.',
+  );
+});
+
 const symptom = (
   upstream: { triggered_at: string; labels: Record<string, string>; scope: Gathered["alert"]["scope"] },
   alert: Partial<Gathered["alert"]>,

@@ -12,7 +12,7 @@ import type {
   InvestigationStructuredRCA,
 } from "../schemas.ts";
 import type { Gathered } from "./gather.ts";
-import type { IntegrationFindings } from "./query-integrations.ts";
+import type { IntegrationFindings, PrometheusFinding } from "./query-integrations.ts";
 import { weighUpstream } from "./upstream.ts";
 
 const WATCHDOG =
@@ -61,6 +61,39 @@ export function thresholdBeyond(extreme: number, op: string): number {
 }
 
 const HOLD_FOR = "10m";
+
+/** What to add when the series behind the alert could not be read at all. */
+function missingSource(
+  findings: IntegrationFindings,
+  expression: Gathered["expression"],
+  name: string,
+): string {
+  const missing =
+    findings.prometheus.length === 0
+      ? "a prometheus integration (type prometheus, the server's base URL)"
+      : !expression
+        ? "an alert source that sends the rule's expression (Prometheus generatorURL)"
+        : "a prometheus integration that answers (see integrations_consulted)";
+  return `Add ${missing} so the series behind "${name}" can be read, then investigate again.`;
+}
+
+/** What to do when Prometheus answered but its series settled nothing: too new to judge, or plain. */
+function inconclusiveSeries(
+  prom: PrometheusFinding,
+  name: string,
+  where: string,
+  expression: Gathered["expression"],
+): string {
+  const now =
+    prom.last !== null && expression
+      ? ` ${expression.lhs} is ${prom.last} against a threshold of ${expression.threshold}.`
+      : "";
+  const covered = prom.covered_seconds ?? 0;
+  if (prom.series_found && covered < ALWAYS_CROSSED_MIN_COVERED_SECONDS) {
+    return `Look at ${where} now:${now || ` the series behind "${name}" is there.`} Its series began ${Math.round(covered / 60)} min before the alert, too little history to judge the rule by: investigate again once it has an hour.`;
+  }
+  return `Look at ${where} now:${now || ` ${prom.integration} answered for "${name}".`} The series did not show why it fired: check what changed there when it did.`;
+}
 
 export function conclude(
   gathered: Gathered,
@@ -257,16 +290,12 @@ export function conclude(
       how_we_got_here: steps,
     };
   } else {
-    const missing =
-      findings.prometheus.length === 0
-        ? "a prometheus integration (type prometheus, the server's base URL)"
-        : !expression
-          ? "an alert source that sends the rule's expression (Prometheus generatorURL)"
-          : "a prometheus integration that answers (see integrations_consulted)";
     plain = {
       verdict: "not_enough_information",
       what_broke: `The alert "${alert.title}" on ${where} fired; Vigil could not confirm why.`,
-      what_to_do: `Add ${missing} so the series behind "${name}" can be read, then investigate again.`,
+      what_to_do: prom
+        ? inconclusiveSeries(prom, name, where, expression)
+        : missingSource(findings, expression, name),
       how_we_got_here: steps,
     };
   }
