@@ -93,7 +93,7 @@ it("a series Prometheus answered with, too new to judge: says to look now and in
   const young = conclude(gathered, findings({ ...always, points: 14, covered_seconds: 60 }), []);
   expect(young.rca.plain_summary?.verdict).toBe("not_enough_information");
   expect(young.rca.plain_summary?.what_to_do).toBe(
-    "Look at inventory now: pool_in_use is 0.92 against a threshold of 0.9. Its series began 1 min before the alert, too little history to judge the rule by: investigate again once it has an hour.",
+    "Look at inventory now: pool_in_use is 0.92 against a threshold of 0.9. Its series began 1 min before the alert, too little history to judge the rule by: investigate again once it has half an hour.",
   );
   const unread = conclude(gathered, { prometheus: [], alertmanager: [], consulted: [] }, []);
   expect(unread.rca.plain_summary?.what_to_do).toBe(

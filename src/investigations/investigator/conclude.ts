@@ -90,7 +90,7 @@ function inconclusiveSeries(
       : "";
   const covered = prom.covered_seconds ?? 0;
   if (prom.series_found && covered < ALWAYS_CROSSED_MIN_COVERED_SECONDS) {
-    return `Look at ${where} now:${now || ` the series behind "${name}" is there.`} Its series began ${Math.round(covered / 60)} min before the alert, too little history to judge the rule by: investigate again once it has an hour.`;
+    return `Look at ${where} now:${now || ` the series behind "${name}" is there.`} Its series began ${Math.round(covered / 60)} min before the alert, too little history to judge the rule by: investigate again once it has half an hour.`;
   }
   return `Look at ${where} now:${now || ` ${prom.integration} answered for "${name}".`} The series did not show why it fired: check what changed there when it did.`;
 }
