@@ -15,7 +15,7 @@ import type { Ctx } from "../../core/context.ts";
 import { type Db, withTransaction } from "../../core/db/database.ts";
 import { isDatabaseUnavailable, isRetryableConflict, sqlStateOf } from "../../core/db/pg-errors.ts";
 import { costOf, type Usage } from "../../llm/index.ts";
-import { storableText, storableValue } from "../../webhooks/storable.ts";
+import { storableText, storableValue } from "../../webhooks/index.ts";
 import { runAgent } from "../agents/agent-runners.ts";
 import { ACTION_TYPES, type ActionType, type Stage, type StructuredOutput } from "../schemas.ts";
 import { type ArtifactDraft, storeArtifact } from "../sessions/artifacts.ts";
