@@ -180,6 +180,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
         { err, database: databaseErrorOf(err) ?? undefined },
         "request failed: database unavailable",
       );
+    } else if (err instanceof AppError && err.code === "UNAVAILABLE") {
+      // Refused on purpose (shutting down, a run that would not cancel): the answer says to retry.
+      request.log.warn({ code: appErr.code, reason: appErr.message }, "request refused: unavailable");
     } else if (appErr.status >= 500) {
       const database = databaseErrorOf(err);
       request.log.error(database ? { err, database } : { err }, "request failed");
