@@ -16,6 +16,7 @@ import { noteServingUrl } from "./core/db/data-dir-lock.ts";
 import { type Database, openDatabase } from "./core/db/database.ts";
 import { startEmbeddedMaintenance } from "./core/db/embedded-maintenance.ts";
 import { migrate, unknownMigrations } from "./core/db/migrate.ts";
+import { checkServerSettings } from "./core/db/server-settings.ts";
 import { createMetrics } from "./core/http/metrics.ts";
 import { buildOperationsApp } from "./core/http/operations.ts";
 import type { JobDefinition, JobSchedule } from "./core/queue/catalog.ts";
@@ -114,6 +115,7 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
         "the database was migrated by a newer Vigil: this version runs on it, but ignores what the newer one added; run the newer version",
       );
     }
+    await checkServerSettings(database, log);
     if (config.bootstrapApiKey) await ensureBootstrapKey(database.db, config.bootstrapApiKey);
     const secrets = createSecrets(resolveSecretKey(config.secretKey, config.dataDir));
     await checkSecretKey(database, secrets);
