@@ -3,6 +3,7 @@
 // locks. The classification job runs it first for its tenant, so triage always sees current storms.
 import type { Logger } from "pino";
 import type { Executor } from "../../core/db/database.ts";
+import { outageLog } from "../../core/db/outage-log.ts";
 import { type Repeating, repeat } from "../../core/repeat.ts";
 import type { AlertScope } from "../ingest/lifecycle.ts";
 import type { ImpactOptions } from "./impact.ts";
@@ -138,15 +139,17 @@ export function startStormCorrelator(
   db: Executor,
   options: Omit<CorrelatePendingOptions, "tenant"> & { log: Logger; intervalMs?: number },
 ): Repeating {
+  const outage = outageLog(options.log, "storm correlation");
   const round = () =>
     correlatePendingStorms(db, { ...options, whileBehind: true }).then(
-      () => {},
+      () => outage.succeeded(),
       (err: unknown) => {
         if (!(err instanceof StormCorrelationError)) {
-          options.log.error({ err }, "storm correlation failed");
+          if (!outage.unavailable(err)) options.log.error({ err }, "storm correlation failed");
           return;
         }
         for (const { tenant, scope, error } of err.failures) {
+          if (outage.unavailable(error)) continue;
           options.log.error({ err: error, tenant, scope }, "storm correlation failed for a scope");
         }
       },

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Ctx } from "../context.ts";
 import { type Database, defersWrites, deferWrite, type Executor, executeNamed } from "../db/database.ts";
+import { outageLog } from "../db/outage-log.ts";
 import type { Metrics } from "../http/metrics.ts";
 import type { Secrets } from "../secrets.ts";
 import type { Enqueue, EnqueueMany, JobDefinition, JobSchedule } from "./catalog.ts";
@@ -44,7 +45,11 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   // slow backstop (notifyPollingSeconds): the 20 sync workers polling every 2 s cost an idle
   // embedded Vigil 9.7% of a core, against 6.7% with a 30 s backstop (JobDefinition.notify).
   const boss = createBoss(database, {}, true);
-  boss.on("error", (err) => log.error({ err }, "job queue error"));
+  // pg-boss reports no round that went through, so an outage is only said again each minute.
+  const outage = outageLog(log, "job queue");
+  boss.on("error", (err) => {
+    if (!outage.unavailable(err)) log.error({ err }, "job queue error");
+  });
   await boss.start();
   const byName = new Map(jobs.map((job) => [job.name, job]));
   await createQueues(boss, jobs, database.engine);
