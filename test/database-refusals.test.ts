@@ -7,7 +7,8 @@ import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/core/db/database.ts";
+import { openDatabase, sql } from "../src/core/db/database.ts";
+import { isDatabaseUnavailable } from "../src/core/db/pg-errors.ts";
 import { createLogger, startVigil, type Vigil } from "../src/start.ts";
 import { amBody } from "./alerts.ts";
 import { testConfig } from "./harness.ts";
@@ -92,6 +93,32 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connectio
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.query(`drop role if exists ${role}`);
     await admin.end();
+  });
+
+  it("survives a connection lost in the middle of a transaction: the transaction fails, the process goes on", async () => {
+    const { database } = patient.services;
+    const running = database
+      .transaction(async (tx) => tx.execute(sql`select pg_sleep(60), 'lost-mid-transaction'`))
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
+    // Terminated while the statement runs: the checked-out client hears its connection end.
+    let terminated = 0;
+    while (terminated === 0) {
+      const { rows } = await admin.query(
+        `select pg_terminate_backend(pid, 10000) as done from pg_stat_activity
+         where usename = $1 and state = 'active' and query like '%lost-mid-transaction%'
+           and query not like '%pg_stat_activity%'`,
+        [role],
+      );
+      terminated = rows.length;
+    }
+    const failure = await running;
+    expect(isDatabaseUnavailable(failure)).toBe(true);
+    // The pool goes on with new connections.
+    const { rows } = await database.db.execute(sql`select 1 as one`);
+    expect(rows[0]?.one).toBe(1);
   });
 
   it("waits for the server to accept a connection, then stores the delivery", async () => {

@@ -54,7 +54,7 @@ export class PatientPool extends pg.Pool {
     const deadline = Date.now() + this.#connectWaitMs;
     for (let delay = FIRST_DELAY_MS; ; delay = Math.min(delay * 2, LONGEST_DELAY_MS)) {
       try {
-        return await super.connect();
+        return guarded(await super.connect());
       } catch (err) {
         const wait = delay * (0.5 + Math.random() / 2);
         if (!isRefusedConnection(err) || this.ending || Date.now() + wait > deadline) throw err;
@@ -63,4 +63,20 @@ export class PatientPool extends pg.Pool {
       }
     }
   }
+}
+
+const guardedClients = new WeakSet<pg.PoolClient>();
+
+/**
+ * pg's pool stops listening to a client's errors while it is checked out, and a client whose
+ * connection is lost then (the server restarted or terminated it, a reset socket) emits an error no
+ * one hears: an uncaught exception that ends the process. The statement in flight fails with that
+ * error anyway, and the pool drops the client when it is released (it is no longer queryable), so
+ * hearing it is all that is needed.
+ */
+function guarded(client: pg.PoolClient): pg.PoolClient {
+  if (guardedClients.has(client)) return client;
+  guardedClients.add(client);
+  client.on("error", () => {});
+  return client;
 }
