@@ -5,7 +5,9 @@
 // asks again until it answers; a 503 is an outage too, not a refused request; a change Vigil does not
 // answer gives up with a message that its outcome is unknown; a failed refresh of an alert's page
 // keeps the page (and the reason being typed) and recovers by itself; the investigations list tells
-// apart the alerts of one burst, whose uuidv7 ids share their first characters.
+// apart the alerts of one burst, whose uuidv7 ids share their first characters; the other lists keep
+// their rows through an outage as the alert list does; a page whose trace (and artifacts) failed with
+// it says so once.
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
@@ -58,6 +60,26 @@ describeOnOneEngine("web console during outages in chromium", (harness) => {
         for (const route of held.splice(0)) await route.abort().catch(() => {});
       },
     };
+  }
+
+  /**
+   * Answers GET `path` with `body` (as Vigil would), or with 503 UNAVAILABLE while `down` is set:
+   * a Vigil whose database is out, for the screens whose data the test makes up.
+   */
+  async function serve(path: string, body: unknown) {
+    const matches = (url: URL) => url.pathname === path;
+    const vigil = {
+      down: false,
+      failed: 0,
+      stop: () => page.unroute(matches),
+    };
+    await page.route(matches, (route) => {
+      if (route.request().method() !== "GET") return route.fallback();
+      if (!vigil.down) return route.fulfill({ json: body });
+      vigil.failed++;
+      return route.fulfill({ status: 503, headers: { "retry-after": "5" }, json: UNAVAILABLE });
+    });
+    return vigil;
   }
 
   beforeAll(async () => {
@@ -272,4 +294,281 @@ describeOnOneEngine("web console during outages in chromium", (harness) => {
       await page.unroute(listed);
     }
   });
+
+  /** The other lists, with made-up rows; refreshMs: how often each polls (none: only when opened). */
+  const now = new Date().toISOString();
+  const LISTS = [
+    {
+      name: "Investigations",
+      path: "/investigations",
+      api: "/app/sre/api/v1/investigations",
+      body: {
+        investigations: [
+          {
+            id: "5d0c9b6e-1f2a-4c3d-8e4f-000000000001",
+            alert_id: "0199a0b1-6c2e-7d41-9f3a-4be1c0d2e3f4",
+            status: "completed",
+            result_summary: "Node drained",
+            structured_rca: null,
+            started_at: now,
+            finished_at: now,
+          },
+        ],
+        total: 1,
+        page: 1,
+        page_size: 50,
+      },
+      refreshMs: 5_000,
+    },
+    {
+      name: "Sessions",
+      path: "/sessions",
+      api: "/platform/api/v1/sessions",
+      body: {
+        items: [
+          {
+            id: "s-1",
+            title: "Restart checkout",
+            first_prompt: "restart checkout",
+            initiator: "oncall",
+            responder: null,
+            status: "completed",
+            execution_count: 1,
+            total_cost: 0,
+            last_activity_at: now,
+          },
+        ],
+        has_more: false,
+      },
+      refreshMs: 10_000,
+    },
+    {
+      name: "Workflows",
+      path: "/workflows",
+      api: "/platform/api/v1/workflows",
+      body: [{ name: "restart", approved_version: 1, draft_version: null, ready: true, updated_at: now }],
+      refreshMs: null,
+    },
+    {
+      name: "Agents",
+      path: "/agents",
+      api: "/platform/api/v1/agents",
+      body: [{ name: "triage", description: "", kind: "llm", ready: true, updated_at: now }],
+      refreshMs: null,
+    },
+  ];
+  /** How long a read is fresh (app.tsx's staleTime): a list opened again after it asks Vigil again. */
+  const FRESH_MS = 5_000;
+  /** How often a screen that does not poll asks again after a refresh failed (ui.tsx's retryWhileStale). */
+  const RETRY_MS = 10_000;
+
+  it(
+    "keeps the investigations, sessions, workflows and agents lists, dimmed, while Vigil answers 503, and brings them back by itself",
+    STEP,
+    async () => {
+      const listRows = () => page.locator(".table-scroll tbody tr");
+      const banner = page.locator(".unreachable");
+      const dimmed = page.locator(".table-scroll.stale");
+      for (const list of LISTS) {
+        const vigil = await serve(list.api, list.body);
+        try {
+          // A first load that fails has no rows to keep: the error alone.
+          vigil.down = true;
+          await page.goto(`${base}${list.path}`);
+          await page.locator(".error").waitFor({ timeout: WAIT });
+          expect(await page.locator(".error").textContent(), list.name).toBe(
+            `503 UNAVAILABLE: ${UNAVAILABLE.error}`,
+          );
+          expect(await banner.count(), list.name).toBe(0);
+
+          vigil.down = false;
+          await page.goto(`${base}${list.path}`);
+          await expect.poll(() => listRows().count(), { timeout: WAIT }).toBe(1);
+          vigil.down = true;
+          if (list.refreshMs) await page.clock.fastForward(list.refreshMs);
+          else {
+            // It does not poll: opened again once its answer is old, it asks Vigil again.
+            await page.clock.fastForward(FRESH_MS + 1_000);
+            const nav = page.locator("header.top nav");
+            await nav.getByRole("link", { name: "Alerts" }).click();
+            await page.locator("section.alerts").waitFor({ timeout: WAIT });
+            await nav.getByRole("link", { name: list.name }).click();
+          }
+          await banner.waitFor({ timeout: WAIT });
+          const said = (await banner.textContent()) ?? "";
+          expect(said, list.name).toMatch(/^Vigil is not reachable: showing the list as of \d\d:\d\d:\d\d\./);
+          expect(said, list.name).toContain(`Vigil answered 503 UNAVAILABLE: ${UNAVAILABLE.error}.`);
+          expect(said, list.name).toContain("It refreshes by itself once Vigil answers.");
+          expect(await listRows().count(), list.name).toBe(1);
+          expect(await dimmed.count(), list.name).toBe(1);
+          expect(await page.locator(".error").count(), list.name).toBe(1);
+
+          // Vigil answers again: the next refresh brings the list back, without a reload.
+          vigil.down = false;
+          await page.clock.fastForward(list.refreshMs ?? RETRY_MS);
+          await banner.waitFor({ state: "detached", timeout: WAIT });
+          expect(await dimmed.count(), list.name).toBe(0);
+          expect(await listRows().count(), list.name).toBe(1);
+        } finally {
+          await vigil.stop();
+        }
+      }
+    },
+  );
+
+  /** A run under way, as getExecutionTrace answers: the trace polls while it is not settled. */
+  const runningTrace = (traceId: string) => ({
+    nodes: [
+      { id: "n1", label: "investigate", type: "agent", status: "running", state: "running", error: null },
+    ],
+    edges: [],
+    execution: {
+      trace_id: traceId,
+      status: "running",
+      target_type: "agent",
+      total_cost: 0,
+      trace_settled: false,
+    },
+    structured_output: null,
+    truncated: false,
+  });
+  /** The note of a part shown on its own (the trace's, the artifacts'), not the page's. */
+  const partNotes = () => page.locator(".trace .outdated, section .outdated");
+  /** Polls (1.5 s for a running investigation, session and trace; 2 s for a running session's artifacts). */
+  const POLL_MS = 2_000;
+
+  it("says once that an investigation's page is outdated when its trace failed with it", STEP, async () => {
+    const id = "5d0c9b6e-1f2a-4c3d-8e4f-000000000009";
+    const traceId = "trace-investigation";
+    const investigation = await serve(`/app/sre/api/v1/investigations/${id}`, {
+      id,
+      alert_id: alertId,
+      status: "running",
+      result_summary: null,
+      structured_rca: null,
+      hypotheses: [],
+      evidence: [],
+      prior_incidents: [],
+      guild_trace_id: traceId,
+      guild_session_id: null,
+      parent_investigation_id: null,
+      triage_metadata: null,
+      started_at: now,
+      finished_at: null,
+    });
+    const trace = await serve(`/platform/api/v1/executions/${traceId}`, runningTrace(traceId));
+    const pageNote = page.locator("article.investigation > .outdated");
+    const notes = page.locator(".outdated");
+    try {
+      await page.goto(`${base}/investigations/${id}`);
+      await page.locator("g.trace-node").waitFor({ timeout: WAIT });
+
+      // The trace alone fails: it says so itself.
+      trace.down = true;
+      await page.clock.fastForward(POLL_MS);
+      await page.locator(".trace .outdated").waitFor({ timeout: WAIT });
+      expect(await pageNote.count()).toBe(0);
+
+      // The page fails too: its note says it for both.
+      investigation.down = true;
+      await page.clock.fastForward(POLL_MS);
+      await pageNote.waitFor({ timeout: WAIT });
+      expect(await pageNote.textContent()).toMatch(/^Vigil is not reachable: showing this as of/);
+      expect(await notes.count()).toBe(1);
+      expect(await page.locator(".error").count()).toBe(1);
+      expect(await page.locator("g.trace-node").count()).toBe(1);
+      // Still failing, still one note.
+      const failed = trace.failed;
+      await page.clock.fastForward(POLL_MS);
+      await expect.poll(() => trace.failed, { timeout: WAIT }).toBeGreaterThan(failed);
+      await settled();
+      expect(await notes.count()).toBe(1);
+
+      // Vigil answers again: every note goes.
+      investigation.down = false;
+      trace.down = false;
+      await page.clock.fastForward(POLL_MS);
+      await notes.first().waitFor({ state: "detached", timeout: WAIT });
+      expect(await notes.count()).toBe(0);
+      expect(await partNotes().count()).toBe(0);
+    } finally {
+      await investigation.stop();
+      await trace.stop();
+    }
+  });
+
+  it(
+    "says once that a session's page is outdated when its trace and artifacts failed with it",
+    STEP,
+    async () => {
+      const id = "s-running";
+      const traceId = "trace-session";
+      const session = await serve(`/platform/api/v1/sessions/${id}`, {
+        id,
+        title: "Restart checkout",
+        first_prompt: "restart checkout",
+        initiator: "oncall",
+        responder: null,
+        status: "running",
+        summary: null,
+        total_cost: 0,
+        last_activity_at: now,
+        messages: [],
+        executions: [
+          {
+            run_id: "run-1",
+            trace_id: traceId,
+            target_type: "agent",
+            target_name: "triage",
+            workflow_version: null,
+            cancelled: false,
+            status: "running",
+            error: null,
+            started_at: now,
+            total_cost: 0,
+          },
+        ],
+      });
+      const artifacts = await serve(`/platform/api/v1/sessions/${id}/artifacts`, [
+        { id: "a-1", name: "report.md", mime_type: "text/markdown", size_bytes: 12, created_at: now },
+      ]);
+      const trace = await serve(`/platform/api/v1/executions/${traceId}`, runningTrace(traceId));
+      const pageNote = page.locator("article.session > .outdated");
+      const notes = page.locator(".outdated");
+      try {
+        await page.goto(`${base}/sessions/${id}`);
+        await page.locator("g.trace-node").waitFor({ timeout: WAIT });
+        await page.locator("ul.artifacts li").waitFor({ timeout: WAIT });
+
+        // The trace and the artifacts fail: each says so itself, kept on screen.
+        trace.down = true;
+        artifacts.down = true;
+        await page.clock.fastForward(POLL_MS);
+        await expect.poll(() => partNotes().count(), { timeout: WAIT }).toBe(2);
+        expect(await pageNote.count()).toBe(0);
+        expect(await page.locator("ul.artifacts li").count()).toBe(1);
+
+        // The page fails too: its note says it for all.
+        session.down = true;
+        await page.clock.fastForward(POLL_MS);
+        await pageNote.waitFor({ timeout: WAIT });
+        expect(await notes.count()).toBe(1);
+        expect(await page.locator(".error").count()).toBe(1);
+        expect(await page.locator("g.trace-node").count()).toBe(1);
+        expect(await page.locator("ul.artifacts li").count()).toBe(1);
+
+        // Vigil answers again: every note goes.
+        session.down = false;
+        trace.down = false;
+        artifacts.down = false;
+        await page.clock.fastForward(POLL_MS);
+        await notes.first().waitFor({ state: "detached", timeout: WAIT });
+        expect(await page.locator(".error").count()).toBe(0);
+      } finally {
+        await session.stop();
+        await artifacts.stop();
+        await trace.stop();
+      }
+    },
+  );
 });

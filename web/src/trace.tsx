@@ -38,7 +38,9 @@ function layout(trace: Trace) {
   return { at, width, height };
 }
 
-export function TraceGraph({ traceId, live }: { traceId: string; live: boolean }) {
+/** `covered`: the page showing the trace says its own refresh failed, which covers the trace's. */
+export function TraceGraph(props: { traceId: string; live: boolean; covered?: boolean }) {
+  const { traceId, live } = props;
   const trace = useQuery({
     queryKey: ["trace", traceId],
     queryFn: async () =>
@@ -52,7 +54,7 @@ export function TraceGraph({ traceId, live }: { traceId: string; live: boolean }
   const { at, width, height } = layout(data);
   return (
     <figure class="trace" data-status={data.execution.status}>
-      <StaleNote read={trace} />
+      <StaleNote read={trace} covered={props.covered} />
       <svg width={width} height={height} role="img" aria-label="Run trace">
         {data.edges.map((edge) => {
           const from = at.get(edge.source);

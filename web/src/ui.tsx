@@ -84,14 +84,18 @@ export const unreadable = (read: Read) =>
   read.error != null &&
   (read.data === undefined || (read.error instanceof ApiError && read.error.status === 404));
 
+/** Whether a read shows its last answer because the refresh after it failed (kept, marked old). */
+export const outdated = (read: Pick<Read, "data" | "error">) => read.error != null && read.data !== undefined;
+
 /**
  * Says that what is shown is the last answer, and since when, after a refresh failed: a page keeps
  * it (and any half-filled form) rather than trading it for the error, and the next refresh that
- * succeeds takes this away. Nothing while the last refresh succeeded.
+ * succeeds takes this away. Nothing while the last refresh succeeded, nor when `covered`: the note
+ * of the page around this part already says so (one outage, one note).
  */
-export function StaleNote({ read }: { read: Read }) {
+export function StaleNote({ read, covered = false }: { read: Read; covered?: boolean }) {
   const { error, dataUpdatedAt } = read;
-  if (error == null || read.data === undefined) return null;
+  if (covered || !outdated(read)) return null;
   const said = serverSaid(error);
   const detail = said ? `Vigil answered ${said}.` : isOutage(error) ? "" : errorText(error);
   return (
@@ -105,7 +109,47 @@ export function StaleNote({ read }: { read: Read }) {
 
 /** refetchInterval of a read that does not poll: after a failed refresh it asks again every 10 s. */
 export const retryWhileStale = (query: { state: { data: unknown; error: unknown } }) =>
-  query.state.error != null && query.state.data !== undefined ? 10_000 : false;
+  outdated(query.state) ? 10_000 : false;
+
+/**
+ * A list Vigil did not answer (no answer, or a 502/503/504 saying it is out for now): said in plain
+ * words, with the server's words and, when rows are still shown, the time they were read. `children`
+ * says how the list comes back.
+ */
+export function Unreachable(props: { since: number | null; error: unknown; children: ComponentChildren }) {
+  const { since } = props;
+  const said = serverSaid(props.error);
+  return (
+    <div class="error unreachable" role="alert">
+      {since ? (
+        <>
+          Vigil is not reachable: showing the list as of{" "}
+          <time dateTime={new Date(since).toISOString()}>{clockTime(since)}</time>.
+        </>
+      ) : said ? (
+        "Vigil is not available for now."
+      ) : (
+        "Vigil is not reachable: check the network, or whether Vigil is running."
+      )}{" "}
+      {said ? `Vigil answered ${said}. ` : null}
+      {props.children}
+    </div>
+  );
+}
+
+/**
+ * A list's error. Rows kept after a refresh failed for an outage are the list as of its last answer
+ * (shown dimmed: class "stale" on them while outdated); any other error, or a first load that failed,
+ * is said as it is.
+ */
+export function ListError({ read }: { read: Read }) {
+  if (!isOutage(read.error) || !outdated(read)) return <ErrorBox error={read.error} />;
+  return (
+    <Unreachable since={read.dataUpdatedAt} error={read.error}>
+      It refreshes by itself once Vigil answers.
+    </Unreachable>
+  );
+}
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

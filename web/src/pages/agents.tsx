@@ -2,7 +2,17 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api/client.ts";
 import { Link } from "../router.tsx";
-import { Empty, ErrorBox, Loading, retryWhileStale, StaleNote, Time, unreadable } from "../ui.tsx";
+import {
+  Empty,
+  ErrorBox,
+  ListError,
+  Loading,
+  outdated,
+  retryWhileStale,
+  StaleNote,
+  Time,
+  unreadable,
+} from "../ui.tsx";
 
 export function AgentsPage({ name }: { name: string }) {
   return name ? <AgentDetail name={name} /> : <AgentList />;
@@ -12,11 +22,13 @@ function AgentList() {
   const list = useQuery({
     queryKey: ["agents"],
     queryFn: async () => unwrap(await api.GET("/platform/api/v1/agents")),
+    // It does not poll: a refresh that failed (coming back to the list) asks again until one answers.
+    refetchInterval: retryWhileStale,
   });
   return (
     <section>
       <h1>Agents</h1>
-      <ErrorBox error={list.error} />
+      <ListError read={list} />
       {list.isPending ? (
         <Loading />
       ) : list.data?.length === 0 ? (
@@ -25,7 +37,7 @@ function AgentList() {
           <a href="/docs">the API reference</a>).
         </Empty>
       ) : (
-        <div class="table-scroll">
+        <div class={outdated(list) ? "table-scroll stale" : "table-scroll"}>
           <table class="plain">
             <thead>
               <tr>

@@ -8,15 +8,15 @@ import { SOURCES } from "../sources.ts";
 import {
   ATTENTION_LABEL,
   Attention,
-  clockTime,
   Empty,
   ErrorBox,
   Impact,
   Loading,
+  outdated,
   Severity,
-  serverSaid,
   shortId,
   Time,
+  Unreachable,
 } from "../ui.tsx";
 
 const STATUSES = ["active", "ignored", "resolved"] as const;
@@ -125,7 +125,7 @@ export function AlertsPage() {
   // database out, or shutting down) is an outage like no answer at all, not a refusal of the request.
   const outage = isOutage(list.error);
   const placeholder = list.isPlaceholderData;
-  const stale = placeholder || (list.error != null && list.data != null);
+  const stale = placeholder || outdated(list);
   const alerts = list.data?.alerts ?? [];
   const rows = useMemo(() => rowsOf(alerts), [alerts]);
   const alertRows = rows.filter((row): row is Extract<Row, { kind: "alert" }> => row.kind === "alert");
@@ -233,7 +233,9 @@ export function AlertsPage() {
 
       <Filters query={query} input={input} search={search} />
       {outage ? (
-        <Unreachable since={list.data ? list.dataUpdatedAt : null} error={list.error} />
+        <Unreachable since={list.data ? list.dataUpdatedAt : null} error={list.error}>
+          While <strong>Live</strong> is on, the console asks again every 10 seconds.
+        </Unreachable>
       ) : (
         <ErrorBox error={list.error} />
       )}
@@ -552,31 +554,6 @@ function Pager(props: {
 
 /** The URL of this view at another page (page 1 is the URL without one). */
 const pageHref = (page: number) => queryHref({ page: page > 1 ? String(page) : null });
-
-/**
- * The list could not be read because Vigil did not answer (the network, or the server is down) or
- * answered that it is out for now (503): said so in plain words, with the server's words and the
- * time of the list still shown. The live refresh keeps asking.
- */
-function Unreachable({ since, error }: { since: number | null; error: unknown }) {
-  const said = serverSaid(error);
-  return (
-    <div class="error unreachable" role="alert">
-      {since ? (
-        <>
-          Vigil is not reachable: showing the list as of{" "}
-          <time dateTime={new Date(since).toISOString()}>{clockTime(since)}</time>.
-        </>
-      ) : said ? (
-        "Vigil is not available for now."
-      ) : (
-        "Vigil is not reachable: check the network, or whether Vigil is running."
-      )}{" "}
-      {said ? `Vigil answered ${said}. ` : null}
-      While <strong>Live</strong> is on, the console asks again every 10 seconds.
-    </div>
-  );
-}
 
 /** A page number past the last page (an old link, a list that shrank): the way back. */
 function PastTheEnd(props: { page: number; totalPages: number; total: number; exact: boolean }) {

@@ -5,7 +5,17 @@ import { useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "../api/client.ts";
 import { Link, setQuery, useLocation } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
-import { Empty, ErrorBox, Loading, StaleNote, shortId, Time, unreadable } from "../ui.tsx";
+import {
+  Empty,
+  ErrorBox,
+  ListError,
+  Loading,
+  outdated,
+  StaleNote,
+  shortId,
+  Time,
+  unreadable,
+} from "../ui.tsx";
 
 type Investigation = Schemas["Investigation"];
 const FINAL = new Set(["completed", "failed", "cancelled"]);
@@ -51,7 +61,7 @@ function InvestigationList() {
           </select>
         </label>
       </div>
-      <ErrorBox error={list.error} />
+      <ListError read={list} />
       {list.isPending ? <Loading /> : null}
       {list.data && list.data.investigations.length === 0 ? (
         <Empty title="No investigations yet.">
@@ -59,7 +69,7 @@ function InvestigationList() {
         </Empty>
       ) : null}
       {list.data && list.data.investigations.length > 0 ? (
-        <div class="table-scroll">
+        <div class={outdated(list) ? "table-scroll stale" : "table-scroll"}>
           <table class="list investigations">
             <thead>
               <tr>
@@ -287,7 +297,7 @@ function InvestigationPage({ id }: { id: string }) {
 
       <section>
         <h2>Trace</h2>
-        <TraceGraph traceId={inv.guild_trace_id} live={live} />
+        <TraceGraph traceId={inv.guild_trace_id} live={live} covered={outdated(investigation)} />
       </section>
     </article>
   );

@@ -6,7 +6,17 @@ import { api, download, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { Link, setQuery, useLocation } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
-import { Empty, ErrorBox, Loading, StaleNote, Time, unreadable } from "../ui.tsx";
+import {
+  Empty,
+  ErrorBox,
+  ListError,
+  Loading,
+  outdated,
+  retryWhileStale,
+  StaleNote,
+  Time,
+  unreadable,
+} from "../ui.tsx";
 
 const PAGE = 50;
 const usd = (value: number) => `$${value.toFixed(4)}`;
@@ -50,7 +60,7 @@ function SessionList() {
         />
         <button type="submit">Search</button>
       </form>
-      <ErrorBox error={list.error} />
+      <ListError read={list} />
       {list.isPending ? <Loading /> : null}
       {list.data && list.data.items.length === 0 ? (
         <Empty title={q ? "No session matches." : "No sessions yet."}>
@@ -58,7 +68,7 @@ function SessionList() {
         </Empty>
       ) : null}
       {list.data && list.data.items.length > 0 ? (
-        <div class="table-scroll">
+        <div class={outdated(list) ? "table-scroll stale" : "table-scroll"}>
           <table class="list sessions">
             <thead>
               <tr>
@@ -123,7 +133,8 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
     queryKey: ["session-artifacts", id],
     queryFn: async () =>
       unwrap(await api.GET("/platform/api/v1/sessions/{session_id}/artifacts", { params: { path } })),
-    refetchInterval: session.data?.status === "running" ? 2_000 : false,
+    // A failed refresh asks again, so the note "It refreshes by itself" stays true once the run ends.
+    refetchInterval: session.data?.status === "running" ? 2_000 : retryWhileStale,
   });
   const [reason, setReason] = useState("");
   // Terminating cancels the session's running runs for good: the first press asks, the second acts.
@@ -272,7 +283,9 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
 
       <section>
         <h2>Artifacts</h2>
-        <ErrorBox error={artifacts.error} />
+        {/* Kept after a failed refresh; the page's note, when it has one, says so for both. */}
+        <StaleNote read={artifacts} covered={outdated(session)} />
+        {unreadable(artifacts) ? <ErrorBox error={artifacts.error} /> : null}
         {artifacts.data && artifacts.data.length === 0 ? <p class="muted">No artifacts.</p> : null}
         <ul class="artifacts">
           {artifacts.data?.map((a) => (
@@ -300,7 +313,7 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
       {latest ? (
         <section>
           <h2>Trace of the latest run</h2>
-          <TraceGraph traceId={latest.trace_id} live={s.status === "running"} />
+          <TraceGraph traceId={latest.trace_id} live={s.status === "running"} covered={outdated(session)} />
         </section>
       ) : null}
     </article>

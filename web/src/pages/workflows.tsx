@@ -5,7 +5,17 @@ import { api, type Schemas, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { diffLines } from "../diff.ts";
 import { Link } from "../router.tsx";
-import { Empty, ErrorBox, Loading, retryWhileStale, StaleNote, Time, unreadable } from "../ui.tsx";
+import {
+  Empty,
+  ErrorBox,
+  ListError,
+  Loading,
+  outdated,
+  retryWhileStale,
+  StaleNote,
+  Time,
+  unreadable,
+} from "../ui.tsx";
 
 type Version = Schemas["WorkflowVersion"];
 
@@ -18,11 +28,13 @@ function WorkflowList() {
     queryKey: ["workflows"],
     queryFn: async () =>
       unwrap(await api.GET("/platform/api/v1/workflows", { params: { query: { includeDrafts: false } } })),
+    // It does not poll: a refresh that failed (coming back to the list) asks again until one answers.
+    refetchInterval: retryWhileStale,
   });
   return (
     <section>
       <h1>Workflows</h1>
-      <ErrorBox error={list.error} />
+      <ListError read={list} />
       {list.isPending ? (
         <Loading />
       ) : list.data?.length === 0 ? (
@@ -31,7 +43,7 @@ function WorkflowList() {
           <a href="/docs">the API reference</a>); it appears here with its versions.
         </Empty>
       ) : (
-        <div class="table-scroll">
+        <div class={outdated(list) ? "table-scroll stale" : "table-scroll"}>
           <table class="plain">
             <thead>
               <tr>
