@@ -13,6 +13,7 @@ import { outageLog } from "./outage-log.ts";
 let database: TestDatabase;
 let refused: unknown;
 let rejected: unknown;
+let closedPort = 0;
 beforeAll(async () => {
   database = await createTestDatabase("pglite");
   rejected = await database.database.db.execute(sql`select 1 / 0`).catch((err: unknown) => err);
@@ -22,6 +23,7 @@ beforeAll(async () => {
   const { port } = server.address() as { port: number };
   server.close();
   await once(server, "close");
+  closedPort = port;
   const client = new pg.Client({ connectionString: `postgres://vigil@127.0.0.1:${port}/vigil` });
   refused = await client.connect().catch((err: unknown) => err);
 });
@@ -64,9 +66,12 @@ it("says the outage again once the interval has passed (at once, for an interval
   expect(lines.map((line) => line.failures_not_logged)).toEqual([0, 0]);
 });
 
-it("leaves any other failure to the caller", () => {
+it("leaves any other failure to the caller, a peer's refused connection included", async () => {
   const { lines, log } = recorder();
   const outage = outageLog(log, "job queue");
+  const peer = await fetch(`http://127.0.0.1:${closedPort}/v1/chat/completions`).catch((err: unknown) => err);
+  expect((peer as Error).cause).toMatchObject({ code: "ECONNREFUSED" });
+  expect(outage.unavailable(peer)).toBe(false);
   expect(outage.unavailable(rejected)).toBe(false);
   expect(outage.unavailable(new Error("a bug"))).toBe(false);
   outage.succeeded();

@@ -80,6 +80,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (state) return /^(08|53)/.test(state) || /^57P0[123]$/.test(state);
   for (let current = err, depth = 0; current && typeof current === "object" && depth < 5; depth++) {
     const { code, message } = current as { code?: unknown; message?: unknown };
+    // fetch (a model, a peer) fails with the same socket codes under its own TypeError.
+    if (current instanceof TypeError && message === "fetch failed") return false;
     if (typeof code === "string" && NETWORK_ERRORS.has(code)) return true;
     if (typeof message === "string" && CONNECTION_LOST.test(message)) return true;
     current = (current as { cause?: unknown }).cause;
