@@ -4,14 +4,16 @@
 // body, never a 500. The limit is a role's CONNECTION LIMIT (a superuser is not held to one), on a
 // database of that role's own.
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { rmSync } from "node:fs";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, sql } from "../src/core/db/database.ts";
 import { isDatabaseUnavailable } from "../src/core/db/pg-errors.ts";
 import { createLogger, startVigil, type Vigil } from "../src/start.ts";
 import { amBody } from "./alerts.ts";
-import { testConfig } from "./harness.ts";
+import { createTestDatabase, testConfig } from "./harness.ts";
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
 const KEY = "database-refusals-bootstrap-key";
@@ -196,5 +198,82 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connectio
     });
     expect(again.statusCode, again.body).toBe(202);
     expect(again.json().alerts[0].outcome).toBe("created");
+  });
+});
+
+/**
+ * A loopback proxy in front of the PostgreSQL server that cuts every connection it carries the
+ * moment a client sends BEGIN, before the server sees it: the connection is lost with BEGIN
+ * unanswered, as when the server restarts under a flood of deliveries.
+ */
+async function cuttingProxy(target: URL) {
+  const sockets = new Set<Socket>();
+  let cut = () => {};
+  const wasCut = new Promise<void>((resolve) => {
+    cut = resolve;
+  });
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    client.on("error", () => {});
+    upstream.on("error", () => {});
+    client.on("data", (chunk: Buffer) => {
+      // A simple-protocol Query message ('Q') whose text is BEGIN.
+      if (chunk[0] === 0x51 && /^begin\0/i.test(chunk.subarray(5).toString("latin1"))) {
+        client.destroy();
+        upstream.destroy();
+        cut();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const url = new URL(target);
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    wasCut,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+describe.runIf(Boolean(postgresUrl))("a connection lost before BEGIN is answered [postgres]", () => {
+  it("fails the transaction as unavailable, and nothing is left unhandled to end the process", async () => {
+    const test = await createTestDatabase("postgres");
+    await test.database.close();
+    const proxy = await cuttingProxy(new URL(test.url ?? ""));
+    const database = await openDatabase({ url: proxy.url, poolSize: 2 });
+    try {
+      let goOn = () => {};
+      const gate = new Promise<void>((resolve) => {
+        goOn = resolve;
+      });
+      // BEGIN leaves at the end of this turn, while the transaction's body waits on the gate.
+      const running = database
+        .transaction(async (tx) => {
+          await gate;
+          return tx.execute(sql`select 1`);
+        })
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      await proxy.wasCut;
+      // The lost connection reaches the client (BEGIN fails) before the body goes on.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      goOn();
+      expect(isDatabaseUnavailable(await running)).toBe(true);
+    } finally {
+      await database.close();
+      await proxy.close();
+      await test.drop();
+    }
   });
 });

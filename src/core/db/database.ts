@@ -288,6 +288,9 @@ async function pipelinedTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>
   // at the latest with what it sends in this event-loop turn.
   const releaseBegin = holdConnection(client);
   const begin = client.query("begin");
+  // Its outcome is read after fn's (allSettled below): a connection lost meanwhile must not count
+  // as an unhandled rejection, which ends the process.
+  begin.catch(() => {});
   let outcome: { ok: true; value: T } | { ok: false; error: unknown };
   try {
     const running = fn(tx);
@@ -299,6 +302,7 @@ async function pipelinedTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>
   }
   pipelines.delete(tx);
   const end = client.query(outcome.ok ? "commit" : "rollback");
+  end.catch(() => {});
   (releaseWrites as (() => void) | null)?.();
   const [opened, ...written] = await Promise.allSettled([begin, ...pipeline.writes]);
   const ended = await Promise.allSettled([end]).then(([result]) => result);
