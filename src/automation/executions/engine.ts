@@ -118,10 +118,10 @@ export async function runStage({
  * the stage again repeats its calls (an HTTP POST, a paid model call) for nothing otherwise.
  */
 export function unexpectedFailure(err: unknown): StepError {
-  if (sqlStateOf(err) === undefined && !isDatabaseUnavailable(err)) {
-    return new StepError((err as Error).message ?? String(err), true);
-  }
-  const transient = isDatabaseUnavailable(err) || isRetryableConflict(err) || sqlStateOf(err) === "40001";
+  const state = sqlStateOf(err);
+  const unavailable = isDatabaseUnavailable(err);
+  if (state === undefined && !unavailable) return new StepError((err as Error).message ?? String(err), true);
+  const transient = unavailable || isRetryableConflict(err) || state === "40001";
   // The driver's own error (the server's message, or a lost connection's) is the innermost cause.
   let reason = (err as Error).message;
   for (let cause = (err as Error).cause; cause instanceof Error; cause = cause.cause) reason = cause.message;

@@ -172,7 +172,8 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appErr = toAppError(err);
-    if (isDatabaseUnavailable(err)) {
+    // toAppError answers UNAVAILABLE for an error of its own only when the database is unavailable.
+    if (appErr.code === "UNAVAILABLE" && !(err instanceof AppError)) {
       // The request may succeed when sent again: a sender that honours Retry-After, or retries any
       // 5xx as Alertmanager does, sends it again (a delivery that arrives twice is deduplicated).
       reply.header("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
