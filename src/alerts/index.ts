@@ -29,7 +29,7 @@ export {
   type InvestigatedAlert,
   readAlertsTriggeredBetween,
   readInvestigatedAlert,
-  readInvestigatedHistory,
+  readInvestigatedEpisodes,
   readStormMembers,
   setAlertInvestigation,
 } from "./console/investigation-reads.ts";

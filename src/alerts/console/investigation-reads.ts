@@ -1,13 +1,14 @@
 // What an investigation reads of alerts (the investigations domain sits above alerts and reaches
-// them only here, through index.ts): one alert with its history, its storm, the alerts around it
+// them only here, through index.ts): one alert with its episodes, its storm, the alerts around it
 // and the tenant's earlier alerts; and the one write it makes, the alert's `investigation` summary.
 // Every read is limited to the tenant.
-import { and, asc, desc, eq, gte, lt, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gte, lt, ne, sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { firstLabelOf, type LabelKind } from "../correlation/label-vocabulary.ts";
+import { sourceEpisodesOf } from "../ingest/lifecycle.ts";
 import type { InvestigationRef } from "../schemas.ts";
-import { alertEvents, alerts } from "../tables.ts";
+import { alerts } from "../tables.ts";
 
 export interface InvestigatedAlert {
   id: string;
@@ -102,25 +103,28 @@ export async function readInvestigatedAlert(
   return row ? withScope(row) : null;
 }
 
-export interface InvestigatedEvent {
-  at: Date;
-  kind: string;
-  actor: string;
-  statusAfter: string;
-}
+export type InvestigatedEpisode = ReturnType<typeof sourceEpisodesOf>[number];
 
-/** The alert's history, oldest first (bounded by ingest's HISTORY_LIMIT). */
-export async function readInvestigatedHistory(db: Executor, alertId: string): Promise<InvestigatedEvent[]> {
-  return db
+/**
+ * The alert's episodes by the source's own times, oldest first (as triage reads them): the history's
+ * times are when Vigil received each event, and a resolve Vigil inferred and then undid (a pull sync
+ * that missed the alert once) is no episode's end.
+ */
+export async function readInvestigatedEpisodes(
+  db: Executor,
+  tenant: Tenant,
+  alertId: string,
+): Promise<InvestigatedEpisode[]> {
+  const [row] = await db
     .select({
-      at: alertEvents.at,
-      kind: alertEvents.kind,
-      actor: alertEvents.actor,
-      statusAfter: alertEvents.statusAfter,
+      timeline: alerts.timeline,
+      triggeredAt: alerts.triggeredAt,
+      status: alerts.status,
+      resolvedAt: alerts.resolvedAt,
     })
-    .from(alertEvents)
-    .where(eq(alertEvents.alertId, alertId))
-    .orderBy(asc(alertEvents.seq));
+    .from(alerts)
+    .where(and(inTenant(alerts, tenant), eq(alerts.id, alertId)));
+  return row ? sourceEpisodesOf(row) : [];
 }
 
 /** The other alerts of a storm, most impactful first. */

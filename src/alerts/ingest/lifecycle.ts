@@ -224,7 +224,7 @@ function comparePoints(a: TimelinePoint, b: TimelinePoint): number {
  * still show. Marked trimmed: its earlier episodes are unknown, so an event older than what it shows
  * stays stale, as it was before.
  */
-function timelineOf(row: AlertRow): Timeline {
+function timelineOf(row: Pick<AlertRow, "timeline" | "triggeredAt" | "status" | "resolvedAt">): Timeline {
   if (row.timeline) return row.timeline;
   const fired = row.triggeredAt.getTime();
   if (row.status === "resolved" && row.resolvedAt) {
@@ -312,7 +312,9 @@ function placeEvent(
  * history's times are when Vigil received each event, so two five-minute episodes delivered
  * seconds apart looked like quick flaps.
  */
-export function sourceEpisodesOf(row: AlertRow): { kind: "created" | "refired" | "resolved"; at: Date }[] {
+export function sourceEpisodesOf(
+  row: Pick<AlertRow, "timeline" | "triggeredAt" | "status" | "resolvedAt">,
+): { kind: "created" | "refired" | "resolved"; at: Date }[] {
   const episodes: { kind: "created" | "refired" | "resolved"; at: Date }[] = [];
   let open = false;
   for (const [at, kind] of timelineOf(row).points) {

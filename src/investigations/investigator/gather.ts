@@ -4,7 +4,7 @@
 import {
   type InvestigatedAlert,
   readAlertsTriggeredBetween,
-  readInvestigatedHistory,
+  readInvestigatedEpisodes,
   readStormMembers,
 } from "../../alerts/index.ts";
 import type { Tenant } from "../../core/auth/tenancy.ts";
@@ -82,18 +82,19 @@ export function expressionOf(links: { kind: string; url: string }[]): AlertExpre
 }
 
 export async function gather(db: Executor, tenant: Tenant, alert: InvestigatedAlert) {
-  const history = await readInvestigatedHistory(db, alert.id);
+  // By the source's times: episodes delivered together are not quick flaps for arriving seconds apart.
+  const episodes = await readInvestigatedEpisodes(db, tenant, alert.id);
   let refires = 0;
   let resolves = 0;
   let quick = 0;
   let firedAt: Date | null = null;
-  for (const event of history) {
-    if (event.kind === "created" || event.kind === "refired") {
-      if (event.kind === "refired") refires += 1;
-      firedAt = event.at;
-    } else if (event.kind === "resolved") {
+  for (const episode of episodes) {
+    if (episode.kind === "resolved") {
       resolves += 1;
-      if (firedAt && event.at.getTime() - firedAt.getTime() <= QUICK_RESOLVE_MS) quick += 1;
+      if (firedAt && episode.at.getTime() - firedAt.getTime() <= QUICK_RESOLVE_MS) quick += 1;
+    } else {
+      if (episode.kind === "refired") refires += 1;
+      firedAt = episode.at;
     }
   }
   refires = Math.max(refires, alert.refireCount);
