@@ -123,14 +123,16 @@ export type InvestigationStructuredRCA = Omit<Static<typeof InvestigationStructu
 
 export const InvestigationPriorIncident = Type.Object(
   {
-    alert_id: Uuid("The earlier alert (same tenant only)"),
+    alert_id: Uuid(
+      "The earlier alert (same tenant only); the investigated alert itself for one of its own earlier episodes",
+    ),
     title: Type.String(),
     source_type: Type.String(),
     triggered_at: DateTime(),
     resolved_at: Nullable(DateTime()),
     match: literals(["same_series", "same_service", "similar_text"] as const, {
       description:
-        "same_series: the same alert identity (source, external_uid) or alert name and labels; same_service: the same service label; similar_text: titles and descriptions alike once volatile tokens (numbers, ids, hosts, times) are masked",
+        "same_series: an earlier episode of this alert, the same alert identity (source, external_uid) or alert name and labels; same_service: the same service label; similar_text: titles and descriptions alike once volatile tokens (numbers, ids, hosts, times) are masked",
     }),
     similarity: Type.Number({ minimum: 0, maximum: 1 }),
     why_matched: Type.String(),

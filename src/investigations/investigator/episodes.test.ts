@@ -1,6 +1,6 @@
 // An investigation reads an alert's episodes by the source's times: three half-hour episodes that
 // Alertmanager delivers seconds apart (a replay, a sender catching up) are no flapping rule, while
-// three two-minute ones are.
+// three two-minute ones are. The alert's own earlier episodes are its closest prior incidents.
 import { expect, it } from "vitest";
 import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
@@ -67,5 +67,20 @@ describeEachEngine("an investigation reads the alert's episodes", (harness) => {
       hypothesis.statement.includes(FLAPPING),
     );
     expect(flapping?.rationale).toBe("2 re-fires, 3 resolves within 5 minutes of firing");
+    // Its own two earlier episodes lead the prior incidents, newest first, with their source times.
+    const own = done.prior_incidents.filter(
+      (incident: { why_matched: string }) => incident.why_matched === "an earlier episode of this alert",
+    );
+    expect(own).toHaveLength(2);
+    expect(done.prior_incidents.slice(0, 2)).toEqual(own);
+    for (const incident of own) {
+      expect(incident).toMatchObject({
+        alert_id: id,
+        match: "same_series",
+        resolution: "resolved by the source after 2 min",
+      });
+      expect(Date.parse(incident.resolved_at) - Date.parse(incident.triggered_at)).toBe(2 * 60_000);
+    }
+    expect(Date.parse(own[0].triggered_at) - Date.parse(own[1].triggered_at)).toBe(3_600_000);
   }, 90_000);
 });

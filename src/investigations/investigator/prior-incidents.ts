@@ -1,8 +1,13 @@
-// Step 3: earlier incidents of the same tenant like this one: the same series first (the same alert
-// identity, or the same alert name on the same service and host), then the same service, then text
-// alike once volatile tokens (numbers, ids, addresses, times) are masked. Each says why it matched
-// and how it ended. Reads go through the alerts domain, which limits them to the tenant.
-import { type InvestigatedAlert, readAlertsTriggeredBetween } from "../../alerts/index.ts";
+// Step 3: earlier incidents of the same tenant like this one: the same series first (the alert's
+// own earlier episodes, the same alert identity, or the same alert name on the same service and
+// host), then the same service, then text alike once volatile tokens (numbers, ids, addresses,
+// times) are masked. Each says why it matched and how it ended. Reads go through the alerts domain,
+// which limits them to the tenant.
+import {
+  type InvestigatedAlert,
+  readAlertsTriggeredBetween,
+  readInvestigatedEpisodes,
+} from "../../alerts/index.ts";
 import type { Tenant } from "../../core/auth/tenancy.ts";
 import type { Executor } from "../../core/db/database.ts";
 import type { InvestigationPriorIncident } from "../schemas.ts";
@@ -10,6 +15,8 @@ import type { InvestigationPriorIncident } from "../schemas.ts";
 const LOOKBACK_MS = 30 * 24 * 3_600_000;
 const CANDIDATES = 500;
 const KEEP = 10;
+/** Of the alert's own earlier episodes, the newest this many (the rest show in its re-fire count). */
+const OWN_EPISODES = 3;
 const TEXT_SIMILARITY_MIN = 0.5;
 
 /** Words of a text with what varies between occurrences of one problem masked. */
@@ -56,6 +63,39 @@ function resolutionOf(alert: InvestigatedAlert): string {
     );
   }
   return parts.join("; ");
+}
+
+/** The alert's own episodes that ended before the one investigated began, newest first. */
+async function earlierEpisodes(
+  db: Executor,
+  tenant: Tenant,
+  alert: InvestigatedAlert,
+): Promise<InvestigationPriorIncident[]> {
+  const incidents: InvestigationPriorIncident[] = [];
+  let start: Date | null = null;
+  for (const episode of await readInvestigatedEpisodes(db, tenant, alert.id)) {
+    if (episode.kind !== "resolved") start = episode.at;
+    else if (
+      start &&
+      episode.at <= alert.triggeredAt &&
+      alert.triggeredAt.getTime() - start.getTime() <= LOOKBACK_MS
+    ) {
+      incidents.push({
+        alert_id: alert.id,
+        title: alert.title,
+        source_type: alert.sourceType,
+        triggered_at: start.toISOString(),
+        resolved_at: episode.at.toISOString(),
+        match: "same_series",
+        similarity: 1,
+        why_matched: "an earlier episode of this alert",
+        resolution: `resolved by the source after ${minutes(episode.at.getTime() - start.getTime())}`,
+        investigation_id: null,
+      });
+      start = null;
+    }
+  }
+  return incidents.reverse().slice(0, OWN_EPISODES);
 }
 
 export async function findPriorIncidents(
@@ -120,5 +160,6 @@ export async function findPriorIncidents(
     (a, b) =>
       a.order - b.order || b.similarity - a.similarity || b.triggered_at.localeCompare(a.triggered_at),
   );
-  return matched.slice(0, KEEP).map(({ order: _order, ...incident }) => incident);
+  const own = await earlierEpisodes(db, tenant, alert);
+  return [...own, ...matched.slice(0, KEEP - own.length).map(({ order: _order, ...incident }) => incident)];
 }
