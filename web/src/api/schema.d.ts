@@ -1644,11 +1644,11 @@ export interface components {
         InvestigationPriorIncident: {
             /**
              * Format: uuid
-             * @description The earlier alert (same tenant only)
+             * @description The earlier alert (same tenant only); the investigated alert itself for one of its own earlier episodes
              */
             alert_id: string;
             investigation_id: string | null;
-            /** @description same_series: the same alert identity (source, external_uid) or alert name and labels; same_service: the same service label; similar_text: titles and descriptions alike once volatile tokens (numbers, ids, hosts, times) are masked */
+            /** @description same_series: an earlier episode of this alert, the same alert identity (source, external_uid) or alert name and labels; same_service: the same service label; similar_text: titles and descriptions alike once volatile tokens (numbers, ids, hosts, times) are masked */
             match: "same_series" | "same_service" | "similar_text";
             /** @description How it ended: resolved by the source and when, ignored and why, its investigation's verdict */
             resolution: string;
