@@ -44,7 +44,8 @@ function pig208Event(
     title_is_fallback: false,
     description: "",
     ...HIGH_URGENCY,
-    triggered_at: occurredAt,
+    // A resolve's occurred_at is when it ended, not when it began; the incident has no created_at.
+    triggered_at: status === "resolved" ? null : occurredAt,
     resolved_at: status === "resolved" ? occurredAt : null,
     // teams is [] there: no team label.
     labels: PIG208_LABELS,
@@ -208,6 +209,20 @@ describe("parsePagerduty: V3 variants", () => {
       triggered_at: "2024-05-14T10:12:31.000Z",
       resolved_at: "2024-05-14T10:20:00.000Z",
     });
+  });
+
+  it("gives a resolve without created_at no start: its occurred_at is when it ended", () => {
+    for (const createdAt of [null, undefined, ""]) {
+      expect(
+        onlyEvent(
+          incidentEvent(
+            "incident.resolved",
+            { status: "resolved", created_at: createdAt },
+            { occurred_at: "2024-05-14T10:20:00Z" },
+          ),
+        ),
+      ).toMatchObject({ status: "resolved", triggered_at: null, resolved_at: "2024-05-14T10:20:00.000Z" });
+    }
   });
 
   it.each([
@@ -574,6 +589,34 @@ describe("parsePagerduty: bad input", () => {
 });
 
 describeEachEngine("PagerDuty incidents through the store", (harness) => {
+  it("keeps the episode's start when its resolve has no created_at (as PagerDuty's own examples)", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const triggerPath = await registerTrigger(h, auth, { source: "pagerduty", integration: "no-created" });
+    for (const [eventType, occurredAt] of [
+      ["incident.triggered", "2024-05-14T10:00:00Z"],
+      ["incident.resolved", "2024-05-14T10:10:00Z"],
+    ] as const) {
+      const body = incidentEvent(
+        eventType,
+        {
+          id: "PNOCREATED",
+          created_at: null,
+          ...(eventType === "incident.resolved" && { status: "resolved" }),
+        },
+        { occurred_at: occurredAt },
+      );
+      await deliverAlerts(h, triggerPath, JSON.stringify(body));
+    }
+    const alert = await readAlert(h, auth, "PNOCREATED");
+    expect([alert.status, alert.triggered_at, alert.resolved_at, alert.refire_count]).toEqual([
+      "resolved",
+      "2024-05-14T10:00:00.000Z",
+      "2024-05-14T10:10:00.000Z",
+      0,
+    ]);
+  });
+
   it("re-opens a resolved incident on incident.reopened without reopened_at", async () => {
     const h = harness();
     const { auth } = await h.createKey();

@@ -56,11 +56,14 @@ function incidentStatus(eventType: unknown, table: StatusTable): StatusResult {
 
 // A reopen starts a new episode of the incident: it is dated by `reopened_at`, else by when the event
 // happened, never by the incident's creation, which is before its resolve and would make the reopen
-// stale. Other events keep the design's chain.
+// stale. A resolve carries its episode's start only when the incident says it: when the event
+// happened is the resolve's own time, and as a start it would make the episode begin as it ended.
+// Other events keep the design's chain.
 function triggerTime(event: IncidentEvent, status: StatusResult): unknown {
   const reopenedAt = event.incident?.reopened_at;
   if (status.source_event.toLowerCase() === "incident.reopened")
     return firstText(reopenedAt, event.occurredAt);
+  if (status.status === "resolved") return firstText(reopenedAt, event.createdAt);
   return firstText(reopenedAt, event.createdAt, event.occurredAt);
 }
 
