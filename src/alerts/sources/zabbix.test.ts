@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { deliverAlerts, readAlert, registerTrigger } from "../../../test/alerts.ts";
 import {
   itHasAnExpectationForEveryFixture,
   itRejectsUnreadableBodies,
   readFixture,
 } from "../../../test/fixtures.ts";
+import { describeEachEngine } from "../../../test/harness.ts";
 import { onlyEventOf } from "../../../test/parse-results.ts";
 import type { AlertEvent, AlertLink, ParseResult, ParserOptions } from "./types.ts";
 import { parseZabbix } from "./zabbix.ts";
@@ -268,7 +270,7 @@ describe("parseZabbix: documented variants", () => {
       ["acknowledged, commented, closed", "resolved"],
       ["suppressed", "ignored"],
       ["commented, Suppressed", "ignored"],
-      ["unsuppressed", "unchanged"],
+      ["unsuppressed", "active"],
       ["unacknowledged", "unchanged"],
       ["changed severity from Warning to High", "unchanged"],
       ["ranked as cause", "unchanged"],
@@ -276,6 +278,21 @@ describe("parseZabbix: documented variants", () => {
       const event = onlyEvent(zabbixMediaType({ event_update_action: action }));
       expect(event).toMatchObject({ status, source_event: action, unmapped: [] });
       expect(event.ignore_reason).toBe(status === "ignored" ? "zabbix: suppressed" : null);
+    });
+
+    it("gives the problem back as it stands when a suppression ends", () => {
+      const unsuppressed = (fields: Record<string, unknown>) =>
+        onlyEvent(zabbixMediaType({ event_update_action: "unsuppressed", ...fields }));
+      expect(unsuppressed({ event_value: "0" })).toMatchObject({
+        status: "resolved",
+        source_event: "unsuppressed",
+      });
+      expect(unsuppressed({ event_value: "{EVENT.VALUE}", event_status: "PROBLEM" }).status).toBe("active");
+      // Without a state in the body, nothing to go by.
+      expect(unsuppressed({ event_value: "{EVENT.VALUE}", event_status: "{EVENT.STATUS}" })).toMatchObject({
+        status: "unchanged",
+        unmapped: [],
+      });
     });
 
     it("wins over value and status", () => {
@@ -443,5 +460,29 @@ describe("parseZabbix: bad input", () => {
     ["an Alertmanager body", { alerts: [{ labels: { alertname: "X" } }] }],
   ])("rejects %s", (_name, payload) => {
     expect(parseJson(payload)).toEqual(notZabbix);
+  });
+});
+
+describeEachEngine("Zabbix maintenance through the store", (harness) => {
+  it("hides a problem while it is suppressed and shows it again when the suppression ends", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const triggerPath = await registerTrigger(h, auth, { source: "zabbix", integration: "maintenance" });
+    const deliver = async (fields: Record<string, unknown>) => {
+      const body = zabbixMediaType({ trigger_id: "777", event_time: "10:00:00", ...fields });
+      return (await deliverAlerts(h, triggerPath, JSON.stringify(body)))[0]?.outcome;
+    };
+    expect(await deliver({})).toBe("created");
+    expect(await deliver({ event_update_action: "suppressed" })).toBe("ignored");
+    expect(await readAlert(h, auth, "777")).toMatchObject({
+      status: "ignored",
+      ignore_reason: "zabbix: suppressed",
+    });
+    await deliver({ event_update_action: "unsuppressed" });
+    expect(await readAlert(h, auth, "777")).toMatchObject({
+      status: "active",
+      ignore_reason: null,
+      refire_count: 0,
+    });
   });
 });

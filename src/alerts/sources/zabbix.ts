@@ -97,8 +97,20 @@ function eventStatus(payload: Payload): StatusResult {
     if (actions.includes("closed")) return { status: "resolved", source_event };
     // `unsuppressed` is its own item, so an exact match never mistakes it for `suppressed`.
     if (actions.includes("suppressed")) return { status: "ignored", source_event };
+    // The end of a suppression (maintenance over) gives the problem back as it stands now, as
+    // Checkmk's DOWNTIMEEND does: left ignored, a problem still open would stay hidden.
+    if (actions.includes("unsuppressed")) {
+      const current = currentStatus(payload);
+      if (current.status === "active" || current.status === "resolved")
+        return { status: current.status, source_event };
+    }
     return { status: "unchanged", source_event };
   }
+  return currentStatus(payload);
+}
+
+/** The problem's state the body gives: the trigger value, then the status text. */
+function currentStatus(payload: Payload): StatusResult {
   const value = param(payload, "value", "event_value");
   if (value !== null && (value === "0" || value === "1")) return mapStatus(value, VALUE_STATUS);
   const status = param(payload, "status", "event_status");
