@@ -284,7 +284,7 @@ function InvestigationPage({ id }: { id: string }) {
         {inv.prior_incidents.length === 0 ? <p class="muted">No earlier alert like this one.</p> : null}
         <ul class="prior">
           {inv.prior_incidents.map((p) => (
-            <li key={p.alert_id}>
+            <li key={`${p.alert_id} ${p.triggered_at}`}>
               <Link href={`/alerts/${p.alert_id}`}>{p.title}</Link>{" "}
               <span class="muted small">
                 {p.match.replaceAll("_", " ")} · <Time at={p.triggered_at} /> · {p.resolution}
