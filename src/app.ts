@@ -14,6 +14,7 @@ import { registerAuthentication } from "./core/auth/authenticate.ts";
 import { keysRoutes } from "./core/auth/keys-routes.ts";
 import type { Services } from "./core/context.ts";
 import { AppError } from "./core/errors.ts";
+import { registerClosing } from "./core/http/closing.ts";
 import { answerClientError, registerErrorHandling, renderError } from "./core/http/error-handler.ts";
 import { registerInputRules } from "./core/http/input-rules.ts";
 import { registerRequestMetrics } from "./core/http/metrics.ts";
@@ -49,14 +50,14 @@ export async function buildApp(
         Math.max(1000, Math.round(services.config.requestTimeoutMs / 10)),
       ),
     },
-    // A request that arrives while the server closes is answered below, in the API's error body.
+    // A request that arrives while the server closes gets registerClosing's 503, in the API's body.
     return503OnClosing: false,
     // Trust a caller's request id when it is sane, so logs join up across services.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    // Idle keep-alive sockets close at shutdown; requests in flight finish first.
+    // Idle keep-alive sockets close at shutdown; requests in flight finish first (registerClosing).
     forceCloseConnections: "idle",
     // A path parameter may be an alert's external_uid, up to 128 characters (getAlertV1 deep links);
     // the router's default of 100 answered 414 for the longer ones. Longer still is the route
@@ -87,17 +88,8 @@ export async function buildApp(
   // Node checks the headers' limit (60 s by default) apart from the whole request's: a shorter
   // request limit holds for the headers too.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, services.config.requestTimeoutMs);
-  // A request whose head arrives once the close has begun (on a keep-alive connection still open)
-  // is refused before any work; one that arrived before it finishes (SHUTDOWN_TIMEOUT_MS).
-  let closing = false;
-  app.addHook("preClose", async () => {
-    closing = true;
-  });
-  app.addHook("onRequest", async (_request, reply) => {
-    if (!closing) return;
-    reply.header("connection", "close");
-    throw new AppError("UNAVAILABLE", "Vigil is shutting down: send the request again", {}, 503);
-  });
+  // A request that arrived before the close finishes (SHUTDOWN_TIMEOUT_MS), then its connection closes.
+  registerClosing(app);
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });

@@ -111,7 +111,9 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
       );
     }
     if (err instanceof SyntaxError || /JSON/.test(fastifyErr.code ?? "")) {
-      return new AppError("INVALID_JSON", `body is not valid JSON: ${jsonSyntaxReason(err)}`, {}, 400);
+      // Fastify's own JSON errors repeat it with the content type; a SyntaxError says where.
+      const reason = err instanceof SyntaxError ? `: ${jsonSyntaxReason(err)}` : "";
+      return new AppError("INVALID_JSON", `body is not valid JSON${reason}`, {}, 400);
     }
     return new AppError("BAD_REQUEST", err.message, {}, status);
   }

@@ -154,6 +154,70 @@ describeEachEngine(
         }
       });
 
+      it(`${prefix}: malformed JSON is 400 saying once where it fails, without quoting the body`, async () => {
+        const cases: [string, RegExp][] = [
+          ['{"name": "a", "count": 1', /^body is not valid JSON: Expected ',' or '}' .*position 24/],
+          ["whk_secret", /^body is not valid JSON: Unexpected token 'w'$/],
+          ["", /^body is empty: send a JSON value$/],
+          ['{"__proto__": {"admin": true}}', /^body is not valid JSON: a __proto__ .* key is not allowed$/],
+        ];
+        for (const [payload, message] of cases) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: { "content-type": "application/json" },
+            payload,
+          });
+          expect(response.statusCode, payload).toBe(400);
+          expect(response.json(), payload).toEqual(shape(expect.stringMatching(message), "INVALID_JSON"));
+        }
+      });
+
+      it(`${prefix}: a JSON body in a charset other than UTF-8 is 415 naming it`, async () => {
+        const latin1 = Buffer.from('{"name": "caf\xe9", "count": 1}', "latin1");
+        for (const charset of ["latin1", '"ISO-8859-1"']) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: { "content-type": `application/json; charset=${charset}` },
+            payload: latin1,
+          });
+          expect(response.statusCode, charset).toBe(415);
+          const named = charset.replaceAll('"', "");
+          expect(response.json(), charset).toEqual(
+            shape(
+              `unsupported charset ${named}: send the JSON body as UTF-8 (application/json; charset=utf-8)`,
+              "UNSUPPORTED_MEDIA_TYPE",
+            ),
+          );
+        }
+        for (const charset of ["utf-8", "UTF-8", "utf8", '"utf-8"']) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: { "content-type": `application/json;charset=${charset}` },
+            payload: Buffer.from('{"name": "café", "count": 1}', "utf8"),
+          });
+          expect(response.statusCode, charset).toBe(200);
+          expect(response.json(), charset).toEqual({ received: { name: "café", count: 1 } });
+        }
+      });
+
+      it(`${prefix}: a body that is not valid UTF-8 is 400, not text with U+FFFD`, async () => {
+        for (const contentType of ["application/json", "application/json; charset=utf-8"]) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: { "content-type": contentType },
+            payload: Buffer.from('{"name": "caf\xe9", "count": 1}', "latin1"),
+          });
+          expect(response.statusCode, contentType).toBe(400);
+          expect(response.json(), contentType).toEqual(
+            shape("body is not valid UTF-8: send JSON encoded as UTF-8", "INVALID_JSON"),
+          );
+        }
+      });
+
       it(`${prefix}: a body over the limit is 413`, async () => {
         const response = await inject({
           method: "POST",
@@ -462,6 +526,36 @@ describeEachEngine(
         }
         const listed = await call({ method: "GET", url: "/platform/api/v1/workflows" });
         expect(listed.json()).toEqual([]);
+      });
+
+      it("a body in latin1, or not valid UTF-8, creates nothing: 415 or 400, never U+FFFD stored", async () => {
+        const bytes = Buffer.from('{"name": "caf\xe9"}', "latin1");
+        const latin1 = await call({
+          method: "POST",
+          url: "/api/v1/orgs",
+          headers: { "content-type": "application/json; charset=latin1" },
+          payload: bytes,
+        });
+        expect(latin1.statusCode).toBe(415);
+        expect(latin1.json()).toEqual({
+          error: "unsupported charset latin1: send the JSON body as UTF-8 (application/json; charset=utf-8)",
+          code: "UNSUPPORTED_MEDIA_TYPE",
+          details: {},
+        });
+        const notUtf8 = await call({
+          method: "POST",
+          url: "/api/v1/orgs",
+          headers: { "content-type": "application/json" },
+          payload: bytes,
+        });
+        expect(notUtf8.statusCode).toBe(400);
+        expect(notUtf8.json()).toEqual({
+          error: "body is not valid UTF-8: send JSON encoded as UTF-8",
+          code: "INVALID_JSON",
+          details: {},
+        });
+        const me = await call({ method: "GET", url: "/api/v1/me" });
+        expect(me.json().orgs).toEqual([]);
       });
 
       it("a text/plain body on a JSON route is 415; the webhook trigger still takes it", async () => {

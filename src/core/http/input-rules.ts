@@ -13,6 +13,7 @@ declare module "fastify" {
 }
 
 import { AppError } from "../errors.ts";
+import { jsonSyntaxReason } from "../json-syntax.ts";
 import { takesOptionalBody } from "./schemas.ts";
 
 // U+0000, or a UTF-16 surrogate without its partner: PostgreSQL text and jsonb refuse both, and a
@@ -85,12 +86,34 @@ export function registerInputRules(app: FastifyInstance): void {
   });
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+  // Read as bytes: decoded as a string, bytes that are not UTF-8 became U+FFFD and were stored so.
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body: Buffer, done) => {
     if (body.length === 0 && optional.has(`${request.method} ${request.routeOptions.url}`)) {
       done(null, undefined);
       return;
     }
-    parseJson(request, body.toString(), done);
+    const charset = charsetOf(request.headers["content-type"]);
+    if (charset !== null && !/^utf-?8$/i.test(charset)) {
+      done(
+        new AppError(
+          "UNSUPPORTED_MEDIA_TYPE",
+          `unsupported charset ${charset}: send the JSON body as UTF-8 (application/json; charset=utf-8)`,
+        ),
+      );
+      return;
+    }
+    let text: string;
+    try {
+      text = UTF8.decode(body);
+    } catch {
+      done(new AppError("INVALID_JSON", "body is not valid UTF-8: send JSON encoded as UTF-8"));
+      return;
+    }
+    if (text.length === 0) {
+      done(new AppError("INVALID_JSON", "body is empty: send a JSON value"));
+      return;
+    }
+    parseJson(request, text, (err, value) => done(err ? invalidJson(text) : null, value));
   });
   // No body under another content type (`curl -d ''` sends a form type) is still no body; a body
   // that is not JSON is 415.
@@ -114,6 +137,34 @@ export function registerInputRules(app: FastifyInstance): void {
       if (refused) throw refused;
     }
   });
+}
+
+// A byte order mark is kept, so JSON.parse refuses it as before.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The charset parameter of a Content-Type (`application/json; charset="latin1"`), or null. */
+function charsetOf(contentType: string | undefined): string | null {
+  for (const parameter of (contentType ?? "").split(";").slice(1)) {
+    const [name = "", value = ""] = parameter.split("=");
+    if (name.trim().toLowerCase() === "charset") return value.trim().replace(/^"(.*)"$/, "$1");
+  }
+  return null;
+}
+
+/**
+ * INVALID_JSON saying where the text stops being JSON (JSON.parse gives the position of most
+ * faults). The text JSON.parse takes is refused only for a `__proto__` or `constructor.prototype`
+ * key, which could change the objects the body becomes.
+ */
+function invalidJson(text: string): AppError {
+  let reason = "a __proto__ or constructor.prototype key is not allowed";
+  try {
+    JSON.parse(text);
+  } catch (err) {
+    // The excerpt JSON.parse quotes is dropped (it may hold a secret), and so is its "not valid JSON".
+    reason = jsonSyntaxReason(err).replace(/ \(not valid JSON\)$/, "");
+  }
+  return new AppError("INVALID_JSON", `body is not valid JSON: ${reason}`);
 }
 
 /** VALIDATION_FAILED naming the first text in `input` PostgreSQL cannot store, or null when none. */

@@ -116,6 +116,21 @@ describeEachEngine(
       expect(api?.statusCode).toBe(404);
     });
 
+    it("answers a malformed JSON body 400 INVALID_JSON, saying so once", async () => {
+      const response = await harness().vigil.operations?.inject({
+        method: "POST",
+        url: "/metrics",
+        headers: { "content-type": "application/json" },
+        payload: "{x",
+      });
+      expect(response?.statusCode).toBe(400);
+      expect(response?.json()).toEqual({
+        error: "body is not valid JSON",
+        code: "INVALID_JSON",
+        details: {},
+      });
+    });
+
     it("reports the alerts waiting for storms and classification, and the jobs queued for workers", async () => {
       const h = harness();
       const before = await scrape();

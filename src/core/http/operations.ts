@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../context.ts";
 import { pendingMigrations } from "../db/migrate.ts";
+import { registerClosing } from "./closing.ts";
 import { registerErrorHandling } from "./error-handler.ts";
 
 const Health = Type.Object({ status: Type.String() });
@@ -64,9 +65,14 @@ export async function operationsRoutes(app: FastifyInstance): Promise<void> {
  * for the other roles a port that a load balancer need not expose.
  */
 export async function buildOperationsApp(services: Services, logger: Logger): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: logger.child({ listener: "operations" }) as FastifyBaseLogger });
+  const app = Fastify({
+    loggerInstance: logger.child({ listener: "operations" }) as FastifyBaseLogger,
+    // A scrape or probe that arrives while the server closes is answered by registerClosing.
+    return503OnClosing: false,
+  });
   app.decorate("services", services);
   registerErrorHandling(app);
+  registerClosing(app);
   await app.register(operationsRoutes);
   await app.ready();
   return app;
