@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError } from "../core/errors.ts";
+import { routeNotFound } from "../core/http/error-handler.ts";
 import { CONSOLE_DIR_URL } from "../core/package-files.ts";
 
 /** Where `npm run build:web` writes the console. */
@@ -60,7 +60,7 @@ export async function consoleFileRoutes(app: FastifyInstance, options: { root?: 
   // API's 404, as on every unknown route.
   app.get("/*", { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     if (!isPageNavigation(request)) {
-      throw new AppError("ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`);
+      throw routeNotFound(request);
     }
     reply.status(404);
     return page(reply);

@@ -46,7 +46,12 @@ export async function decodeContent(
     }
   } catch (err) {
     if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-      throw new AppError("PAYLOAD_TOO_LARGE", "request body is larger than the limit once decoded", {}, 413);
+      throw new AppError(
+        "PAYLOAD_TOO_LARGE",
+        `request body is larger than the limit of ${limitBytes} bytes once decoded`,
+        {},
+        413,
+      );
     }
     return { body, decoded: false };
   }

@@ -343,7 +343,10 @@ describeEachEngine(
           headers: { "content-encoding": "gzip" },
         });
         expect(bomb.statusCode).toBe(413);
-        expect(bomb.json()).toMatchObject({ errCode: "PAYLOAD_TOO_LARGE" });
+        expect(bomb.json()).toMatchObject({
+          msg: `request body is larger than the limit of ${WEBHOOK_BODY_LIMIT_BYTES} bytes once decoded`,
+          errCode: "PAYLOAD_TOO_LARGE",
+        });
 
         const runs = (await h.vigil.app.inject({ url: runsUrl, headers: owner.auth })).json().runs;
         expect(runs).toHaveLength(7);
@@ -378,7 +381,7 @@ describeEachEngine(
         const tooLarge = await post({ payload: padded(WEBHOOK_BODY_LIMIT_BYTES + 1) });
         expect(tooLarge.statusCode).toBe(413);
         expect(tooLarge.json()).toEqual({
-          msg: "request body is larger than the limit",
+          msg: `request body is larger than the limit of ${WEBHOOK_BODY_LIMIT_BYTES} bytes`,
           errCode: "PAYLOAD_TOO_LARGE",
           extras: [],
         });

@@ -168,12 +168,32 @@ function bearerChallenge(request: FastifyRequest): string {
   return sentCredentials ? 'Bearer realm="vigil", error="invalid_token"' : 'Bearer realm="vigil"';
 }
 
+/** The longest path a 404 repeats. */
+const MAX_ECHOED_PATH = 256;
+
+/** ROUTE_NOT_FOUND naming the method and path; a long path is cut, as it fills logs to no purpose. */
+export function routeNotFound(request: FastifyRequest): AppError {
+  const path = request.url.split("?")[0] ?? "";
+  const shown = path.length > MAX_ECHOED_PATH ? `${path.slice(0, MAX_ECHOED_PATH)}...` : path;
+  return new AppError("ROUTE_NOT_FOUND", `no route ${request.method} ${shown}`);
+}
+
 /** When a request refused for want of the database is worth sending again. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const appErr = toAppError(err);
+    let appErr = toAppError(err);
+    // The sender can only send less when told how much is allowed (the trigger's limit is its own).
+    const limit = request.routeOptions.bodyLimit;
+    if (appErr.status === 413 && !(err instanceof AppError) && limit) {
+      appErr = new AppError(
+        "PAYLOAD_TOO_LARGE",
+        `request body is larger than the limit of ${limit} bytes`,
+        {},
+        413,
+      );
+    }
     // toAppError answers UNAVAILABLE for an error of its own only when the database is unavailable.
     if (appErr.code === "UNAVAILABLE" && !(err instanceof AppError)) {
       // The request may succeed when sent again: a sender that honours Retry-After, or retries any
@@ -194,8 +214,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return reply.status(appErr.status).send(renderError(request.url, appErr));
   });
   app.setNotFoundHandler((request, reply) => {
-    const err = new AppError("ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`);
-    return reply.status(404).send(renderError(request.url, err));
+    return reply.status(404).send(renderError(request.url, routeNotFound(request)));
   });
 }
 

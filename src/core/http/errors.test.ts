@@ -225,7 +225,9 @@ describeEachEngine(
           payload: { name: "x".repeat(5000), count: 1 },
         });
         expect(response.statusCode).toBe(413);
-        expect(response.json()).toEqual(shape("request body is larger than the limit", "PAYLOAD_TOO_LARGE"));
+        expect(response.json()).toEqual(
+          shape("request body is larger than the limit of 2048 bytes", "PAYLOAD_TOO_LARGE"),
+        );
       });
 
       it(`${prefix}: an unsupported content type is 415`, async () => {
@@ -328,6 +330,12 @@ describeEachEngine(
         const response = await inject({ method: "GET", url: `${prefix}/nothing-here?x=1` });
         expect(response.statusCode).toBe(404);
         expect(response.json()).toEqual(shape(`no route GET ${prefix}/nothing-here`, "ROUTE_NOT_FOUND"));
+        // A long path is not repeated whole.
+        const long = await inject({ method: "GET", url: `${prefix}/${"a".repeat(3000)}` });
+        expect(long.statusCode).toBe(404);
+        const message = (long.json().error ?? long.json().msg) as string;
+        expect(message.length).toBeLessThan(300);
+        expect(message).toMatch(/^no route GET .*a\.\.\.$/);
       });
 
       it(`${prefix}: an unexpected failure is 500 and hides its details`, async () => {
