@@ -3,11 +3,12 @@
 
 import type { FastifyInstance } from "fastify";
 import type { RegistrationHook } from "../alerts/index.ts";
+import { onWorkflowDeleted } from "../automation/index.ts";
 import type { JobDefinition } from "../core/queue/catalog.ts";
-import { onIntegrationRenamed } from "../integrations/index.ts";
+import { onIntegrationDeleted, onIntegrationRenamed } from "../integrations/index.ts";
 import { setInvestigationWorkflowChooser, setRemediationModeReader } from "../investigations/index.ts";
 import { discoverJob } from "./discovery.ts";
-import { ensureAppInstalled, readInstallation } from "./installations.ts";
+import { dropFromBindings, ensureAppInstalled, readInstallation } from "./installations.ts";
 import { workflowForPurpose } from "./purposes.ts";
 import { appRoutes } from "./routes.ts";
 import { appInstallations } from "./tables.ts";
@@ -44,4 +45,11 @@ export function configureApps(): void {
   configureTriage();
   // Bindings name their integrations: a rename carries over to them.
   onIntegrationRenamed("app bindings", { table: appInstallations, column: appInstallations.integrations });
+  // A delete takes the name out of them with it.
+  onIntegrationDeleted("app bindings", (tx, { tenant, name, now }) =>
+    dropFromBindings(tx, { tenant, now, integration: name }),
+  );
+  onWorkflowDeleted("app bindings", (tx, { tenant, name, now }) =>
+    dropFromBindings(tx, { tenant, now, workflow: name }),
+  );
 }

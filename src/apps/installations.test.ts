@@ -574,6 +574,97 @@ describeEachEngine("apps: catalog and installations", (harness) => {
   });
 });
 
+// The clock Vigil reads, moved by the test: a binding's updated_at is compared without waiting.
+const clock = { now: Date.parse("2026-03-01T12:00:00.000Z") };
+const stamp = () => new Date(clock.now).toISOString();
+
+describeEachEngine(
+  "apps: deletes carried into the bindings",
+  (harness) => {
+    it("takes a deleted integration or workflow out of the tenant's bindings in the delete, and keeps it out", async () => {
+      const h = harness();
+      const orgId = await h.createOrg();
+      const { auth } = await h.createKey({ orgIds: [orgId] });
+      const q = `?orgId=${orgId}`;
+      const app = `/api/v1/apps/sre${q}`;
+      // The same names in the caller's personal namespace: another tenant, its binding untouched.
+      const body = {
+        integrations: ["prom", "am"],
+        attached_workflows: ["extra", "deep"],
+        workflow_assignments: [{ purpose: "alert_investigation", workflow_name: "deep", is_default: true }],
+      };
+      for (const at of [q, ""]) {
+        for (const name of ["prom", "am"]) {
+          const made = await call(h, auth, "POST", `/api/v1/integrations${at}`, { name, type: "prometheus" });
+          expect(made.statusCode, made.body).toBe(201);
+        }
+        for (const name of ["extra", "deep"]) {
+          const made = await call(h, auth, "POST", `/platform/api/v1/workflows${at}`, {
+            name,
+            stages: [{ id: "s", action_type: "json_transform", config: { expression: "input" } }],
+          });
+          expect(made.statusCode, made.body).toBe(201);
+          const approve = `/platform/api/v1/workflows/${name}/versions/1/approve${at}`;
+          expect((await call(h, auth, "POST", approve)).statusCode).toBe(200);
+        }
+        const bound = await call(h, auth, "PUT", `/api/v1/apps/sre${at}`, body);
+        expect(bound.statusCode, bound.body).toBe(200);
+      }
+      const personal = (await call(h, auth, "GET", "/api/v1/apps/sre")).json();
+      const installed = (await call(h, auth, "GET", app)).json();
+      const org = { orgId, ownerId: "" };
+      const investigation = () =>
+        workflowForPurpose(h.vigil.services.database.db, { tenant: org, purpose: "alert_investigation" });
+      expect(await investigation()).toEqual({ workflowName: "deep", via: "assigned_default" });
+
+      clock.now += 60_000;
+      const removed = await call(h, auth, "DELETE", `/api/v1/integrations/am${q}`);
+      expect(removed.statusCode).toBe(204);
+      const withoutAm = (await call(h, auth, "GET", app)).json();
+      expect(withoutAm).toEqual({ ...installed, integrations: ["prom"], updated_at: stamp() });
+      // The binding as read is a valid write, and changes nothing.
+      const { integrations, attached_workflows, workflow_assignments, config, enabled } = withoutAm;
+      const rewritten = await call(h, auth, "PUT", app, {
+        integrations,
+        attached_workflows,
+        workflow_assignments,
+        config,
+        enabled,
+      });
+      expect(rewritten.statusCode, rewritten.body).toBe(200);
+      expect(rewritten.json()).toEqual(withoutAm);
+      // A new integration of the deleted one's name is not bound by the old binding.
+      const again = await call(h, auth, "POST", `/api/v1/integrations${q}`, {
+        name: "am",
+        type: "prometheus",
+      });
+      expect(again.statusCode).toBe(201);
+      expect((await call(h, auth, "GET", app)).json().integrations).toEqual(["prom"]);
+
+      clock.now += 60_000;
+      expect((await call(h, auth, "DELETE", `/platform/api/v1/workflows/deep${q}`)).statusCode).toBe(204);
+      expect((await call(h, auth, "GET", app)).json()).toEqual({
+        ...withoutAm,
+        attached_workflows: ["extra"],
+        workflow_assignments: [],
+        updated_at: stamp(),
+      });
+      // Investigations run the app's own workflow again, as the binding says.
+      expect(await investigation()).toEqual({ workflowName: "sre-alert-investigation", via: "app_default" });
+
+      clock.now += 60_000;
+      expect((await call(h, auth, "DELETE", `/platform/api/v1/workflows/extra${q}`)).statusCode).toBe(204);
+      expect((await call(h, auth, "GET", app)).json()).toMatchObject({
+        attached_workflows: [],
+        updated_at: stamp(),
+      });
+      expect((await call(h, auth, "GET", "/api/v1/apps/sre")).json()).toEqual(personal);
+    });
+  },
+  {},
+  { now: () => new Date(clock.now) },
+);
+
 async function userOf(h: Harness, auth: Auth): Promise<string> {
   const keys = await call(h, auth, "GET", "/api/v1/keys");
   const { rows } = await h.vigil.services.database.db.execute(

@@ -329,6 +329,41 @@ export async function rotateAppToken({ ctx, input }: { ctx: CallerCtx; input: { 
   return present(ctx, app, row);
 }
 
+/**
+ * Takes a deleted integration or workflow out of the tenant's bindings (integrations, attached
+ * workflows, workflow assignments), in the delete's transaction: a name left behind would make the
+ * binding unwritable as read (400 on its own integrations), bind a later namesake silently, and
+ * leave a purpose assigned to a workflow that no longer runs. A binding that changes gets a new
+ * updated_at.
+ */
+export async function dropFromBindings(
+  tx: Executor,
+  input: { tenant: Tenant; now: Date; integration?: string; workflow?: string },
+): Promise<void> {
+  const rows = await tx
+    .select()
+    .from(appInstallations)
+    .where(inTenant(appInstallations, input.tenant))
+    .for("update");
+  for (const row of rows) {
+    const next = {
+      integrations: row.integrations.filter((name) => name !== input.integration),
+      attachedWorkflows: row.attachedWorkflows.filter((name) => name !== input.workflow),
+      workflowAssignments: row.workflowAssignments.filter((item) => item.workflow_name !== input.workflow),
+    };
+    const changed =
+      next.integrations.length !== row.integrations.length ||
+      next.attachedWorkflows.length !== row.attachedWorkflows.length ||
+      next.workflowAssignments.length !== row.workflowAssignments.length;
+    if (changed) {
+      await tx
+        .update(appInstallations)
+        .set({ ...next, updatedAt: input.now })
+        .where(eq(appInstallations.id, row.id));
+    }
+  }
+}
+
 /** The installation of `appName` in the tenant, for domains of the app (discovery, setup). */
 export const readInstallation = (db: Executor, tenant: Tenant, appName: string) =>
   findInstallation(db, tenant, appName);

@@ -48,7 +48,7 @@ export { getExecutionTrace } from "./executions/traces.ts";
 export { ListSessionsQuery } from "./sessions/schemas.ts";
 export { listSessions } from "./sessions/sessions.ts";
 export { workflowStates } from "./workflows/provision.ts";
-export { type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
+export { onWorkflowDeleted, type ProvidedWorkflow, provisionWorkflow } from "./workflows/workflows.ts";
 export { AskPlatformRequest, AUTOMATION_WEBHOOK_TARGETS, startAsk };
 
 /** Every automation route, with the schemas they share. */

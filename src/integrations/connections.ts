@@ -5,6 +5,7 @@ import { inTenant, type Tenant } from "../core/auth/tenancy.ts";
 import type { Executor } from "../core/db/database.ts";
 import type { Secrets } from "../core/secrets.ts";
 import { integrations } from "./tables.ts";
+import { splitUrlCredentials } from "./url-credentials.ts";
 
 export interface IntegrationConnection {
   id: string;
@@ -33,15 +34,18 @@ function open(row: Row, secrets: Secrets): IntegrationConnection {
       credentialsError = "the integration's credentials cannot be decrypted (was SECRET_KEY changed?)";
     }
   }
+  // A url stored with user info (before writes moved it out) is read as if it had been moved: the
+  // url without it, its user info over the sealed credentials, as it was used before.
+  const split = row.url === null ? null : splitUrlCredentials(row.url, row.type);
   return {
     id: row.id,
     orgId: row.orgId,
     ownerId: row.ownerId,
     name: row.name,
     type: row.type,
-    url: row.url,
+    url: split?.url ?? null,
     settings: row.settings,
-    credentials,
+    credentials: split?.credentials ? { ...credentials, ...split.credentials } : credentials,
     credentialsError,
   };
 }

@@ -1,6 +1,9 @@
-import { expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
-import { describeEachEngine, type Harness } from "../../test/harness.ts";
+import { call, describeEachEngine, type Harness } from "../../test/harness.ts";
 
 async function create(h: Harness, auth: { authorization: string }, body: object, query = "") {
   return h.vigil.app.inject({
@@ -205,4 +208,156 @@ describeEachEngine(
     });
   },
   { integrationAllowedHosts: ["alertmanager.internal:9093", "10.0.0.5"] },
+);
+
+// A Prometheus stand-in on loopback that records the Authorization header of each call.
+let server: Server;
+let port = 0;
+const authorizations: (string | undefined)[] = [];
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    authorizations.push(req.headers.authorization);
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ status: "success", data: { version: "2.53.0" } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+describeEachEngine(
+  "integrations: user info in the url",
+  (harness) => {
+    const sealedCredentials = async (h: Harness, name: string) => {
+      const { rows } = await h.vigil.services.database.db.execute(
+        sql`select credentials_sealed from integrations where name = ${name}`,
+      );
+      return JSON.parse(h.vigil.services.secrets.decrypt(String(rows[0]?.credentials_sealed)));
+    };
+    /** Every read that shows the tenant's integrations or their use: none may show `secret`. */
+    const readsOf = async (h: Harness, auth: { authorization: string }, name: string) => {
+      const reads = await Promise.all(
+        [`/api/v1/integrations/${name}`, "/api/v1/integrations", "/api/v1/apps/sre", "/api/setup"].map(
+          (url) => call(h, auth, "GET", url),
+        ),
+      );
+      for (const read of reads) expect(read.statusCode, read.body).toBe(200);
+      return reads.map((read) => read.body);
+    };
+
+    it("takes user info out of the url into the sealed credentials: no read shows the password, calls still send it", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const base = `http://127.0.0.1:${port}`;
+      const created = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "icr",
+        type: "prometheus",
+        url: `http://u%40corp:p4ss%2Fw0rd@127.0.0.1:${port}`,
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      expect(created.json()).toMatchObject({ url: base, has_credentials: true });
+      expect(await sealedCredentials(h, "icr")).toEqual({ username: "u@corp", password: "p4ss/w0rd" });
+      expect((await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: ["icr"] })).statusCode).toBe(
+        200,
+      );
+
+      authorizations.length = 0;
+      const reads = await readsOf(h, auth, "icr");
+      expect(JSON.parse(reads[0] as string)).toEqual(created.json());
+      for (const body of [created.body, ...reads]) expect(body).not.toMatch(/p4ss/);
+      // The setup probe reached the stand-in with the credentials as basic auth.
+      expect(JSON.parse(reads[3] as string).integrations).toEqual([
+        { name: "icr", type: "prometheus", bound: true, reachable: true },
+      ]);
+      expect(authorizations).toEqual([basic("u@corp", "p4ss/w0rd")]);
+
+      // An update's user info replaces the credentials, as credentials given in the body would.
+      const updated = await call(h, auth, "PUT", "/api/v1/integrations/icr", {
+        name: "icr",
+        type: "prometheus",
+        url: `http://v:n3w@127.0.0.1:${port}/prom/`,
+      });
+      expect(updated.json()).toMatchObject({ url: `${base}/prom/`, has_credentials: true });
+      expect(updated.body).not.toContain("n3w");
+      expect(await sealedCredentials(h, "icr")).toEqual({ username: "v", password: "n3w" });
+
+      // Given in the url and in credentials both: which one is meant is unclear.
+      for (const credentials of [{ password: "x" }, { username: "u" }]) {
+        const both = await call(h, auth, "POST", "/api/v1/integrations", {
+          name: "both",
+          type: "prometheus",
+          url: "https://u:p@x.example.com",
+          credentials,
+        });
+        expect(both.statusCode).toBe(400);
+        expect(both.json()).toMatchObject({ code: "VALIDATION_FAILED", details: { field: "url" } });
+        expect(both.json().error).toMatch(/^url: /);
+      }
+      // Credentials of another name go along: a token (sent as a bearer token, before basic auth).
+      const withToken = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "tok",
+        type: "prometheus",
+        url: "https://u:p@x.example.com",
+        credentials: { token: "t" },
+      });
+      expect(withToken.json()).toMatchObject({ url: "https://x.example.com", has_credentials: true });
+      expect(await sealedCredentials(h, "tok")).toEqual({ token: "t", username: "u", password: "p" });
+    });
+
+    it("reads an integration stored with user info in its url without it, and still calls with it", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "legacy",
+        type: "prometheus",
+        url: `http://127.0.0.1:${port}`,
+      });
+      expect(created.statusCode).toBe(201);
+      // As a row written before user info was moved out of the url.
+      await h.vigil.services.database.db.execute(
+        sql`update integrations set url = ${`http://old:l3gacy@127.0.0.1:${port}`} where name = 'legacy'`,
+      );
+      expect((await call(h, auth, "PUT", "/api/v1/apps/sre", { integrations: ["legacy"] })).statusCode).toBe(
+        200,
+      );
+      authorizations.length = 0;
+      const reads = await readsOf(h, auth, "legacy");
+      for (const body of reads) expect(body).not.toMatch(/l3gacy|old:/);
+      expect(JSON.parse(reads[0] as string)).toEqual({ ...created.json(), has_credentials: true });
+      expect(authorizations).toEqual([basic("old", "l3gacy")]);
+    });
+
+    it("keeps a git remote's credentials for git: the password as its token, an ssh login in the url", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const https = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "repo",
+        type: "git",
+        url: "https://bot:ghp_s3cret@127.0.0.1/org/repo.git",
+      });
+      expect(https.json()).toMatchObject({ url: "https://127.0.0.1/org/repo.git", has_credentials: true });
+      expect(await sealedCredentials(h, "repo")).toEqual({ username: "bot", token: "ghp_s3cret" });
+
+      const ssh = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "ssh-repo",
+        type: "git",
+        url: "ssh://git@127.0.0.1/org/repo.git",
+      });
+      expect(ssh.json()).toMatchObject({ url: "ssh://git@127.0.0.1/org/repo.git", has_credentials: false });
+      const sshPassword = await call(h, auth, "POST", "/api/v1/integrations", {
+        name: "ssh-pw",
+        type: "git",
+        url: "ssh://git:pw@127.0.0.1/org/repo.git",
+      });
+      expect(sshPassword.statusCode).toBe(400);
+      expect(sshPassword.json()).toMatchObject({ details: { field: "url" } });
+      expect(sshPassword.json().error).toBe(
+        "url: an ssh:// remote signs in with a key: remove the password from the url",
+      );
+    });
+  },
+  { integrationAllowedHosts: ["127.0.0.1", "x.example.com"] },
 );

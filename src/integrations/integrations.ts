@@ -7,21 +7,24 @@ import { type Executor, withTransaction } from "../core/db/database.ts";
 import { isUniqueViolation } from "../core/db/pg-errors.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { hostAllowed } from "../core/http/allowed-hosts.ts";
-import { carryRename } from "./renames.ts";
+import { carryDelete, carryRename } from "./renames.ts";
 import type { Integration, IntegrationWrite } from "./schemas.ts";
 import { integrations } from "./tables.ts";
+import { splitUrlCredentials } from "./url-credentials.ts";
 
 type Row = typeof integrations.$inferSelect;
 
 function present(row: Row): Integration {
+  // A row written before user info was moved out of the url may still hold it: never shown.
+  const split = row.url === null ? null : splitUrlCredentials(row.url, row.type);
   return {
     id: row.id,
     name: row.name,
     type: row.type,
-    url: row.url,
+    url: split?.url ?? null,
     description: row.description,
     settings: row.settings,
-    has_credentials: row.credentialsSealed !== null,
+    has_credentials: row.credentialsSealed !== null || Boolean(split?.credentials),
     org_id: row.orgId,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -65,8 +68,30 @@ function assertWritable(ctx: CallerCtx, input: IntegrationWrite): void {
   }
 }
 
-export async function createIntegration({ ctx, input }: { ctx: CallerCtx; input: IntegrationWrite }) {
-  assertWritable(ctx, input);
+/**
+ * The write with the url's user info moved into `credentials` (url-credentials.ts), as if given
+ * there; 400 naming url when `credentials` names the same ones too, or for an ssh:// password.
+ */
+function withUrlCredentials(write: IntegrationWrite): IntegrationWrite {
+  if (!write.url) return write;
+  const split = splitUrlCredentials(write.url, write.type);
+  if (split.sshPassword) {
+    throw badRequest("url", "an ssh:// remote signs in with a key: remove the password from the url");
+  }
+  if (!split.credentials) return write;
+  const twice = Object.keys(split.credentials).filter((key) => write.credentials?.[key] !== undefined);
+  if (twice.length > 0) {
+    throw badRequest(
+      "url",
+      `carries user info, and credentials gives ${twice.join(" and ")} too: give them in one place`,
+    );
+  }
+  return { ...write, url: split.url, credentials: { ...write.credentials, ...split.credentials } };
+}
+
+export async function createIntegration({ ctx, input: given }: { ctx: CallerCtx; input: IntegrationWrite }) {
+  assertWritable(ctx, given);
+  const input = withUrlCredentials(given);
   const tenant = tenantOf(ctx.actor);
   try {
     const [row] = await ctx.db
@@ -124,8 +149,8 @@ export async function updateIntegration({
   ctx: CallerCtx;
   input: { name: string; changes: IntegrationWrite };
 }) {
-  const { changes } = input;
-  assertWritable(ctx, changes);
+  assertWritable(ctx, input.changes);
+  const changes = withUrlCredentials(input.changes);
   const tenant = tenantOf(ctx.actor);
   try {
     return await withTransaction(ctx.db, async (tx) => {
@@ -158,12 +183,17 @@ export async function updateIntegration({
   }
 }
 
+/** Deletes the integration, and its name from the references that drop it (app bindings) with it. */
 export async function deleteIntegration({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
-  const rows = await ctx.db
-    .delete(integrations)
-    .where(and(inTenant(integrations, tenantOf(ctx.actor)), eq(integrations.name, input.name)))
-    .returning({ id: integrations.id });
-  if (rows.length === 0) throw notFound("integration", { name: input.name });
+  const tenant = tenantOf(ctx.actor);
+  await withTransaction(ctx.db, async (tx) => {
+    const rows = await tx
+      .delete(integrations)
+      .where(and(inTenant(integrations, tenant), eq(integrations.name, input.name)))
+      .returning({ id: integrations.id });
+    if (rows.length === 0) throw notFound("integration", { name: input.name });
+    await carryDelete(tx, { tenant, name: input.name, now: ctx.now() });
+  });
 }
 
 /** For other domains: the names among `names` that are not integrations of the tenant. */

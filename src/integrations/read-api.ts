@@ -1,7 +1,8 @@
 // Reading an integration's HTTP API for another domain (an investigation asks a `prometheus`
 // integration for a series, an `alertmanager` one for its silences). One GET, under the outbound
 // rules (core/http/outbound.ts) with INTEGRATION_ALLOWED_HOSTS, the integration's credentials as
-// headers: `token` a bearer token, `username`/`password` (or user info in the URL) basic auth.
+// headers: `token` a bearer token, `username`/`password` basic auth (user info written in the url is
+// among them: see url-credentials.ts).
 import type { Config } from "../config.ts";
 import { type OutboundError, outboundRequest } from "../core/http/outbound.ts";
 import type { IntegrationConnection } from "./connections.ts";
@@ -13,7 +14,7 @@ export type ApiReadResult =
   | { ok: true; status: number; json: unknown; url: string }
   | { ok: false; error: string; url: string | null };
 
-/** The integration's base URL joined with `path` and `query`, credentials moved out of the URL. */
+/** The integration's base URL joined with `path` and `query` (a connection's url holds no credentials). */
 export function integrationApiUrl(
   connection: Pick<IntegrationConnection, "url">,
   path: string,
@@ -28,7 +29,8 @@ export function integrationApiUrl(
 
 /**
  * The request headers of a call to the integration: a `token` credential is a bearer token,
- * `username`/`password` basic auth; user info in `url` counts as basic auth and is removed from it
+ * `username`/`password` basic auth. A connection read from the database has its url's user info
+ * among its credentials already; any left in `url` counts as basic auth too and is removed from it
  * (fetch refuses URLs that carry it).
  */
 export function integrationHeaders(connection: IntegrationConnection, url: URL): Record<string, string> {

@@ -242,13 +242,17 @@ describeEachEngine("MCP server", (harness) => {
     expect(await unknown.json()).toMatchObject({
       jsonrpc: "2.0",
       id: 8,
-      error: { code: -32602, message: expect.stringContaining("Unknown tool: nope") },
+      error: { code: -32602, message: "Unknown tool: nope" },
     });
     const syntax = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"');
     expect(syntax.status).toBe(400);
     expect(await syntax.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
 
     const client = await connect(appToken);
+    // The SDK's client prefixes the code itself: the message reads it once.
+    await expect(client.callTool({ name: "nosuch", arguments: {} })).rejects.toThrow(
+      expect.objectContaining({ code: -32602, message: "MCP error -32602: Unknown tool: nosuch" }),
+    );
     for (const q of ["a\u0000b", "\ud800"]) {
       const refused = await call_(client, "list_alerts", { q });
       expect(refused.isError).toBe(true);

@@ -7,7 +7,6 @@ import {
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   RequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallerCtx } from "../core/context.ts";
@@ -18,6 +17,9 @@ const text = (value: string, isError = false): CallToolResult => ({
   content: [{ type: "text", text: value }],
   ...(isError ? { isError: true } : {}),
 });
+
+/** An error the SDK's Server answers as the JSON-RPC error `code` with `message` as it is. */
+const protocolError = (code: ErrorCode, message: string) => Object.assign(new Error(message), { code });
 
 export function createMcpServer(ctx: CallerCtx, version: string): Server {
   const server = new Server({ name: "vigil-sre", version }, { capabilities: { tools: {} } });
@@ -35,8 +37,9 @@ export function createMcpServer(ctx: CallerCtx, version: string): Server {
   server.setRequestHandler(anyParams, async (request) => {
     const params = request.params as CallToolRequest["params"];
     const tool = MCP_TOOLS.find((item) => item.name === params.name);
-    // An unknown tool is a protocol error (MCP: tools, error handling), not a result of a tool.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    // An unknown tool is a protocol error (MCP: tools, error handling), not a result of a tool. Not
+    // an McpError: its message starts "MCP error -32602: ", which the SDK's client adds again.
+    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     if (!ctx.actor.scopes.includes(tool.scope)) {
       return text(
         `INSUFFICIENT_SCOPE: this token lacks the scope ${tool.scope} that ${tool.name} needs`,

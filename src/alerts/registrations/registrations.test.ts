@@ -281,6 +281,7 @@ describeEachEngine(
         ...created,
         platform_webhook_url: expect.stringMatching(TOKEN_URL),
         trigger_url: `${PUBLIC_URL}/platform${body.platform_webhook_url}`,
+        updated_at: expect.any(String),
       });
       expect(body.platform_webhook_url).not.toBe(created.platform_webhook_url);
 
@@ -552,4 +553,79 @@ describeEachEngine(
     });
   },
   { publicUrl: PUBLIC_URL },
+);
+
+// The clock Vigil reads, moved by the tests: updated_at is compared without waiting for time to pass.
+const clock = { now: Date.parse("2026-03-01T12:00:00.000Z") };
+
+describeEachEngine(
+  "alert webhook registrations: updated_at and concurrent deletes",
+  (harness) => {
+    it("keeps updated_at on a PUT that changes nothing, and moves it on a change and on a token rotation", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await registerAlerts(h, auth, { source: "alertmanager", integration: "stamps" });
+      const url = `${BASE}/${created.id}`;
+      const update = (payload: object) => h.vigil.app.inject({ method: "PUT", url, headers: auth, payload });
+      const readBack = async () => (await h.vigil.app.inject({ url, headers: auth })).json();
+
+      clock.now += 60_000;
+      for (const unchanged of [
+        {},
+        { classify_mode: "batch", enabled: true, severity_overrides: {} },
+        { source: "alertmanager", integration: "stamps", app_name: "sre" },
+      ]) {
+        const answered = await update(unchanged);
+        expect(answered.statusCode, answered.body).toBe(200);
+        expect(answered.json()).toEqual(created);
+        expect(await readBack()).toEqual(created);
+      }
+
+      clock.now += 60_000;
+      const changed = await update({ severity_overrides: { b: "High", a: "Low" } });
+      expect(changed.json()).toEqual({
+        ...created,
+        severity_overrides: { b: "High", a: "Low" },
+        updated_at: new Date(clock.now).toISOString(),
+      });
+      // The same overrides in another key order change nothing.
+      clock.now += 60_000;
+      expect((await update({ severity_overrides: { a: "Low", b: "High" } })).json()).toEqual(changed.json());
+
+      const disabled = await update({ enabled: false });
+      expect(disabled.json()).toEqual({
+        ...changed.json(),
+        enabled: false,
+        updated_at: new Date(clock.now).toISOString(),
+      });
+
+      clock.now += 60_000;
+      const rotated = await h.vigil.app.inject({ method: "POST", url: `${url}/rotate-token`, headers: auth });
+      expect(rotated.statusCode).toBe(200);
+      expect(rotated.json()).toEqual({
+        ...disabled.json(),
+        platform_webhook_url: expect.stringMatching(TOKEN_URL),
+        trigger_url: expect.stringContaining(`${PUBLIC_URL}/platform/api/v1/webhooks/trigger?apiKey=`),
+        updated_at: new Date(clock.now).toISOString(),
+      });
+      expect(rotated.json().trigger_url).not.toBe(disabled.json().trigger_url);
+      expect(await readBack()).toEqual(rotated.json());
+    });
+
+    it("answers one of concurrent DELETEs 204 and the others 404", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const created = await registerAlerts(h, auth, { source: "alertmanager", integration: "race" });
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          h.vigil.app.inject({ method: "DELETE", url: `${BASE}/${created.id}`, headers: auth }),
+        ),
+      );
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([204, ...Array(7).fill(404)]);
+      const gone = await h.vigil.app.inject({ url: `${BASE}/${created.id}`, headers: auth });
+      expect(gone.statusCode).toBe(404);
+    });
+  },
+  { publicUrl: PUBLIC_URL },
+  { now: () => new Date(clock.now) },
 );

@@ -227,6 +227,12 @@ export async function listAlertWebhooks({
   return result;
 }
 
+// jsonb keeps object keys in its own order: compared as sorted entries, not as stored text.
+const sameJson = (a: unknown, b: unknown) =>
+  JSON.stringify(a && typeof a === "object" ? Object.entries(a).sort() : a) ===
+  JSON.stringify(b && typeof b === "object" ? Object.entries(b).sort() : b);
+
+/** Changes what the body gives; updated_at moves only when something changes (an IaC apply is stable). */
 export async function updateAlertWebhook({
   ctx,
   input,
@@ -237,30 +243,43 @@ export async function updateAlertWebhook({
   const { row } = await findOwn(ctx, input.appName, input.id);
   const { changes } = input;
   assertSameIdentity(changes, { app_name: row.appName, source: row.source, integration: row.integration });
+  const tenant = tenantOf(ctx.actor);
   const now = ctx.now();
   return withTransaction(ctx.db, async (tx) => {
+    // Locked: whether this write changes anything is decided on the row it writes.
+    const [current] = await tx.select().from(alertWebhooks).where(eq(alertWebhooks.id, row.id)).for("update");
+    const webhook = await findWebhook(tx, tenant, row.id);
+    if (!current || !webhook) throw notFound("alert webhook", { id: input.id });
+    const next = {
+      autoInvestigate: changes.auto_investigate ?? current.autoInvestigate,
+      classifyMode: changes.classify_mode ?? current.classifyMode,
+      classifyBatchWindowSeconds: changes.classify_batch_window_seconds ?? current.classifyBatchWindowSeconds,
+      classifyBucketBy: changes.classify_bucket_by ?? current.classifyBucketBy,
+      classifyCriticalBypass: changes.classify_critical_bypass ?? current.classifyCriticalBypass,
+      severityOverrides:
+        (changes.severity_overrides as Record<string, SeverityBucket> | undefined) ??
+        current.severityOverrides,
+      snsAutoConfirm: changes.sns_auto_confirm ?? current.snsAutoConfirm,
+    };
+    const enabling = changes.enabled !== undefined && changes.enabled !== webhook.enabled;
+    const changed =
+      enabling ||
+      Object.entries(next).some(([key, value]) => !sameJson(value, current[key as keyof typeof next]));
+    if (!changed) return present(ctx, current, webhook);
     const [updated] = await tx
       .update(alertWebhooks)
-      .set({
-        autoInvestigate: changes.auto_investigate,
-        classifyMode: changes.classify_mode,
-        classifyBatchWindowSeconds: changes.classify_batch_window_seconds,
-        classifyBucketBy: changes.classify_bucket_by,
-        classifyCriticalBypass: changes.classify_critical_bypass,
-        severityOverrides: changes.severity_overrides as Record<string, SeverityBucket> | undefined,
-        snsAutoConfirm: changes.sns_auto_confirm,
-        updatedAt: now,
-      })
+      .set({ ...next, updatedAt: now })
       .where(eq(alertWebhooks.id, row.id))
       .returning();
-    if (changes.enabled !== undefined) await setWebhookEnabled(tx, row.id, changes.enabled, now);
+    if (enabling) await setWebhookEnabled(tx, row.id, changes.enabled as boolean, now);
     byWebhookId.deleteWhere((cached) => cached.id === row.id);
-    const webhook = await findWebhook(tx, tenantOf(ctx.actor), row.id);
-    if (!updated || !webhook) throw notFound("alert webhook", { id: input.id });
-    return present(ctx, updated, webhook);
+    const written = await findWebhook(tx, tenant, row.id);
+    if (!updated || !written) throw notFound("alert webhook", { id: input.id });
+    return present(ctx, updated, written);
   });
 }
 
+/** A new token, so a new trigger_url: the registration's updated_at moves with it. */
 export async function rotateAlertWebhookToken({
   ctx,
   input,
@@ -269,9 +288,17 @@ export async function rotateAlertWebhookToken({
   input: { appName: string; id: string };
 }) {
   const { row } = await findOwn(ctx, input.appName, input.id);
-  const webhook = await rotateWebhookToken(ctx.db, ctx.secrets, row.id, ctx.now());
-  if (!webhook) throw notFound("alert webhook", { id: input.id });
-  return present(ctx, row, webhook);
+  const now = ctx.now();
+  return withTransaction(ctx.db, async (tx) => {
+    const [updated] = await tx
+      .update(alertWebhooks)
+      .set({ updatedAt: now })
+      .where(eq(alertWebhooks.id, row.id))
+      .returning();
+    const webhook = updated ? await rotateWebhookToken(tx, ctx.secrets, row.id, now) : null;
+    if (!updated || !webhook) throw notFound("alert webhook", { id: input.id });
+    return present(ctx, updated, webhook);
+  });
 }
 
 export async function deleteAlertWebhook({
@@ -283,7 +310,12 @@ export async function deleteAlertWebhook({
 }) {
   const { row } = await findOwn(ctx, input.appName, input.id);
   await withTransaction(ctx.db, async (tx) => {
-    await tx.delete(alertWebhooks).where(eq(alertWebhooks.id, row.id));
+    // Conditional on the row still being there: of concurrent deletes, one deletes, the others 404.
+    const removed = await tx
+      .delete(alertWebhooks)
+      .where(eq(alertWebhooks.id, row.id))
+      .returning({ id: alertWebhooks.id });
+    if (removed.length === 0) throw notFound("alert webhook", { id: input.id });
     byWebhookId.deleteWhere((cached) => cached.id === row.id);
     await deleteWebhook(tx, row.id, ctx.now());
   });

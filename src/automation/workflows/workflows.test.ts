@@ -511,6 +511,17 @@ describeEachEngine("workflows", (harness) => {
     });
   });
 
+  it("answers one of concurrent DELETEs 204 and the others 404", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    expect((await create(h, auth, { name: "raced" })).statusCode).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => call(h, auth, "DELETE", `${BASE}/raced`)),
+    );
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([204, ...Array(7).fill(404)]);
+    expect((await get(h, auth, "raced")).statusCode).toBe(404);
+  });
+
   it("lists only the tenant's workflows by name, and deletes", async () => {
     const h = harness();
     const orgId = await h.createOrg();

@@ -373,9 +373,30 @@ export async function approveWorkflowVersion({
   return present(ctx, workflow, true);
 }
 
+/**
+ * Removes a deleted workflow's name from what a higher domain keeps by name (an app's workflow
+ * assignments), in the delete's transaction: a port, the apps domain registers it.
+ */
+type WorkflowDeleted = (tx: Executor, input: { tenant: Tenant; name: string; now: Date }) => Promise<void>;
+
+const onDelete = new Map<string, WorkflowDeleted>();
+
+/** Registers (or replaces) what one holder does when a workflow it may name is deleted. */
+export function onWorkflowDeleted(holder: string, drop: WorkflowDeleted): void {
+  onDelete.set(holder, drop);
+}
+
+/** One caller of concurrent deletes deletes; the others find nothing left and answer 404. */
 export async function deleteWorkflow({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
-  const workflow = await findWorkflow(ctx.db, ctx, input.name);
-  await ctx.db.delete(workflows).where(eq(workflows.id, workflow.id));
+  const tenant = tenantOf(ctx.actor);
+  await withTransaction(ctx.db, async (tx) => {
+    const rows = await tx
+      .delete(workflows)
+      .where(and(inTenant(workflows, tenant), eq(workflows.name, input.name)))
+      .returning({ id: workflows.id });
+    if (rows.length === 0) throw notFound("workflow", { name: input.name });
+    for (const drop of onDelete.values()) await drop(tx, { tenant, name: input.name, now: ctx.now() });
+  });
 }
 
 /** The version a run would pin: the newest approved one, or null. */
