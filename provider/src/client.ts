@@ -99,16 +99,20 @@ export function apiDiagnostic(
   if (!(thrown instanceof ApiError)) {
     return thrown instanceof DiagnosticError ? thrown : new DiagnosticError([error(summary, String(thrown))]);
   }
-  const field = thrown.body?.details?.field;
+  // A 404 for an app the service lacks names it in details.app_name, not in details.field.
+  const unknownApp = isGone(thrown, ["app_name"]);
+  const field = thrown.body?.details?.field ?? (unknownApp ? "app_name" : undefined);
   const top = field?.split(/[.[/]/)[0];
   const path: PathStep[] | undefined = top && attributes.includes(top) ? [top] : undefined;
   const workspace = refusedWorkspace(thrown);
   const hint = workspace
     ? ` Check workspace_id (or SVC_WORKSPACE_ID) and the API key: the workspace ${workspace} must exist and the key must be allowed to act in it.`
-    : thrown.status === 401
-      ? " Check the api_key setting (or SVC_API_KEY)."
-      : thrown.status === 403
-        ? " The API key lacks a scope this resource needs."
-        : "";
+    : unknownApp
+      ? " Check app_name: GET /api/v1/apps lists the apps of the catalog."
+      : thrown.status === 401
+        ? " Check the api_key setting (or SVC_API_KEY)."
+        : thrown.status === 403
+          ? " The API key lacks a scope this resource needs."
+          : "";
   return new DiagnosticError([error(summary, `${thrown.message}.${hint}`, path)]);
 }

@@ -135,15 +135,18 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
           const resource = resourceOf(request.type_name);
           const proposed = objectOf(request.proposed_new_state);
           if (!proposed) return { planned_state: dynamic(null), diagnostics: [] }; // destroy
+          const prior = objectOf(request.prior_state);
           const result = resource.plan({
-            prior: objectOf(request.prior_state),
+            prior,
             proposed,
             config: objectOf(request.config) ?? {},
             ctx: contextFor([]),
           });
           const valid = !result.diagnostics.some((diagnostic) => diagnostic.severity === "ERROR");
-          if (valid && result.requiresReplace.length > 0 && resource.checkReplacement) {
-            result.diagnostics.push(...(await resource.checkReplacement(result.planned, contextFor([]))));
+          if (valid && prior && result.requiresReplace.length > 0 && resource.checkReplacement) {
+            result.diagnostics.push(
+              ...(await resource.checkReplacement(result.planned, prior, contextFor([]))),
+            );
           }
           return {
             planned_state: dynamic(result.planned),

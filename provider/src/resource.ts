@@ -41,9 +41,9 @@ export interface Resource {
   /**
    * Asked when a plan replaces the object, before anything is removed: what the service would
    * refuse in the replacement (an unknown value), so a typo fails the plan instead of the apply
-   * that has already deleted the object it was to replace.
+   * that has already deleted the object it was to replace. `prior` is the object being replaced.
    */
-  checkReplacement?(planned: ObjectValue, ctx: ResourceContext): Promise<Diagnostic[]>;
+  checkReplacement?(planned: ObjectValue, prior: ObjectValue, ctx: ResourceContext): Promise<Diagnostic[]>;
   apply(request: ApplyRequest): Promise<ObjectValue | null>;
   /** The remote object as state; null when it is gone (OpenTofu then plans to create it again). */
   read(state: ObjectValue, ctx: ResourceContext): Promise<ObjectValue | null>;

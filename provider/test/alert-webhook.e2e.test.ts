@@ -1,7 +1,7 @@
 // svc_sre_alert_webhook driven by the real OpenTofu against a listening Vigil (dev_overrides):
 // create with defaults, no diff after apply, an alert posted to the trigger_url the apply produced,
-// update in place, plan-time validation, replacement, drift (changed and deleted remotely),
-// import by both ID forms, destroy.
+// update in place, plan-time validation, replacement (refused at plan time when another registration
+// holds the new identity), drift (changed and deleted remotely), import by both ID forms, destroy.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readFixture } from "../../test/fixtures.ts";
 import { type Auth, describeOnOneEngine, type Harness, listenOnLoopback } from "../../test/harness.ts";
@@ -205,6 +205,38 @@ describeOnOneEngine("svc_sre_alert_webhook with OpenTofu", (harness) => {
       "Invalid integration",
       'not "." or ".."',
     );
+    ws.write(config(`  source = "alertmanager"\n  integration = "prod"`));
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("refuses at plan time a replacement whose new source and integration another registration holds", async () => {
+    const before = await current();
+    const made = await h.vigil.app.inject({
+      method: "POST",
+      url: `/app/sre/api/v1/alerts/webhook?orgId=${org}`,
+      headers: auth,
+      payload: { source: "alertmanager", integration: "staging" },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const taken = made.json().id;
+    ws.write(config(`  source = "alertmanager"\n  integration = "staging"`));
+    const apply = await ws.tofu("apply", "-auto-approve", "-no-color");
+    expect(apply.code, apply.stdout).toBe(1);
+    const said = oneLine(apply.stderr);
+    expect(said).toContain("Another registration holds this source and integration");
+    expect(said).toContain(
+      `App "sre" already has registration ${taken} for source "alertmanager" and integration "staging"`,
+    );
+    expect(said).toContain("Nothing was changed");
+    expect(said).toContain("tofu import <address> sre/alertmanager/staging");
+    expect(said).toContain(`DELETE /app/sre/api/v1/alerts/webhook/${taken}`);
+    // On the line of the attribute that changed.
+    expect(apply.stderr).toContain('integration = "staging"');
+    expect(apply.stdout).not.toContain("Destroying");
+    expect((await api("GET", `/${before.id}`)).statusCode).toBe(200);
+    expect((await api("GET", `/${taken}`)).statusCode).toBe(200);
+    expect(await current()).toEqual(before);
+    expect((await api("DELETE", `/${taken}`)).statusCode).toBe(204);
     ws.write(config(`  source = "alertmanager"\n  integration = "prod"`));
     expect((await ws.plan()).code).toBe(0);
   });

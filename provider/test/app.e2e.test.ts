@@ -21,6 +21,8 @@ describeOnOneEngine("svc_app with OpenTofu", (harness) => {
   let auth: Auth;
   let ws: Workspace;
   let purpose = "";
+  let providerDir = "";
+  let apiKey = "";
   const api = (method: Method, path: string, payload?: object) =>
     call(h, auth, method, `${path}${path.includes("?") ? "&" : "?"}orgId=${org}`, payload);
   const remote = async () => {
@@ -51,8 +53,9 @@ describeOnOneEngine("svc_app with OpenTofu", (harness) => {
     const approved = await api("POST", "/platform/api/v1/workflows/triage-v2/versions/1/approve");
     expect(approved.statusCode, approved.body).toBe(200);
     purpose = (await remote()).workflow_purposes[0].purpose;
-    const provider = await buildDevProvider();
-    ws = createWorkspace({ providerDir: provider.dir, env: { SVC_API_KEY: key.key } });
+    providerDir = (await buildDevProvider()).dir;
+    apiKey = key.key;
+    ws = createWorkspace({ providerDir, env: { SVC_API_KEY: apiKey } });
   });
   afterAll(() => ws?.remove());
 
@@ -187,15 +190,120 @@ describeOnOneEngine("svc_app with OpenTofu", (harness) => {
     const run = await api("GET", `/app/sre/api/discovery/runs/${state.discovery_run_id}`);
     expect(run.json().status).toBe(state.discovery_run_status);
 
+    // A run that will be skipped waits for nothing: no polls of GET /api/setup and no warning, though
+    // observability is not ready ("prom" has no URL to probe).
+    expect((await api("GET", "/api/setup")).json().observability_ready).toBe(false);
+    const skipping = `  integrations = ["prom"]
+  enabled = true
+  bootstrap_discovery = true
+  discovery_setup_wait_attempts = 2
+  discovery_skip_if_exists = true`;
+    ws.write(config(skipping));
+    const skipped = oneLine(await apply());
+    expect(skipped).not.toContain("Observability is not ready");
+    expect(await current()).toMatchObject({ discovery_run_id: "", discovery_run_status: "skipped" });
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("changes a discovery tuning attribute alone in state only: no unknowns, no update, no run", async () => {
+    const runs = async () => (await api("GET", "/app/sre/api/discovery/runs?limit=100")).json().length;
+    const before = { state: await current(), remote: await remote(), runs: await runs() };
     ws.write(
       config(`  integrations = ["prom"]
   enabled = true
   bootstrap_discovery = true
+  discovery_setup_wait_attempts = 3
+  discovery_poll_timeout_seconds = 60
   discovery_skip_if_exists = true`),
     );
+    const plan = await ws.plan();
+    expect(plan.code, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout).toContain("will be updated in-place");
+    expect(plan.stdout).toMatch(/\+ discovery_poll_timeout_seconds\s+= 60/);
+    expect(plan.stdout).toMatch(/~ discovery_setup_wait_attempts\s+= 2 -> 3/);
+    expect(plan.stdout).not.toContain("known after apply");
     await apply();
-    expect(await current()).toMatchObject({ discovery_run_id: "", discovery_run_status: "skipped" });
+    expect(await current()).toEqual({
+      ...before.state,
+      discovery_setup_wait_attempts: 3,
+      discovery_poll_timeout_seconds: 60,
+    });
+    expect(await remote()).toEqual(before.remote);
+    expect(await runs()).toBe(before.runs);
     expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("empties a revoked app token in state, says how to get another, and records the rotated one", async () => {
+    ws.write(
+      `${config(`  integrations = ["prom"]`)}
+output "token" {
+  value     = svc_app.sre.app_token
+  sensitive = true
+}
+`,
+    );
+    await apply();
+    const issued = String((await current()).app_token);
+    expect(issued.length).toBeGreaterThan(10);
+    const keys = (await api("GET", "/api/v1/keys")).json() as {
+      id: string;
+      name: string;
+      revoked_at: string | null;
+    }[];
+    const tokenKey = keys.find((key) => key.name === "app token: sre" && key.revoked_at === null);
+    expect(tokenKey).toBeDefined();
+    const revoked = await api("POST", `/api/v1/keys/${tokenKey?.id}/revoke`);
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    expect((await remote()).app_token).toBeUndefined();
+
+    // What uses the token sees it go, and the plan says how to get another.
+    const plan = await ws.plan();
+    expect(plan.code, plan.stdout + plan.stderr).toBe(2);
+    const said = oneLine(plan.stdout + plan.stderr);
+    expect(said).toContain('The app token of "sre" was revoked');
+    expect(said).toContain(`POST /api/v1/apps/sre/token/rotate?orgId=${org} with a key holding apps_write`);
+    expect(said).toMatch(/token\s*= \(sensitive value\)/);
+    await ws.ok("apply", "-refresh-only", "-auto-approve", "-no-color");
+    expect((await current()).app_token).toBe("");
+    expect(await ws.ok("output", "-raw", "token")).toBe("");
+
+    const rotated = await api("POST", "/api/v1/apps/sre/token/rotate");
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const refreshed = oneLine(await ws.ok("apply", "-refresh-only", "-auto-approve", "-no-color"));
+    expect(refreshed).not.toContain("was revoked");
+    expect((await current()).app_token).toBe(rotated.json().app_token);
+    expect(await ws.ok("output", "-raw", "token")).toBe(rotated.json().app_token);
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("points at workflow_assignments for two defaults of one purpose, and at app_name for an app the catalog lacks", async () => {
+    ws.write(
+      config(`  integrations = ["prom"]
+  workflow_assignments = [
+    { purpose = "${purpose}", workflow_name = "triage-v2", is_default = true },
+    { purpose = "${purpose}", workflow_name = "other", is_default = true },
+  ]`),
+    );
+    const twoDefaults = await ws.plan();
+    expect(twoDefaults.code).toBe(1);
+    expect(oneLine(twoDefaults.stderr)).toContain("Two default workflows for one purpose");
+    expect(oneLine(twoDefaults.stderr)).toContain(
+      `workflow_assignments[0] and workflow_assignments[1] both set is_default for purpose "${purpose}"`,
+    );
+    expect(twoDefaults.stderr).toMatch(/on main\.tf line \d+, in resource "svc_app" "sre":/);
+    expect(twoDefaults.stderr).toContain("workflow_assignments = [");
+
+    // On create the plan cannot know the catalog lacks the app; the apply's 404 names no field.
+    const other = createWorkspace({ providerDir, env: { SVC_API_KEY: apiKey } });
+    other.write(`${providerBlock(org, base)}\nresource "svc_app" "ghost" {\n  app_name = "no-such-app"\n}\n`);
+    const created = await other.tofu("apply", "-auto-approve", "-no-color");
+    other.remove();
+    expect(created.code).toBe(1);
+    expect(oneLine(created.stderr)).toContain('Cannot bind app "no-such-app"');
+    expect(oneLine(created.stderr)).toContain(
+      "Check app_name: GET /api/v1/apps lists the apps of the catalog.",
+    );
+    expect(created.stderr).toContain('app_name = "no-such-app"');
   });
 
   it("refuses at plan time to replace the binding with an app the catalog lacks, before unbinding", async () => {

@@ -63,7 +63,7 @@ describe("svc_app validation", () => {
       ["app_name"],
       ["discovery_poll_timeout_seconds"],
       ["discovery_setup_wait_attempts"],
-      ["workflow_assignments", 1, "is_default"],
+      ["workflow_assignments"],
       ["integrations", 1],
     ]);
   });
@@ -143,6 +143,55 @@ describe("svc_app plans", () => {
   });
 });
 
+describe("svc_app discovery plans", () => {
+  const bootstrapped = stateOf(
+    remote,
+    configOf({
+      app_name: "sre",
+      integrations: ["prom", "grafana"],
+      bootstrap_discovery: true,
+      discovery_poll_timeout_seconds: 300,
+    }),
+  );
+  const prior = { ...bootstrapped, discovery_run_id: "run-1", discovery_run_status: "succeeded" };
+  const planOf = (changes: ObjectValue, from: ObjectValue = prior) => {
+    const proposed = { ...from, ...changes };
+    return appResource.plan({ prior: from, proposed, config: proposed, ctx }).planned;
+  };
+
+  it("plans a change of a discovery tuning attribute alone as a state change, with nothing unknown", () => {
+    const tunings: ObjectValue[] = [
+      { discovery_poll_timeout_seconds: 60 },
+      { discovery_setup_wait_attempts: 5 },
+      { discovery_skip_if_exists: true },
+    ];
+    for (const changes of tunings) {
+      expect(planOf(changes)).toEqual({ ...prior, ...changes });
+    }
+  });
+
+  it("plans a discovery run when the binding changes or bootstrap_discovery turns on, and none when it turns off", () => {
+    expect(planOf({ integrations: ["prom"] })).toMatchObject({
+      updated_at: UNKNOWN,
+      discovery_run_id: UNKNOWN,
+      discovery_run_status: UNKNOWN,
+    });
+    const off = { ...prior, bootstrap_discovery: null, discovery_run_id: "", discovery_run_status: "" };
+    expect(planOf({ bootstrap_discovery: true }, off)).toEqual({
+      ...off,
+      bootstrap_discovery: true,
+      discovery_run_id: UNKNOWN,
+      discovery_run_status: UNKNOWN,
+    });
+    expect(planOf({ bootstrap_discovery: false })).toEqual({
+      ...prior,
+      bootstrap_discovery: false,
+      discovery_run_id: "",
+      discovery_run_status: "",
+    });
+  });
+});
+
 describe("svc_app requests and state", () => {
   it("sends only what is set: omitted stays unchanged, an empty list clears", () => {
     expect(putBody(configOf({ app_name: "sre", integrations: ["prom"] }))).toEqual({
@@ -187,13 +236,16 @@ describe("svc_app requests and state", () => {
     expect(state.workflow_purposes).toEqual([{ purpose: "alert_triage", workflow_name: "sre-triage" }]);
   });
 
-  it("keeps the app token in state when the service leaves it out for a key without apps_write", () => {
+  it("keeps the app token the service hides from a key without apps_write, and empties a revoked one", () => {
     const prior = stateOf(remote, configOf({ app_name: "sre" }));
-    const { app_token: _hidden, ...readOnly } = remote;
-    expect(stateOf(readOnly, prior).app_token).toBe("secret-token");
-    expect(stateOf({ ...remote, app_token: "" }, prior).app_token).toBe("secret-token");
+    const { app_token: _missing, ...withoutToken } = remote;
+    expect(stateOf(withoutToken, prior, { tokenHidden: true }).app_token).toBe("secret-token");
+    expect(stateOf({ ...remote, app_token: "" }, prior, { tokenHidden: true }).app_token).toBe(
+      "secret-token",
+    );
+    expect(stateOf(withoutToken, prior).app_token).toBe("");
     expect(stateOf({ ...remote, app_token: "rotated" }, prior).app_token).toBe("rotated");
-    expect(stateOf(readOnly, null, true).app_token).toBe("");
+    expect(stateOf(withoutToken, null, { importing: true, tokenHidden: true }).app_token).toBe("");
   });
 
   it("shows a remote change of a managed attribute as drift", () => {
@@ -217,7 +269,7 @@ describe("svc_app requests and state", () => {
     expect(stateOf(remote, prior).workflow_assignments).toEqual([
       { purpose: "alert_triage", workflow_name: "triage-v2", is_default: null },
     ]);
-    const imported = stateOf(remote, null, true);
+    const imported = stateOf(remote, null, { importing: true });
     const managed: Record<string, Value> = {
       integrations: ["prom", "grafana"],
       attached_workflows: ["legacy"],

@@ -220,16 +220,25 @@ function settingsBody(planned: ObjectValue) {
 
 /**
  * A replacement deletes the registration first: the app and the source it names must be ones the
- * service takes. A 404 for an app the catalog has is no refusal: the same apply may configure it.
+ * service takes, and no other registration may hold the new (app, source, integration), which the
+ * service allows once (the create would fail 409 after the delete). A 404 for an app the catalog has
+ * is no refusal: the same apply may configure it.
  */
-async function checkReplacement(planned: ObjectValue, ctx: ResourceContext): Promise<Diagnostic[]> {
-  const { app_name: appName, source } = planned;
+async function checkReplacement(
+  planned: ObjectValue,
+  prior: ObjectValue,
+  ctx: ResourceContext,
+): Promise<Diagnostic[]> {
+  const { app_name: appName, source, integration } = planned;
   if (typeof appName !== "string" || typeof source !== "string") return [];
   const client = ctx.client();
   const unknownApp = await catalogLacks(client, appName);
   if (unknownApp) return [unknownApp];
+  const query: Record<string, string> = { source };
+  if (typeof integration === "string") query.integration = integration;
+  let holders: Registration[] = [];
   try {
-    await client.request("GET", basePath(appName), { query: { source } });
+    holders = await client.request<Registration[]>("GET", basePath(appName), { query });
   } catch (thrown) {
     if (thrown instanceof ApiError && thrown.status === 400 && thrown.body?.details?.field === "source") {
       return [
@@ -240,7 +249,18 @@ async function checkReplacement(planned: ObjectValue, ctx: ResourceContext): Pro
       throw apiDiagnostic(thrown, "Cannot check the replacement registration", ATTRIBUTES);
     }
   }
-  return [];
+  const holder = holders.find((found) => found.integration === integration && found.id !== prior.id);
+  if (!holder) return [];
+  const changed = IDENTITY.find((name) => !sameValue(prior[name], planned[name])) ?? "source";
+  const which = holder.integration ? `integration "${holder.integration}"` : "the default integration";
+  const importId = [appName, source, ...(holder.integration ? [holder.integration] : [])].join("/");
+  return [
+    error(
+      "Another registration holds this source and integration",
+      `App "${appName}" already has registration ${holder.id} for source "${source}" and ${which} in this workspace, and the service takes one per source and integration. Nothing was changed: the replacement would have deleted registration ${textOf(prior.id)} first, then failed to create this one. Either import the existing registration (tofu import <address> ${importId}, into a resource that holds none, e.g. after tofu state rm of this one), or delete it (DELETE ${basePath(appName)}/${holder.id}) if nothing sends alerts to its trigger URL, and plan again.`,
+      [changed],
+    ),
+  ];
 }
 
 export const alertWebhookResource: Resource = {

@@ -229,11 +229,12 @@ function validate(config: ObjectValue): Diagnostic[] {
       const entry = asObject(item);
       if (entry?.is_default === true && typeof entry.purpose === "string") {
         if (defaults.has(entry.purpose)) {
+          // On the attribute, not the entry: OpenTofu cannot point into a list written as an expression.
           diagnostics.push(
             error(
               "Two default workflows for one purpose",
-              `Purpose "${entry.purpose}" already has a default at index ${defaults.get(entry.purpose)}.`,
-              ["workflow_assignments", index, "is_default"],
+              `workflow_assignments[${defaults.get(entry.purpose)}] and workflow_assignments[${index}] both set is_default for purpose "${entry.purpose}"; a purpose has at most one default: leave is_default out of all but one.`,
+              ["workflow_assignments"],
             ),
           );
         }
@@ -253,6 +254,10 @@ function validate(config: ObjectValue): Diagnostic[] {
   }
   return diagnostics;
 }
+
+/** Whether an update changes what the service holds (else it only tunes the provider's bootstrap). */
+const bindingChanges = (prior: ObjectValue, planned: ObjectValue) =>
+  MANAGED.some((name) => !sameValue(prior[name], planned[name]));
 
 const sorted = (values: string[]) => [...values].sort();
 const sameSet = (a: Value, b: string[]) =>
@@ -285,9 +290,16 @@ function assignmentsOf(remote: Installation["workflow_assignments"], prior: Valu
 
 /**
  * The state for an installation. `prior` decides which optional attributes are managed: a null
- * there stays null. `importing` fills every one from the service.
+ * there stays null. `importing` fills every one from the service. `tokenHidden`: the service left
+ * app_token out because the key lacks apps_write, so the one in `prior` still holds; otherwise a
+ * missing token is a revoked one and state empties it (see tokenHiddenFrom).
  */
-export function stateOf(remote: Installation, prior: ObjectValue | null, importing = false): ObjectValue {
+export function stateOf(
+  remote: Installation,
+  prior: ObjectValue | null,
+  options: { importing?: boolean; tokenHidden?: boolean } = {},
+): ObjectValue {
+  const { importing = false, tokenHidden = false } = options;
   const managed = (name: (typeof MANAGED)[number]) => importing || (prior?.[name] ?? null) !== null;
   const list = (name: "integrations" | "attached_workflows") => {
     if (!managed(name)) return null;
@@ -304,8 +316,7 @@ export function stateOf(remote: Installation, prior: ObjectValue | null, importi
     config: managed("config") ? { ...remote.config } : null,
     enabled: managed("enabled") ? remote.enabled : null,
     ...Object.fromEntries(BOOTSTRAP.map((name) => [name, prior?.[name] ?? null])),
-    // The service leaves the token out for a key without apps_write; it did not change for that.
-    app_token: remote.app_token || textOf(prior?.app_token),
+    app_token: remote.app_token || (tokenHidden ? textOf(prior?.app_token) : ""),
     app_version: remote.app_version,
     category: remote.category,
     configured: remote.configured,
@@ -354,8 +365,54 @@ const GONE = ["app_name"];
 const appPath = (name: Value | undefined) => `/api/v1/apps/${encodeURIComponent(textOf(name))}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits for observability, starts discovery and follows it; answers the run's id and status. */
-async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: ResourceContext) {
+/**
+ * Whether the service hides app_token from the provider's key. It shows the token only to keys with
+ * apps_write, and to those only while the token works: for such a key a missing token is a revoked
+ * one. Asked (GET /api/v1/me) only when the token is missing.
+ */
+async function tokenHiddenFrom(client: Client): Promise<boolean> {
+  try {
+    const caller = await client.request<{ scopes: string[] }>("GET", "/api/v1/me");
+    return !caller.scopes.includes("apps_write");
+  } catch (thrown) {
+    throw apiDiagnostic(thrown, "Cannot read the scopes of the API key (GET /api/v1/me)", []);
+  }
+}
+
+/**
+ * The state of a configured installation the service answered, telling a token hidden from the key
+ * (state keeps the one it has) from a revoked one (state empties it, so whatever uses it sees the
+ * change, and a warning says how to get another: applying does not issue one, a rotation does).
+ */
+async function installedState(
+  remote: Installation,
+  prior: ObjectValue | null,
+  ctx: ResourceContext,
+  importing = false,
+): Promise<ObjectValue> {
+  if (remote.app_token || !remote.configured) return stateOf(remote, prior, { importing });
+  const tokenHidden = await tokenHiddenFrom(ctx.client());
+  if (!tokenHidden) {
+    const rotate = `POST ${appPath(remote.app_name)}/token/rotate?orgId=${textOf(ctx.settings.workspaceId)}`;
+    ctx.warn(
+      warning(
+        `The app token of "${remote.app_name}" was revoked`,
+        `The service shows no app_token to this key, which holds apps_write: the token was revoked (in /api/v1/keys) and the app cannot authenticate, so app_token is empty in state. Applying does not issue another; ${rotate} with a key holding apps_write does, and the next refresh records it.`,
+      ),
+    );
+  } else if (importing) {
+    ctx.warn(
+      warning(
+        "The app token is hidden from this API key",
+        "The key lacks apps_write, so the service leaves app_token out: it stays empty until a refresh with a key that has it.",
+      ),
+    );
+  }
+  return stateOf(remote, prior, { importing, tokenHidden });
+}
+
+/** Polls GET /api/setup up to discovery_setup_wait_attempts times for observability_ready. */
+async function waitForObservability(client: Client, planned: ObjectValue, ctx: ResourceContext) {
   const attempts =
     typeof planned.discovery_setup_wait_attempts === "number"
       ? planned.discovery_setup_wait_attempts
@@ -378,8 +435,22 @@ async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: Res
       await sleep(SETUP_POLL_INTERVAL_MS);
     }
   }
+}
+
+/** Waits for observability, starts discovery and follows it; answers the run's id and status. */
+async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: ResourceContext) {
+  const skipIfExists = planned.discovery_skip_if_exists === true;
+  // A run the service will skip needs no observability: no wait, and no warning that it is missing.
+  const runExists =
+    skipIfExists &&
+    (
+      await client.request<DiscoveryRun[]>("GET", "/app/sre/api/discovery/runs", {
+        query: { limit: "1" },
+      })
+    ).length > 0;
+  if (!runExists) await waitForObservability(client, planned, ctx);
   let run = await client.request<DiscoveryRun>("POST", "/app/sre/api/discovery/runs", {
-    body: { skip_if_exists: planned.discovery_skip_if_exists === true },
+    body: { skip_if_exists: skipIfExists },
   });
   if (run.status === "skipped") return { id: "", status: "skipped" };
   const timeout =
@@ -415,7 +486,7 @@ export const appResource: Resource = {
   schema,
   validate,
 
-  async checkReplacement(planned, ctx) {
+  async checkReplacement(planned, _prior, ctx) {
     if (typeof planned.app_name !== "string") return [];
     const unknownApp = await catalogLacks(ctx.client(), planned.app_name);
     return unknownApp ? [unknownApp] : [];
@@ -425,19 +496,26 @@ export const appResource: Resource = {
     const diagnostics = validate(config);
     const planned: ObjectValue = { ...proposed };
     const requiresReplace = prior && !sameValue(prior.app_name, planned.app_name) ? [["app_name"]] : [];
-    const creating = !prior || requiresReplace.length > 0;
     const bootstrap =
       planned.bootstrap_discovery === UNKNOWN ? UNKNOWN : planned.bootstrap_discovery === true;
-    if (creating) {
+    let discovers: boolean;
+    if (!prior || requiresReplace.length > 0) {
       for (const name of COMPUTED) planned[name] = UNKNOWN;
+      discovers = true;
     } else {
-      const changed = [...MANAGED, ...BOOTSTRAP].some((name) => !sameValue(prior[name], planned[name]));
-      if (changed) for (const name of CHANGED_BY_UPDATE) planned[name] = UNKNOWN;
-      if (!changed) return { planned, requiresReplace, diagnostics };
+      const binds = bindingChanges(prior, planned);
+      if (binds) for (const name of CHANGED_BY_UPDATE) planned[name] = UNKNOWN;
+      discovers = binds || (prior.bootstrap_discovery !== true && bootstrap !== false);
     }
-    // Discovery runs on each apply that creates or changes the binding when bootstrap is on.
-    planned.discovery_run_id = bootstrap === false ? "" : UNKNOWN;
-    planned.discovery_run_status = bootstrap === false ? "" : UNKNOWN;
+    // Discovery runs on each apply that creates or changes the binding, or turns bootstrap on. The
+    // other bootstrap attributes only tune that run: changed alone, they change state only.
+    if (bootstrap === false) {
+      planned.discovery_run_id = "";
+      planned.discovery_run_status = "";
+    } else if (discovers) {
+      planned.discovery_run_id = UNKNOWN;
+      planned.discovery_run_status = UNKNOWN;
+    }
     return { planned, requiresReplace, diagnostics };
   },
 
@@ -458,15 +536,20 @@ export const appResource: Resource = {
       }
       return null;
     }
-    let remote: Installation;
-    try {
-      remote = await client.request<Installation>("PUT", appPath(planned.app_name), {
-        body: putBody(planned),
-      });
-    } catch (thrown) {
-      throw apiDiagnostic(thrown, `Cannot bind app "${textOf(planned.app_name)}"`, ATTRIBUTES);
+    let state: ObjectValue = { ...planned };
+    if (!prior || bindingChanges(prior, planned)) {
+      let remote: Installation;
+      try {
+        remote = await client.request<Installation>("PUT", appPath(planned.app_name), {
+          body: putBody(planned),
+        });
+      } catch (thrown) {
+        throw apiDiagnostic(thrown, `Cannot bind app "${textOf(planned.app_name)}"`, ATTRIBUTES);
+      }
+      state = await installedState(remote, planned, ctx);
     }
-    const state = stateOf(remote, planned);
+    // The plan leaves the run unknown when this apply runs discovery (see plan).
+    if (planned.discovery_run_id !== UNKNOWN) return state;
     if (planned.bootstrap_discovery === true) {
       try {
         const run = await bootstrapDiscovery(client, planned, ctx);
@@ -492,7 +575,7 @@ export const appResource: Resource = {
   async read(state, ctx) {
     try {
       const remote = await ctx.client().request<Installation>("GET", appPath(state.app_name));
-      return remote.configured ? stateOf(remote, state) : null;
+      return remote.configured ? await installedState(remote, state, ctx) : null;
     } catch (thrown) {
       if (isGone(thrown, GONE)) return null;
       throw apiDiagnostic(thrown, `Cannot read app "${textOf(state.app_name)}"`, ATTRIBUTES);
@@ -517,14 +600,6 @@ export const appResource: Resource = {
         ),
       ]);
     }
-    if (!remote.app_token) {
-      ctx.warn(
-        warning(
-          "The app token is hidden from this API key",
-          "The key lacks apps_write, so the service leaves app_token out: it stays empty until a refresh with a key that has it.",
-        ),
-      );
-    }
-    return stateOf(remote, null, true);
+    return installedState(remote, null, ctx, true);
   },
 };
