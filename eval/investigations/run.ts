@@ -103,7 +103,7 @@ function answer(cases: Case[], triggeredAt: number[], req: IncomingMessage, res:
   }
   if (path === "api/v1/query") {
     const query = url.searchParams.get("query") ?? "";
-    const value = query.startsWith("sum(changes(") ? prom.changes : prom.share;
+    const value = query.startsWith("changes(") ? prom.changes : prom.share;
     const result =
       value === null ? [] : [{ metric: {}, value: [Number(url.searchParams.get("time")), String(value)] }];
     return json(res, 200, { status: "success", data: { resultType: "vector", result } });

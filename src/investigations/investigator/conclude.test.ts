@@ -37,6 +37,8 @@ const findings = (held: Partial<PrometheusFinding>): IntegrationFindings => ({
       outcome: "answered",
       series_found: true,
       series: 1,
+      alert_series: "{}",
+      note: null,
       points: 900,
       min: 0.6,
       max: 0.97,

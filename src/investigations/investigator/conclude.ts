@@ -88,6 +88,9 @@ function inconclusiveSeries(
     prom.last !== null && expression
       ? ` ${expression.lhs} is ${prom.last} against a threshold of ${expression.threshold}.`
       : "";
+  if (prom.series_found && prom.alert_series === null) {
+    return `Look at ${where} now: ${prom.integration} answered for "${name}", but ${prom.note}: compare them there by hand.`;
+  }
   const covered = prom.covered_seconds ?? 0;
   if (prom.series_found && covered < ALWAYS_CROSSED_MIN_COVERED_SECONDS) {
     return `Look at ${where} now:${now || ` the series behind "${name}" is there.`} Its series began ${Math.round(covered / 60)} min before the alert, too little history to judge the rule by: investigate again once it has half an hour.`;
@@ -123,8 +126,9 @@ export function conclude(
   });
 
   if (prom) {
+    const own = prom.series > 1 && prom.alert_series ? `, the alert's series ${prom.alert_series}` : "";
     steps.push(
-      `Queried ${prom.integration} for ${expression?.lhs ?? expression?.expr ?? "the series"} around ${alert.triggered_at}.`,
+      `Queried ${prom.integration} for ${expression?.lhs ?? expression?.expr ?? "the series"}${own} around ${alert.triggered_at}${prom.note ? ` (${prom.note})` : ""}.`,
     );
     const absent = prom.series_found === false;
     candidates.push({
@@ -133,7 +137,9 @@ export function conclude(
       status: absent ? "confirmed" : "rejected",
       rationale: absent
         ? `${prom.integration} holds no data for ${expression?.lhs ?? expression?.expr} in the hour before the trigger`
-        : `${prom.integration} returned ${prom.series} series with ${prom.points} points`,
+        : prom.alert_series === null
+          ? `${prom.integration} returned ${prom.series} series, but ${prom.note}`
+          : `${prom.integration} returned ${prom.series} series; the alert's has ${prom.points} points`,
       category: "alert_rule",
       verdict: "alert_is_misconfigured",
       todo: `Check the metric name and labels in the rule of "${name}", and that its target is scraped.`,

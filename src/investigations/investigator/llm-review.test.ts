@@ -107,14 +107,57 @@ describeEachEngine(
       stub.script([], { status: 500, body: { error: { message: "down" } } });
       const failed = await investigateNew(h, auth);
       expect(failed.status).toBe("completed");
-      expect(failed.triage_metadata.investigator).toBe("deterministic (the LLM gave no usable answer)");
+      // The investigator value stays machine-readable; why the model's answer was not used is a step.
+      expect(failed.triage_metadata.investigator).toBe("deterministic");
       expect(failed.structured_rca.plain_summary.verdict).toBe("not_enough_information");
+      expect(failed.structured_rca.plain_summary.how_we_got_here.at(-1)).toBe(
+        "Asked the model stub-model for a conclusion: it gave no usable answer (the model call failed), so this is the rule-based one.",
+      );
       stub.script([], (request) =>
         request.body?.tools?.length ? { content: "I think it is fine." } : { status: 500, body: {} },
       );
       const nonsense = await investigateNew(h, auth);
-      expect(nonsense.triage_metadata.investigator).toBe("deterministic (the LLM gave no usable answer)");
+      expect(nonsense.triage_metadata.investigator).toBe("deterministic");
+      expect(nonsense.structured_rca.plain_summary.how_we_got_here.at(-1)).toContain(
+        "(its answer was not the conclusion asked for)",
+      );
       expect(nonsense.evidence.filter((item: { source: string }) => item.source === "llm")).toEqual([]);
+    });
+
+    it("stores an answer holding U+0000 or a lone surrogate, each made U+FFFD", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const answer = {
+        ...ANSWER,
+        what_broke: "Payments\u0000 answered errors.",
+        what_to_do: "Roll back \ud800the deploy.",
+        how_we_got_here: ["Read\u0000 the alert", "\udc00"],
+        hypotheses: [
+          { statement: "A bad\u0000 deploy", confidence: 0.7, status: "confirmed", rationale: "\ud83d" },
+        ],
+        citations: [
+          { title: "Dash\u0000board \ud800", url: "https://grafana.example.com/d/x", kind: "dashboard" },
+        ],
+      };
+      stub.script([], (request) =>
+        request.body?.tools?.length ? { content: JSON.stringify(answer) } : { status: 500, body: {} },
+      );
+      const done = await investigateNew(h, auth);
+      expect(done.status).toBe("completed");
+      expect(done.triage_metadata.investigator).toBe("llm:stub-model");
+      expect(done.structured_rca.plain_summary).toEqual({
+        verdict: "real_problem",
+        what_broke: "Payments\ufffd answered errors.",
+        what_to_do: "Roll back \ufffdthe deploy.",
+        how_we_got_here: ["Read\ufffd the alert", "\ufffd"],
+      });
+      expect(done.hypotheses).toEqual([
+        { statement: "A bad\ufffd deploy", confidence: 0.7, status: "confirmed", rationale: "\ufffd" },
+      ]);
+      expect(done.result_summary).toBe("real_problem: A bad\ufffd deploy Roll back \ufffdthe deploy.");
+      expect(done.evidence.filter((item: { source: string }) => item.source === "llm")).toEqual([
+        expect.objectContaining({ title: "Dash\ufffdboard \ufffd", url: "https://grafana.example.com/d/x" }),
+      ]);
     });
   },
   { llm: { baseUrl: stub.baseUrl, model: "stub-model", apiKey: null } },

@@ -3,13 +3,14 @@
 // the model for the verdict, ranked hypotheses and the links it cites. Bounds: steps, output tokens,
 // a token budget and a total time; a repeated identical tool call is refused; an oversized tool
 // answer is cut. Anything unusable (an error, no final answer, an answer that is not the JSON asked
-// for) gives null, and the deterministic conclusion stands. Cited links become `llm` evidence,
-// verified only when their host is an integration's, like any other.
+// for) leaves the deterministic conclusion standing, with a step that says so. Cited links become
+// `llm` evidence, verified only when their host is an integration's, like any other.
 import { generateText, jsonSchema, stepCountIs, type ToolSet, tool } from "ai";
 import type { Logger } from "pino";
 import { VERDICTS } from "../../alerts/index.ts";
 import { abortAfter } from "../../core/abort.ts";
 import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
+import { storableValue } from "../../webhooks/index.ts";
 import { rank } from "../callbacks.ts";
 import type { EvidenceDraft } from "../evidence.ts";
 import { EVIDENCE_KINDS, type InvestigationHypothesis, type InvestigationPriorIncident } from "../schemas.ts";
@@ -38,7 +39,8 @@ const SYSTEM = [
 export interface LlmReview {
   conclusion: Conclusion;
   citations: EvidenceDraft[];
-  modelId: string;
+  /** `triage_metadata.investigator`: `llm:<model>`, or `deterministic` when the model's answer was unusable. */
+  investigator: string;
 }
 
 function clip(value: unknown): unknown {
@@ -96,7 +98,7 @@ export async function reviewWithLlm(input: {
   deterministic: Conclusion;
   log: Logger;
   signal?: AbortSignal;
-}): Promise<LlmReview | null> {
+}): Promise<LlmReview> {
   const { gathered, findings, prior, deterministic } = input;
   const { model, modelId } = createLlmModel(input.llm);
   const sources: Record<string, { description: string; read: () => unknown }> = {
@@ -123,6 +125,24 @@ export async function reviewWithLlm(input: {
       read: () => ({ hypotheses: deterministic.hypotheses, plain_summary: deterministic.rca.plain_summary }),
     },
   };
+  // The model's failure is kept out of the machine-readable investigator and told as a step.
+  const unusable = (why: string): LlmReview => ({
+    investigator: "deterministic",
+    citations: [],
+    conclusion: {
+      ...deterministic,
+      rca: {
+        ...deterministic.rca,
+        plain_summary: deterministic.rca.plain_summary && {
+          ...deterministic.rca.plain_summary,
+          how_we_got_here: [
+            ...(deterministic.rca.plain_summary.how_we_got_here ?? []),
+            `Asked the model ${modelId} for a conclusion: it gave no usable answer (${why}), so this is the rule-based one.`,
+          ],
+        },
+      },
+    },
+  });
   const seen = new Set<string>();
   const tools: ToolSet = {};
   for (const [name, source] of Object.entries(sources)) {
@@ -166,7 +186,7 @@ export async function reviewWithLlm(input: {
       { err: describeLlmError(err).message },
       "LLM investigation failed; keeping the deterministic conclusion",
     );
-    return null;
+    return unusable("the model call failed");
   }
   const answer = parseAnswer(text);
   const hypotheses = answer ? hypothesesOf(answer.hypotheses) : null;
@@ -182,7 +202,7 @@ export async function reviewWithLlm(input: {
       { model: modelId },
       "LLM investigation answered no usable conclusion; keeping the deterministic one",
     );
-    return null;
+    return unusable("its answer was not the conclusion asked for");
   }
   const steps = Array.isArray(answer.how_we_got_here)
     ? answer.how_we_got_here.filter(isText).slice(0, 20)
@@ -194,8 +214,10 @@ export async function reviewWithLlm(input: {
     how_we_got_here: steps,
   };
   const top = hypotheses.find((item) => item.status !== "rejected") ?? null;
-  return {
-    modelId,
+  // The model's text is stored as it is: U+0000 and unpaired surrogates, which the database refuses
+  // (and a cut title may leave), become U+FFFD, as in alert data, so they cannot fail the conclusion.
+  return storableValue({
+    investigator: `llm:${modelId}`,
     citations: citationsOf(answer.citations),
     conclusion: {
       hypotheses,
@@ -211,5 +233,5 @@ export async function reviewWithLlm(input: {
       // The model decides the verdict; the rule fix stays the deterministic one, when both agree.
       fix: plain.verdict === "alert_is_misconfigured" ? deterministic.fix : null,
     },
-  };
+  });
 }

@@ -62,9 +62,115 @@ async function investigateExpression(h: Harness, auth: Auth, expr: string, label
   }, 60_000);
 }
 
+/** The exporter's three targets of one rule, payments down after five samples of all three up. */
+let targetsDown:
+  | Promise<{ selector: string; labels: (service: string) => Record<string, string> }>
+  | undefined;
+function oneTargetDown(engine: string) {
+  targetsDown ??= (async () => {
+    const selector = `vigil_test_target_up{run="${engine}"}`;
+    const series = (service: string) =>
+      `vigil_test_target_up{service="${service}",team="core",run="${engine}"}`;
+    for (const service of ["ledger", "payments", "search"]) exporter.set(series(service), 1);
+    await prometheus.waitFor(
+      "5 samples of each target",
+      `min(count_over_time(${selector}[5m]))`,
+      (v) => (v ?? 0) >= 5,
+    );
+    exporter.set(series("payments"), 0);
+    await prometheus.waitFor("payments down", `max_over_time(${series("payments")}[3s])`, (v) => v === 0);
+    // As Alertmanager sends it: the series' labels (scrape labels too), the rule's and alertname.
+    const labels = (service: string) => ({
+      alertname: "TargetDown",
+      severity: "page",
+      instance: exporter.url,
+      job: "exporter",
+      run: engine,
+      service,
+      team: "core",
+    });
+    return { selector, labels };
+  })();
+  return targetsDown;
+}
+
+const whatToDo = (done: { structured_rca: { plain_summary: { what_to_do: string } } }) =>
+  done.structured_rca.plain_summary.what_to_do;
+const metricOf = (done: { evidence: { kind: string; title: string; url: string }[] }) => {
+  const metric = done.evidence.find((item) => item.kind === "metric");
+  return metric && { title: metric.title, expr: new URL(metric.url).searchParams.get("g0.expr") };
+};
+
 describeOnOneEngine(
   "the investigator with a real Prometheus",
   (harness) => {
+    it("several targets, one down: the facts are those of the alert's own target", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const { selector, labels } = await oneTargetDown(h.engine);
+      const done = await investigateExpression(h, auth, `${selector} == 0`, labels("payments"));
+      expect(done.status).toBe("completed");
+      expect(done.structured_rca.plain_summary.verdict).toBe("real_problem");
+      expect(whatToDo(done)).toBe(`Look at payments now: ${selector} is 0 against a threshold of 0.`);
+      const rationales = done.hypotheses.map((item: { rationale: string }) => item.rationale).join("\n");
+      expect(rationales).toContain("returned 3 series; the alert's has");
+      expect(rationales).toContain("the series went from 0 to 1 (last 0)");
+      const own = `{instance="${exporter.url}",job="exporter",run="${h.engine}",service="payments",team="core"}`;
+      expect(done.structured_rca.plain_summary.how_we_got_here.join("\n")).toContain(
+        `for ${selector}, the alert's series ${own} around`,
+      );
+      // The link shows the alert's series alone.
+      const narrowed = `vigil_test_target_up{run="${h.engine}",instance="${exporter.url}",job="exporter",service="payments",team="core"}`;
+      expect(metricOf(done)).toEqual({
+        title: expect.stringMatching(/^vigil_test_target_up\{/),
+        expr: narrowed,
+      });
+      expect(metricOf(done)?.title).toContain(narrowed);
+      // A target that is up: its own facts, not payments'.
+      const up = await investigateExpression(h, auth, `${selector} == 0`, labels("ledger"));
+      expect(up.structured_rca.plain_summary.verdict).toBe("not_enough_information");
+      expect(whatToDo(up)).toContain(`${selector} is 1 against a threshold of 0`);
+      expect(up.hypotheses.map((item: { statement: string }) => item.statement).join("\n")).not.toContain(
+        "stayed there",
+      );
+    });
+
+    it("the alert's series is told apart by its labels, or said not to be", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const { selector, labels } = await oneTargetDown(h.engine);
+      // A rule label overriding a series label (team): compared without it, payments alone matches.
+      const overridden = await investigateExpression(h, auth, `${selector} == 0`, {
+        ...labels("payments"),
+        team: "sre",
+      });
+      expect(overridden.structured_rca.plain_summary.verdict).toBe("real_problem");
+      expect(whatToDo(overridden)).toBe(`Look at payments now: ${selector} is 0 against a threshold of 0.`);
+      expect(overridden.structured_rca.plain_summary.how_we_got_here.join("\n")).toContain(
+        "compared without team: no series carries the alert's value",
+      );
+      // Labels all three targets share (an aggregation's): they disagree, so no facts are given.
+      const { service: _service, ...shared } = labels("payments");
+      const ambiguous = await investigateExpression(h, auth, `${selector} == 0`, shared);
+      expect(ambiguous.structured_rca.plain_summary.verdict).toBe("not_enough_information");
+      expect(whatToDo(ambiguous)).toContain(
+        `3 series of ${selector} carry the alert's labels {instance="${exporter.url}",job="exporter",run="${h.engine}",team="core"} and disagree (latest values 1, 0, 1), so its own series could not be singled out`,
+      );
+      expect(metricOf(ambiguous)).toEqual({
+        title: expect.stringContaining("every series, the alert's could not be singled out"),
+        expr: selector,
+      });
+      // No series carries the alert's service.
+      const none = await investigateExpression(h, auth, `${selector} == 0`, labels("billing"));
+      expect(none.structured_rca.plain_summary.verdict).toBe("not_enough_information");
+      expect(whatToDo(none)).toContain(
+        `none of the 3 series of ${selector} carries the alert's labels, so its own series could not be singled out`,
+      );
+      expect(none.hypotheses.map((item: { statement: string }) => item.statement).join("\n")).not.toContain(
+        "stayed there",
+      );
+    });
+
     it("a threshold crossed and held: real_problem, with a verified metric link", async () => {
       const h = harness();
       const { auth } = await h.createKey();

@@ -123,7 +123,7 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       })
     : null;
   const conclusion = review?.conclusion ?? deterministic;
-  if (review) {
+  if (review?.citations.length) {
     await recordEvidence(ctx, ctx.db, {
       tenant: input.run.tenant,
       investigationId: investigation.id,
@@ -142,11 +142,7 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       triageMetadata: investigation.triageMetadata && {
         ...investigation.triageMetadata,
         integrations_consulted: findings.consulted,
-        investigator: review
-          ? `llm:${review.modelId}`
-          : ctx.config.llm
-            ? "deterministic (the LLM gave no usable answer)"
-            : "deterministic",
+        investigator: review?.investigator ?? "deterministic",
       },
       updatedAt: ctx.now(),
     },
