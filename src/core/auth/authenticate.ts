@@ -24,9 +24,11 @@ function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   if (!header) throw new AppError("UNAUTHENTICATED", "missing Authorization header: send Bearer <API key>");
   const match = /^Bearer +(\S+)$/i.exec(header.trim());
-  if (!match?.[1] || !KEY_SHAPE.test(match[1])) {
+  if (!match?.[1]) {
     throw new AppError("UNAUTHENTICATED", "malformed Authorization header: send Bearer <API key>");
   }
+  // A well-formed header whose token is no key Vigil issued is refused like any unknown key.
+  if (!KEY_SHAPE.test(match[1])) throw new AppError("UNAUTHENTICATED", "unknown or revoked API key");
   return match[1];
 }
 

@@ -128,6 +128,23 @@ describeEachEngine("keys API", (harness) => {
     expect(personal.json()).toMatchObject({ code: "INSUFFICIENT_SCOPE", details: { field: "orgId" } });
   });
 
+  it("tells a malformed Authorization header from a well-formed one that holds no key", async () => {
+    const h = harness();
+    const answer = async (authorization: string) => {
+      const response = await call(h, { authorization }, "GET", "/api/v1/keys");
+      return [response.statusCode, response.json().error];
+    };
+    for (const header of ["Basic dXNlcjpwdw==", "Bearer", "Bearer two words"]) {
+      expect(await answer(header), header).toEqual([
+        401,
+        "malformed Authorization header: send Bearer <API key>",
+      ]);
+    }
+    for (const header of ["Bearer short", "Bearer vgl_not-a-key-vigil-issued-0123456789"]) {
+      expect(await answer(header), header).toEqual([401, "unknown or revoked API key"]);
+    }
+  });
+
   it("answers 400 naming the field for a bad body or id", async () => {
     const h = harness();
     const { auth } = await h.createKey();
