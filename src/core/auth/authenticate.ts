@@ -35,6 +35,12 @@ function bearerToken(request: FastifyRequest): string {
 function requestedOrg(request: FastifyRequest): string | null {
   const value = (request.query as Record<string, unknown> | undefined)?.orgId;
   if (value === undefined || value === "") return null;
+  if (Array.isArray(value)) {
+    throw new AppError("VALIDATION_FAILED", `orgId: given ${value.length} times: give it once`, {
+      field: "orgId",
+      location: "querystring",
+    });
+  }
   if (typeof value !== "string" || !isUuid(value)) {
     throw new AppError("VALIDATION_FAILED", "orgId: must be a uuid", {
       field: "orgId",

@@ -1,5 +1,6 @@
 // The error contract of every route family, proven through real HTTP requests on routes that
 // declare their schemas like any domain route does, and on the domains' own routes.
+import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import { sql } from "drizzle-orm";
@@ -377,6 +378,23 @@ describeEachEngine(
           );
         }
       };
+
+      it("a query parameter given twice is named as given twice, not as a wrong type or value", async () => {
+        const cases: [string, string][] = [
+          ["/app/sre/api/v1/alerts?status=active&status=ignored", "status"],
+          ["/app/sre/api/v1/alerts?page_size=1&page_size=2&page_size=3", "page_size"],
+          ["/platform/api/v1/workflows?limit=1&limit=1", "limit"],
+          [`/app/sre/api/v1/alerts?orgId=${randomUUID()}&orgId=${randomUUID()}`, "orgId"],
+        ];
+        for (const [url, field] of cases) {
+          const response = await call({ method: "GET", url });
+          expect(response.statusCode, url).toBe(400);
+          const times = new URL(url, "http://x").searchParams.getAll(field).length;
+          expect(response.json(), url).toEqual(
+            invalid(url, `${field}: given ${times} times: give it once`, { field, location: "querystring" }),
+          );
+        }
+      });
 
       it("a value outside an enumeration names the field and lists the allowed values", async () => {
         const cases: [InjectOptions, string, string, readonly unknown[]][] = [

@@ -127,6 +127,16 @@ export function registerInputRules(app: FastifyInstance): void {
 
   app.addHook("preValidation", async (request) => {
     if (request.routeOptions.config.ownTextRules) return;
+    // No query parameter takes a list (integration_names is comma-separated): one given twice
+    // arrives as an array, which the schema would refuse as a wrong type or an unknown value.
+    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+      if (Array.isArray(value)) {
+        throw new AppError("VALIDATION_FAILED", `${name}: given ${value.length} times: give it once`, {
+          field: name,
+          location: "querystring",
+        });
+      }
+    }
     const parts = [
       ["params", request.params],
       ["querystring", request.query],
