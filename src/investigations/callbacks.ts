@@ -4,9 +4,9 @@
 import { tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
-import { AppError } from "../core/errors.ts";
+import { AppError, badRequest } from "../core/errors.ts";
 import { recordEvidence } from "./evidence.ts";
-import { moveInvestigation } from "./lifecycle.ts";
+import { isFinal, lockInvestigation, moveInvestigation } from "./lifecycle.ts";
 import { findInvestigation, readInvestigation } from "./read-investigations.ts";
 import type {
   EvidenceSubmission,
@@ -24,6 +24,15 @@ function finished(id: string, status: string): AppError {
   });
 }
 
+type Text = [field: string, value: string];
+
+/** Text a caller must give (a label, a statement, a summary's sentence): blank is a 400 naming it. */
+function requireText(texts: Text[]): void {
+  for (const [field, value] of texts) {
+    if (value.trim() === "") throw badRequest(field, "must hold text, not only white space");
+  }
+}
+
 export async function submitInvestigationEvidence({
   ctx,
   input,
@@ -32,10 +41,17 @@ export async function submitInvestigationEvidence({
   input: { id: string; body: EvidenceSubmission };
 }): Promise<Investigation> {
   const row = await findInvestigation(ctx, input.id);
-  await recordEvidence(ctx, ctx.db, {
-    tenant: tenantOf(ctx.actor),
-    investigationId: row.id,
-    items: input.body.evidence,
+  requireText(input.body.evidence.map((item, index) => [`evidence.${index}.title`, item.title]));
+  await withTransaction(ctx.db, async (tx) => {
+    // Under the row's lock: a concurrent move to a final status waits for this evidence, or this
+    // reads the final status and adds nothing, as a status callback on a final investigation.
+    const status = (await lockInvestigation(tx, row.id)) ?? row.status;
+    if (isFinal(status)) throw finished(row.id, status);
+    await recordEvidence(ctx, tx, {
+      tenant: tenantOf(ctx.actor),
+      investigationId: row.id,
+      items: input.body.evidence,
+    });
   });
   return (await readInvestigation(ctx.db, row.id)) as Investigation;
 }
@@ -49,6 +65,18 @@ export async function updateInvestigationStatus({
 }): Promise<Investigation> {
   const row = await findInvestigation(ctx, input.id);
   const { body } = input;
+  const texts = (body.hypotheses ?? []).map(
+    (item, index): Text => [`hypotheses.${index}.statement`, item.statement],
+  );
+  if (body.plain_summary) {
+    const { what_broke, what_to_do, how_we_got_here } = body.plain_summary;
+    texts.push(
+      ["plain_summary.what_broke", what_broke],
+      ["plain_summary.what_to_do", what_to_do],
+      ...how_we_got_here.map((step, index): Text => [`plain_summary.how_we_got_here.${index}`, step]),
+    );
+  }
+  requireText(texts);
   const now = ctx.now();
   const final = body.status !== "running";
   const moved = await withTransaction(ctx.db, (tx) =>

@@ -5,8 +5,8 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { PgUpdateSetSource } from "drizzle-orm/pg-core";
 import { setAlertInvestigation } from "../alerts/index.ts";
-import type { ExecutionEnd } from "../automation/index.ts";
-import type { Executor } from "../core/db/database.ts";
+import { type ExecutionEnd, readRunResult } from "../automation/index.ts";
+import type { Executor, Tx } from "../core/db/database.ts";
 import { type InvestigationRow, refOfInvestigation } from "./present.ts";
 import type { InvestigationStatus } from "./schemas.ts";
 import { investigations } from "./tables.ts";
@@ -35,6 +35,21 @@ export async function moveInvestigation(
   return row;
 }
 
+/**
+ * Locks the investigation's row for the rest of the transaction and answers its status: a change
+ * made under the lock (evidence added) then commits before any move to a final status, or sees it.
+ */
+export async function lockInvestigation(tx: Tx, id: string): Promise<string | null> {
+  const [row] = await tx
+    .select({ status: investigations.status })
+    .from(investigations)
+    .where(eq(investigations.id, id))
+    .for("update");
+  return row?.status ?? null;
+}
+
+export const isFinal = (status: string) => !(UNFINISHED as string[]).includes(status);
+
 export function markRunning(db: Executor, id: string, now: Date) {
   return moveInvestigation(db, { id }, { status: "running", updatedAt: now }, ["queued"]);
 }
@@ -43,8 +58,12 @@ export async function endInvestigationOfRun(db: Executor, end: ExecutionEnd): Pr
   const status: InvestigationStatus =
     end.status === "completed" ? "completed" : end.cancelled ? "cancelled" : "failed";
   const error = status === "completed" ? null : end.error;
-  // A run that ended without a conclusion says why in the summary, unless the agent wrote one.
-  const why = status === "completed" ? null : `Investigation ${endingOf(status, error)}`;
+  // A run that ended without a conclusion says why in the summary, unless the agent wrote one: a
+  // workflow that completed without reporting through the callbacks leaves its own summary.
+  const why =
+    status === "completed"
+      ? await completedWithout(db, end.traceId)
+      : `Investigation ${endingOf(status, error)}`;
   await moveInvestigation(
     db,
     { traceId: end.traceId },
@@ -56,6 +75,14 @@ export async function endInvestigationOfRun(db: Executor, end: ExecutionEnd): Pr
       ...(why && { resultSummary: sql`coalesce(${investigations.resultSummary}, ${why})` }),
     },
   );
+}
+
+/** What a completed run that reported no conclusion says: its structured_output summary, or that it said nothing. */
+async function completedWithout(db: Executor, traceId: string): Promise<string | null> {
+  const run = await readRunResult(db, traceId);
+  if (run?.sourceMetadata.investigation_id === undefined) return null;
+  const summary = run.structuredOutput?.summary.trim();
+  return summary || `The workflow ${run.targetName} ended without reporting a conclusion`;
 }
 
 // "failed: <error>", or "cancelled" with the reason the terminate gave (its error says "cancelled: ...").

@@ -95,7 +95,7 @@ export async function investigationRoutes(instance: FastifyInstance) {
         operationId: "updateInvestigationStatus",
         tags,
         description:
-          "sre_update_investigation_status, for an external investigating agent: running, then completed or failed with its summary, hypotheses and plain summary. A final investigation answers 409",
+          "sre_update_investigation_status, for an external investigating agent: running, then completed or failed with its summary, hypotheses and plain summary (when given, all four of its fields). A blank hypothesis statement or plain summary text is a 400 naming the field; a final investigation answers 409",
         params: IdParams,
         querystring: Query,
         body: refOf(StatusUpdate),
@@ -117,11 +117,11 @@ export async function investigationRoutes(instance: FastifyInstance) {
         operationId: "submitInvestigationEvidence",
         tags,
         description:
-          "sre_submit_investigation_evidence: cited links, appended in order. verified and captured_at are set by Vigil; a URL that is not absolute http(s) is a 400 naming the field",
+          "sre_submit_investigation_evidence: cited links, appended in order. verified and captured_at are set by Vigil; a URL that is not absolute http(s), or a blank title, is a 400 naming the field. A final investigation (completed, failed, cancelled) answers 409",
         params: IdParams,
         querystring: Query,
         body: refOf(EvidenceSubmission),
-        response: { 200: refOf(Investigation), 404: errorResponse },
+        response: { 200: refOf(Investigation), 404: errorResponse, 409: errorResponse },
       },
     },
     async (request) =>

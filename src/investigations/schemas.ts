@@ -4,7 +4,7 @@
 // InvestigationRef is the alerts domain's (it is a field of every alert).
 import { type Static, Type } from "@sinclair/typebox";
 import { INVESTIGATION_STATUSES, VERDICTS } from "../alerts/index.ts";
-import { DateTime, Nullable, OrgQuery, refOf, Uuid } from "../core/http/schemas.ts";
+import { DateTime, Nullable, OrgQuery, Uuid } from "../core/http/schemas.ts";
 
 const literals = <T extends string>(values: readonly T[], options: object = {}) =>
   Type.Union(
@@ -233,7 +233,10 @@ export const InvestigationTriageMetadata = Type.Object(
       }),
     ),
     investigator: Nullable(
-      Type.String({ description: "deterministic, or the external agent that reported" }),
+      Type.String({
+        description:
+          "deterministic, llm:<model>, or user:<user id> (an agent that reported through the status callback); null until one does",
+      }),
     ),
     remediation: Nullable(
       Type.Ref("InvestigationRemediation", {
@@ -338,7 +341,7 @@ export const EvidenceSubmission = Type.Object(
       Type.Object(
         {
           kind: literals(EVIDENCE_KINDS),
-          title: Type.String({ minLength: 1, maxLength: 300 }),
+          title: Type.String({ minLength: 1, maxLength: 300, description: "Short label; not blank" }),
           url: Type.String({
             minLength: 1,
             maxLength: 2048,
@@ -373,12 +376,28 @@ export type EvidenceSubmission = Static<typeof EvidenceSubmission>;
 
 /** A hypothesis as an agent submits it: the statement is required, the rest may be left out (null). */
 const HypothesisSubmission = Type.Object({
-  statement: Type.String(),
+  statement: Type.String({ minLength: 1, description: "The hypothesis; not blank" }),
   confidence: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
   status: Type.Optional(Nullable(literals(HYPOTHESIS_STATUSES))),
   rationale: Type.Optional(Nullable(Type.String())),
 });
 export type HypothesisSubmission = Static<typeof HypothesisSubmission>;
+
+// The spec's InvestigationPlainSummary requires no field, but a caller that sends one populates all:
+// a verdict alone would stand as a conclusion that says nothing of what broke or what to do.
+const PlainSummarySubmission = Type.Object(
+  {
+    verdict: literals(VERDICTS),
+    what_broke: Type.String({ minLength: 1, description: "One sentence: the service and what users saw" }),
+    what_to_do: Type.String({ minLength: 1, description: "One concrete next action on the customer system" }),
+    how_we_got_here: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      description: "Ordered steps that led to the conclusion",
+    }),
+  },
+  { description: "When given, every field is required and none may be blank" },
+);
+type PlainSummarySubmission = Static<typeof PlainSummarySubmission>;
 
 export const StatusUpdate = Type.Object(
   {
@@ -393,7 +412,7 @@ export const StatusUpdate = Type.Object(
         description: "Stored ranked: open and confirmed by confidence, rejected ones last",
       }),
     ),
-    plain_summary: Type.Optional(refOf(InvestigationPlainSummary)),
+    plain_summary: Type.Optional(PlainSummarySubmission),
   },
   {
     $id: "InvestigationStatusUpdate",
@@ -405,7 +424,7 @@ export type StatusUpdate = {
   status: "running" | "completed" | "failed";
   result_summary?: string | null;
   hypotheses?: HypothesisSubmission[];
-  plain_summary?: InvestigationPlainSummary;
+  plain_summary?: PlainSummarySubmission;
 };
 
 const Comment = Type.String({ maxLength: 2000, description: "Kept on the remediation" });

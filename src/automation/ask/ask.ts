@@ -83,6 +83,8 @@ interface Choice {
   target: Routable | null;
   candidates: AskStartResponse["candidates"];
   fallbackAgent: string;
+  /** The candidate_type asked for when it names nothing runnable (integration, knowledge). */
+  unrunnableType?: string;
 }
 
 /** A ref of type any names the tenant's one agent or workflow of that name (400 when none or both). */
@@ -172,6 +174,7 @@ async function choose(
     target: null,
     candidates: routing.candidates,
     fallbackAgent: "",
+    ...((kind === "integration" || kind === "knowledge") && { unrunnableType: kind }),
   };
 }
 
@@ -234,6 +237,8 @@ function describe(choice: Choice, missing: string[], prior: string | null): stri
       return `To run ${target} I need: ${missing.join(", ")}. Answer in this session (name=value).`;
     case choice.decision === "ambiguous":
       return `The request matches several equally well (${names}); say which one, or pin it with entity_refs.`;
+    case choice.unrunnableType !== undefined:
+      return `candidate_type ${choice.unrunnableType} names nothing runnable (only agents and workflows run); nothing was started. Ask with candidate_type any, agent or workflow.`;
     case choice.decision === "no_match":
       return names
         ? `No agent or workflow matches well enough (closest: ${names}); nothing was started.`

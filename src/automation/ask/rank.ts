@@ -76,8 +76,15 @@ export interface RoutingIndex {
   maxIdf: number;
 }
 
-export function buildIndex(candidates: Routable[]): RoutingIndex {
-  const sampleValues = findSampleValues(candidates);
+/** The values a candidate's inputs take from a text (extract.ts reads them). */
+export type ValuesOf = (candidate: Routable, text: string) => string[];
+
+/**
+ * With `valuesOf`, the words an example gives its candidate's inputs ("checkout" and "prod-eu" in
+ * "restart the checkout deployment in prod-eu") count as sample values too, even in one example.
+ */
+export function buildIndex(candidates: Routable[], options: { valuesOf?: ValuesOf } = {}): RoutingIndex {
+  const sampleValues = findSampleValues(candidates, options.valuesOf);
   const documents = candidates.map((candidate) => {
     const bag: string[] = [];
     const strongTerms = new Set<string>();
@@ -116,14 +123,20 @@ export function buildIndex(candidates: Routable[]): RoutingIndex {
 /**
  * Routing examples carry sample values ("bounce the payments service", "why is checkout slow"). A word
  * that several candidates' examples share but no name, description or input name has says what to
- * act on, not what to do: counting it would favour whichever candidate has the most examples.
+ * act on, not what to do: counting it would favour whichever candidate has the most examples. With
+ * `valuesOf`, so does a word an example gives its candidate's inputs.
  */
-function findSampleValues(candidates: Routable[]): Set<string> {
+function findSampleValues(candidates: Routable[], valuesOf?: ValuesOf): Set<string> {
   const vocabulary = new Set<string>();
   const examplesOf = new Map<string, number>();
+  const given = new Set<string>();
   for (const candidate of candidates) {
     const own = new Set(candidate.examples.flatMap((example) => terms(example)));
     for (const term of own) examplesOf.set(term, (examplesOf.get(term) ?? 0) + 1);
+    for (const example of candidate.examples) {
+      for (const value of valuesOf?.(candidate, example) ?? [])
+        for (const term of terms(value)) given.add(term);
+    }
     const described = [
       candidate.name.replace(/[-_]/g, " "),
       candidate.description,
@@ -132,7 +145,9 @@ function findSampleValues(candidates: Routable[]): Set<string> {
     for (const text of described) for (const term of terms(text)) vocabulary.add(term);
   }
   return new Set(
-    [...examplesOf].filter(([term, count]) => count >= 3 && !vocabulary.has(term)).map(([term]) => term),
+    [...examplesOf]
+      .filter(([term, count]) => (count >= 3 || given.has(term)) && !vocabulary.has(term))
+      .map(([term]) => term),
   );
 }
 

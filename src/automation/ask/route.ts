@@ -1,8 +1,16 @@
 // One routing decision for a message over a catalog, without the database: what Ask and the routing
 // eval (eval/ask) both run.
 import { extractInputs } from "./extract.ts";
-import { buildIndex, type CandidateType, decide, type Routable, rank, type Scored } from "./rank.ts";
-import { terms, words } from "./text.ts";
+import {
+  buildIndex,
+  type CandidateType,
+  CONFIDENCE_THRESHOLD,
+  decide,
+  type Routable,
+  rank,
+  type Scored,
+} from "./rank.ts";
+import { actionVerbs, asksQuestion, terms, words } from "./text.ts";
 
 /** Candidates shown in the answer. */
 const SHOWN_CANDIDATES = 5;
@@ -32,17 +40,23 @@ function valueWords(message: string): Set<string> {
 
 /**
  * Ranks `catalog` against the message. A confident, clear best is routed; a best within the margin
- * of the runner-up is ambiguous (nothing runs); a weak best goes to `fallbackAgent` when there is one.
+ * of the runner-up is ambiguous (nothing runs); a weak best, or a best that changes something for a
+ * question that does not name its action, goes to `fallbackAgent` when there is one.
  */
 export function routeMessage(catalog: Routable[], message: string, fallbackAgent: string | null): Routing {
-  const ranked: Scored[] = rank(buildIndex(catalog), message, valueWords(message));
+  const ignore = valueWords(message);
+  const ranked: Scored[] = rank(buildIndex(catalog), message, ignore);
   const candidates = ranked.slice(0, SHOWN_CANDIDATES).map((item) => ({
     name: item.candidate.name,
     confidence: item.confidence,
     candidate_type: item.candidate.type,
   }));
   const decision = decide(ranked);
-  if (decision.kind === "routed") {
+  if (
+    decision.kind === "routed" &&
+    confidentBeyondValues(catalog, message, ignore, decision.choice.candidate) &&
+    namesItsAction(decision.choice.candidate, message)
+  ) {
     return {
       outcome: { kind: "routed", target: decision.choice.candidate, confidence: decision.choice.confidence },
       candidates,
@@ -55,6 +69,32 @@ export function routeMessage(catalog: Routable[], message: string, fallbackAgent
   };
 }
 
+/**
+ * The values an example gives its inputs rank candidates (the examples of a workflow name the
+ * services it is used on), but do not carry a match alone: "checkout in prod-eu" has named what to
+ * act on, not what to do. The best must stay confident with them counted as values.
+ */
+function confidentBeyondValues(catalog: Routable[], message: string, ignore: Set<string>, target: Routable) {
+  const plain = rank(buildIndex(catalog, { valuesOf: valuesFrom }), message, ignore);
+  return (plain.find((item) => item.candidate === target)?.confidence ?? 0) >= CONFIDENCE_THRESHOLD;
+}
+
+/**
+ * A question ("what is the error rate of checkout in prod-eu?", "who owns the checkout deployment?")
+ * starts a candidate that changes something only when it names one of its actions ("can you
+ * restart checkout?"): words it shares with the candidate's examples do not make it a request to
+ * restart a deployment. A candidate that only looks (investigates, shows) may answer any question.
+ */
+function namesItsAction(candidate: Routable, message: string): boolean {
+  if (!asksQuestion(message)) return true;
+  const own = actionVerbs(
+    [candidate.name.replace(/[-_]/g, " "), candidate.description, ...candidate.examples].join("\n"),
+  );
+  if (own.size === 0) return true;
+  const asked = actionVerbs(message);
+  return [...own].some((verb) => asked.has(verb));
+}
+
 /** The target's inputs read from the message (see extract.ts), its own words excluded as values. */
 export function inputsFromMessage(
   target: Routable,
@@ -64,3 +104,5 @@ export function inputsFromMessage(
   const vocabulary = new Set(terms(`${target.name.replace(/[-_]/g, " ")} ${target.description}`));
   return extractInputs(message, target.inputs, { ...options, vocabulary }).values;
 }
+
+const valuesFrom = (target: Routable, text: string) => Object.values(inputsFromMessage(target, text));

@@ -6,7 +6,7 @@ import { normalizePrompt } from "../sessions/session-rows.ts";
 import { extractInputs } from "./extract.ts";
 import { buildIndex, decide, type Routable, rank } from "./rank.ts";
 import { inputsFromMessage, routeMessage } from "./route.ts";
-import { editDistance, stem, terms } from "./text.ts";
+import { actionVerbs, asksQuestion, editDistance, stem, terms } from "./text.ts";
 
 const workflow = (
   name: string,
@@ -78,6 +78,87 @@ describe("ranking", () => {
     expect(routeMessage(catalog, "order pizza for the whole team", null).outcome).toEqual({
       kind: "no_match",
     });
+  });
+});
+
+describe("questions and the values of an example", () => {
+  // As an SRE sets it up: one workflow that changes production, its examples naming real services.
+  const restart = workflow(
+    "restart-deployment",
+    "Restart a Kubernetes deployment",
+    ["restart the checkout deployment in prod-eu", "bounce the search service"],
+    [
+      { name: "service", required: true, pattern: "^[a-z][a-z0-9-]*$" },
+      { name: "cluster", required: true, pattern: "^(prod|staging)-[a-z]+$" },
+    ],
+  );
+  const outcomeOf = (message: string, candidates = [restart]) =>
+    routeMessage(candidates, message, null).outcome.kind;
+
+  it("tells a question from a request, and reads the verbs that change something", () => {
+    for (const question of [
+      "what is the error rate of the checkout service in prod-eu?",
+      "who owns the checkout deployment in prod-eu",
+      "Which pods restarted",
+      "how many replicas does checkout have",
+      "why is checkout slow",
+      "when did search last deploy",
+      "where does checkout run",
+      "is checkout down",
+      "Are the payments pods healthy",
+      "does search have an on-call",
+      "can you restart checkout in prod-eu",
+      "hey, what\u2019s wrong with checkout",
+      "checkout in prod-eu is slow?",
+    ]) {
+      expect(asksQuestion(question), question).toBe(true);
+    }
+    for (const request of [
+      "restart checkout in prod-eu",
+      "do a failover of database accounts",
+      "bounce the search service, it is stuck",
+      "the checkout deployment in prod-eu is down",
+    ]) {
+      expect(asksQuestion(request), request).toBe(false);
+    }
+    expect([...actionVerbs("Bounce checkout, then roll back search and check the disk")].sort()).toEqual([
+      "restart",
+      "rollback",
+    ]);
+    expect([...actionVerbs("investigate the latency of checkout")]).toEqual([]);
+  });
+
+  it("starts nothing for a question that does not name the workflow's action", () => {
+    expect(outcomeOf("what is the error rate of the checkout service in prod-eu?")).toBe("no_match");
+    expect(outcomeOf("who owns the checkout deployment in prod-eu")).toBe("no_match");
+    expect(outcomeOf("is the checkout deployment in prod-eu healthy?")).toBe("no_match");
+    expect(routeMessage([restart], "who owns the checkout deployment in prod-eu", "helper").outcome).toEqual({
+      kind: "fallback",
+      agent: "helper",
+    });
+  });
+
+  it("routes a request, and a question that names the action, to the workflow", () => {
+    expect(outcomeOf("restart checkout in prod-eu")).toBe("routed");
+    expect(outcomeOf("restart the checkout deployment in prod-eu")).toBe("routed");
+    expect(outcomeOf("can you restart checkout in prod-eu?")).toBe("routed");
+    expect(outcomeOf("could you bounce search in prod-eu?")).toBe("routed");
+  });
+
+  it("does not match on the values an example gives its inputs alone", () => {
+    expect(outcomeOf("checkout prod-eu")).toBe("no_match");
+    expect(outcomeOf("search in prod-eu")).toBe("no_match");
+    expect(outcomeOf("the checkout service in prod-eu")).toBe("no_match");
+  });
+
+  it("lets a workflow that only looks answer a question", () => {
+    const latency = workflow("latency-investigation", "Investigate high latency of a service", [
+      "why is checkout slow",
+    ]);
+    expect(outcomeOf("why is the checkout service so slow?", [restart, latency])).toBe("routed");
+    expect(
+      routeMessage([restart, latency], "why is the checkout service so slow?", null).outcome,
+    ).toMatchObject({ target: { name: "latency-investigation" } });
   });
 });
 

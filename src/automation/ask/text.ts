@@ -99,9 +99,17 @@ const REQUEST_VERBS = new Set(
     "silence mute snooze flush purge clear invalidate check show list describe investigate diagnose " +
     "debug fix triage drain cordon uncordon stop start kill delete remove tail open close ack " +
     "acknowledge resolve escalate notify create update upgrade patch rotate renew increase decrease " +
-    "reduce add enable disable pause resume expand cleanup sync reload redeploy"
+    "reduce add enable disable pause resume expand cleanup sync reload redeploy failover promote page wake"
   ).split(" "),
 );
+/** Request verbs that only look: a candidate whose verbs are all of these changes nothing. */
+const LOOKING_VERBS = new Set("check show list describe investigate diagnose debug triage tail".split(" "));
+// Two-word verbs written as one, so that "roll back" meets rollback and "fail over" failover.
+const PHRASAL_VERBS: [RegExp, string][] = [
+  [/\broll(?:s|ed|ing)?\s+back\b/giu, "rollback"],
+  [/\bfail(?:s|ed|ing)?\s+over\b/giu, "failover"],
+  [/\bclean(?:s|ed|ing)?\s+up\b/giu, "cleanup"],
+];
 // Matched as written: a stem would make "news" the adjective "new".
 const REQUEST_ADJECTIVES = new Set(
   (
@@ -113,6 +121,28 @@ const REQUEST_ADJECTIVES = new Set(
 
 export const isRequestWord = (word: string) =>
   REQUEST_ADJECTIVES.has(word) || REQUEST_VERBS.has(word) || REQUEST_VERBS.has(stem(word));
+
+/**
+ * The verbs of a text that change something (restart, roll back, flush; not check or show), as
+ * terms: synonyms meet ("bounce" gives restart).
+ */
+export function actionVerbs(text: string): Set<string> {
+  const joined = PHRASAL_VERBS.reduce((current, [phrase, verb]) => current.replace(phrase, verb), text);
+  const found = new Set<string>();
+  for (const word of words(joined)) {
+    const base = stem(word);
+    if (LOOKING_VERBS.has(word) || LOOKING_VERBS.has(base)) continue;
+    if (REQUEST_VERBS.has(word) || REQUEST_VERBS.has(base)) for (const term of terms(word)) found.add(term);
+  }
+  return found;
+}
+
+const QUESTION_OPENING =
+  /^(?:(?:hey|hi|ok|okay|so|please|quick question)\b[\s,:;.!-]*)*(?:what|who|whom|whose|which|how|why|when|where|is|isn|are|aren|am|was|wasn|were|does|doesn|did|didn|can|could|should|would|will|won|shall|may|might)\b/iu;
+
+/** A message that asks a question: an interrogative opening (what, who, is, can, ...) or a final "?". */
+export const asksQuestion = (message: string) =>
+  QUESTION_OPENING.test(message.trim()) || /\?[\s"')\]]*$/u.test(message);
 
 /** Damerau-Levenshtein distance (adjacent transpositions), stopping early past `max`. */
 export function editDistance(a: string, b: string, max: number): number {

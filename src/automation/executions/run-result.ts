@@ -1,9 +1,10 @@
 // What a higher domain reads of a run when it ends (onExecutionEnd): who started it and why (the
-// session's source app and metadata), its input, and the output of its last stage, which a run
-// serving a purpose (alert triage) answers with.
+// session's source app and metadata), its input, its structured output, and the output of its
+// last stage, which a run serving a purpose (alert triage) answers with.
 import { and, eq } from "drizzle-orm";
 import type { Tenant } from "../../core/auth/tenancy.ts";
 import type { Executor } from "../../core/db/database.ts";
+import type { StructuredOutput } from "../schemas.ts";
 import { executionNodes, executions, sessions } from "../tables.ts";
 import { stageKey } from "./execution-state.ts";
 
@@ -14,6 +15,8 @@ export interface RunResult {
   sourceApp: string | null;
   sourceMetadata: Record<string, string>;
   input: unknown;
+  /** The run's structured_output: its report, or the text of its final stages' output. */
+  structuredOutput: StructuredOutput | null;
 }
 
 export async function readRunResult(db: Executor, traceId: string): Promise<RunResult | null> {
@@ -23,6 +26,7 @@ export async function readRunResult(db: Executor, traceId: string): Promise<RunR
       ownerId: executions.ownerId,
       targetName: executions.targetName,
       input: executions.input,
+      structuredOutput: executions.structuredOutput,
       sourceApp: sessions.sourceApp,
       sourceMetadata: sessions.sourceMetadata,
     })
@@ -37,6 +41,7 @@ export async function readRunResult(db: Executor, traceId: string): Promise<RunR
     sourceApp: row.sourceApp,
     sourceMetadata: row.sourceMetadata,
     input: row.input,
+    structuredOutput: row.structuredOutput,
   };
 }
 

@@ -124,6 +124,77 @@ describeEachEngine(
       expect(nonsense.evidence.filter((item: { source: string }) => item.source === "llm")).toEqual([]);
     });
 
+    it("leaves an investigation concluded through the status callback meanwhile as the callback left it", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      // The model's answer waits until the callback has concluded the investigation.
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      stub.script([], (request) =>
+        request.body?.tools?.length
+          ? { content: JSON.stringify(ANSWER), until: gate }
+          : { status: 500, body: {} },
+      );
+      sequence += 1;
+      const trigger = await registerTrigger(h, auth, {
+        source: "alertmanager",
+        integration: `am-${sequence}`,
+      });
+      const [alertId] = await deliverIds(
+        h,
+        trigger,
+        amBody([
+          {
+            status: "firing",
+            fingerprint: `llm-${process.pid}-${sequence}`,
+            startsAt: new Date().toISOString(),
+            labels: { alertname: "PaymentsErrors", service: "payments" },
+          },
+        ]),
+      );
+      const id = (await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`)).json()
+        .investigation.id as string;
+      await waitFor(async () =>
+        stub.requests.some((request) => request.body?.tools?.length) ? true : undefined,
+      );
+      const plain = {
+        verdict: "alert_is_misconfigured",
+        what_broke: "Nothing: the rule fires on a test series.",
+        what_to_do: "Exclude the test series from the rule.",
+        how_we_got_here: ["Read the rule"],
+      };
+      const concluded = await call(h, auth, "POST", `/app/sre/api/v1/investigations/${id}/status`, {
+        status: "completed",
+        result_summary: "Concluded by the on-call engineer.",
+        plain_summary: plain,
+      });
+      expect(concluded.statusCode, concluded.body).toBe(200);
+      release();
+      // The run ends; the investigation, its evidence and the session hold nothing of its own conclusion.
+      const run = await waitFor(async () => {
+        const body = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${id}`)).json();
+        const trace = await call(h, auth, "GET", `/platform/api/v1/executions/${body.guild_trace_id}`);
+        const execution = trace.json().execution as { status: string };
+        return execution.status === "running" ? undefined : { body, execution };
+      }, 60_000);
+      expect(run.execution.status).toBe("completed");
+      expect(run.body).toMatchObject({
+        status: "completed",
+        result_summary: "Concluded by the on-call engineer.",
+        structured_rca: { plain_summary: plain },
+      });
+      expect(run.body.evidence.filter((item: { source: string }) => item.source === "llm")).toEqual([]);
+      const artifacts = await call(
+        h,
+        auth,
+        "GET",
+        `/platform/api/v1/sessions/${run.body.guild_session_id}/artifacts`,
+      );
+      expect(artifacts.json()).toEqual([]);
+    });
+
     it("stores an answer holding U+0000 or a lone surrogate, each made U+FFFD", async () => {
       const h = harness();
       const { auth } = await h.createKey();

@@ -123,15 +123,7 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       })
     : null;
   const conclusion = review?.conclusion ?? deterministic;
-  if (review?.citations.length) {
-    await recordEvidence(ctx, ctx.db, {
-      tenant: input.run.tenant,
-      investigationId: investigation.id,
-      items: review.citations,
-      skipRecorded: true,
-    });
-  }
-  await moveInvestigation(
+  const concluded = await moveInvestigation(
     ctx.db,
     { id: investigation.id },
     {
@@ -147,6 +139,23 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       updatedAt: ctx.now(),
     },
   );
+  // Concluded meanwhile through the status callback (an agent, an operator): that record stands, and
+  // a report or a proposed change of this run's own would contradict it.
+  if (!concluded) {
+    return outcome({
+      verdict: null,
+      result_summary: null,
+      superseded: "the investigation was already final",
+    });
+  }
+  if (review?.citations.length) {
+    await recordEvidence(ctx, ctx.db, {
+      tenant: input.run.tenant,
+      investigationId: investigation.id,
+      items: review.citations,
+      skipRecorded: true,
+    });
+  }
   // A requested change is proposed (never pushed) once the conclusion is stored.
   const remediationArtifacts = await settleRemediation({
     db: ctx.db,

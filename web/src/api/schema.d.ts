@@ -471,7 +471,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description sre_submit_investigation_evidence: cited links, appended in order. verified and captured_at are set by Vigil; a URL that is not absolute http(s) is a 400 naming the field */
+        /** @description sre_submit_investigation_evidence: cited links, appended in order. verified and captured_at are set by Vigil; a URL that is not absolute http(s), or a blank title, is a 400 naming the field. A final investigation (completed, failed, cancelled) answers 409 */
         post: operations["submitInvestigationEvidence"];
         delete?: never;
         options?: never;
@@ -522,7 +522,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description sre_update_investigation_status, for an external investigating agent: running, then completed or failed with its summary, hypotheses and plain summary. A final investigation answers 409 */
+        /** @description sre_update_investigation_status, for an external investigating agent: running, then completed or failed with its summary, hypotheses and plain summary (when given, all four of its fields). A blank hypothesis statement or plain summary text is a 400 naming the field; a final investigation answers 409 */
         post: operations["updateInvestigationStatus"];
         delete?: never;
         options?: never;
@@ -1482,6 +1482,7 @@ export interface components {
                 description?: string | null;
                 kind: "dashboard" | "metric" | "log" | "trace" | "runbook" | "alert_rule" | "console" | "code" | "other";
                 source: "llm" | "tool_trace" | "runbook" | "prior_knowledge";
+                /** @description Short label; not blank */
                 title: string;
                 tool_name?: string | null;
                 /** @description Absolute http(s) URL; anything else is 400 */
@@ -1703,10 +1704,20 @@ export interface components {
             hypotheses?: {
                 confidence?: number | null;
                 rationale?: string | null;
+                /** @description The hypothesis; not blank */
                 statement: string;
                 status?: ("open" | "confirmed" | "rejected") | null;
             }[];
-            plain_summary?: components["schemas"]["InvestigationPlainSummary"];
+            /** @description When given, every field is required and none may be blank */
+            plain_summary?: {
+                /** @description Ordered steps that led to the conclusion */
+                how_we_got_here: string[];
+                verdict: "real_problem" | "alert_is_misconfigured" | "not_enough_information";
+                /** @description One sentence: the service and what users saw */
+                what_broke: string;
+                /** @description One concrete next action on the customer system */
+                what_to_do: string;
+            };
             result_summary?: string | null;
             /** @description running: the agent took it; completed or failed: final (a final investigation cannot move: 409) */
             status: "running" | "completed" | "failed";
@@ -5824,6 +5835,15 @@ export interface operations {
             };
             /** @description Error body of SRE and other non-platform routes */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error body of SRE and other non-platform routes */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
