@@ -171,6 +171,11 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
               ...jsonError,
               description: "Unexpected error; the invocation is recorded with status error and its payload",
             },
+            503: {
+              ...jsonError,
+              description:
+                "The database cannot be reached or is at its connection limit, or Vigil is shutting down: nothing was stored; send the delivery again (Retry-After)",
+            },
           },
         },
       },

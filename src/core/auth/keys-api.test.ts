@@ -293,7 +293,9 @@ describeEachEngine("keys API", (harness) => {
       "404",
       "409",
       "413",
+      "415",
       "500",
+      "503",
     ]);
     expect(document.paths["/api/v1/orgs"].post.operationId).toBe("createOrg");
   });

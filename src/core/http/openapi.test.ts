@@ -96,6 +96,29 @@ describeEachEngine("API document", (harness) => {
     }
   });
 
+  it("every operation with credentials documents 415 and 503, which any of them may answer", async () => {
+    const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
+    type Responses = { operationId: string; responses: Record<string, unknown> };
+    const operations = Object.values(document.paths as Record<string, Record<string, Responses>>)
+      .flatMap((methods) => Object.values(methods))
+      .filter((op) => op.responses["401"] !== undefined);
+    expect(operations.length).toBeGreaterThan(50);
+    for (const op of operations) {
+      // The webhook trigger takes a body of any type.
+      const statuses = op.operationId === "triggerWebhook" ? ["503"] : ["415", "503"];
+      expect(Object.keys(op.responses), op.operationId).toEqual(expect.arrayContaining(statuses));
+    }
+    // An operation without a body answers 415 for one of another content type, as documented.
+    const { auth } = await harness().createKey();
+    const revoke = await harness().vigil.app.inject({
+      method: "POST",
+      url: "/api/v1/keys/00000000-0000-4000-8000-000000000000/revoke",
+      headers: { ...auth, "content-type": "text/plain" },
+      payload: "please",
+    });
+    expect(revoke.statusCode).toBe(415);
+  });
+
   it("a body that is required stays required", async () => {
     const op = await operation("/app/sre/api/v1/alerts/{id}", "patch");
     expect(op.requestBody?.required).toBe(true);

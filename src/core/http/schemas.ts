@@ -48,7 +48,7 @@ export const KeyedRecord = <T extends TSchema>(maxKeyLength: number, value: T, o
   });
 
 /** Error statuses declared on every route; routes add their own success and specific error statuses. */
-export const COMMON_ERROR_STATUSES = [400, 401, 403, 404, 413, 500] as const;
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 500, 503] as const;
 
 /**
  * A reference to a schema registered with `addSchema` that keeps its static type, so a handler reads

@@ -2419,8 +2419,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2498,8 +2516,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2580,8 +2616,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2666,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2677,6 +2731,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2755,8 +2818,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2837,8 +2918,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2932,8 +3031,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3054,7 +3171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3065,6 +3182,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3161,8 +3287,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3286,7 +3430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3297,6 +3441,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3375,8 +3528,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3462,8 +3633,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3562,7 +3751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3573,6 +3762,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3670,8 +3868,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3768,8 +3984,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3856,7 +4090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3867,6 +4101,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3951,8 +4194,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4046,7 +4307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4057,6 +4318,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4138,8 +4408,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4225,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4236,6 +4524,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4315,8 +4612,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4398,8 +4713,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4484,8 +4817,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4564,8 +4915,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4665,7 +5034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4676,6 +5045,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4755,8 +5133,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4852,8 +5248,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4934,8 +5348,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5029,7 +5461,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5040,6 +5472,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5119,8 +5560,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5204,8 +5663,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5289,7 +5766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5300,6 +5777,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5379,8 +5865,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5486,8 +5990,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5601,8 +6123,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5685,8 +6225,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5766,8 +6324,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5860,7 +6436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5871,6 +6447,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5963,7 +6548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6075,7 +6660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6086,6 +6671,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6178,7 +6772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6189,6 +6783,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6288,8 +6891,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6389,7 +7010,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6400,6 +7021,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6489,8 +7119,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6584,7 +7232,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6595,6 +7243,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6682,8 +7339,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6776,8 +7451,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6867,8 +7560,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6959,7 +7670,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6970,6 +7681,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7061,8 +7781,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7151,8 +7889,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7241,8 +7997,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7333,8 +8107,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7427,8 +8219,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7511,6 +8321,15 @@ export interface operations {
             };
             /** @description Request body larger than the limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7619,8 +8438,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7720,7 +8557,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7731,6 +8568,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7820,8 +8666,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7909,8 +8773,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8013,7 +8895,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8024,6 +8906,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8113,8 +9004,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8205,8 +9114,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8297,8 +9224,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8402,6 +9347,15 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: nothing was stored; send the delivery again (Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             default: {
                 headers: {
@@ -8483,8 +9437,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8575,7 +9547,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8586,6 +9558,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8677,8 +9658,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8772,7 +9771,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8783,6 +9782,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8870,8 +9878,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8970,8 +9996,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9066,7 +10110,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The body is not application/json */
+            /** @description The body is not application/json in UTF-8 */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9077,6 +10121,15 @@ export interface operations {
             };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9167,8 +10220,26 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
+            /** @description The body is not application/json in UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
             /** @description Unexpected error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonError"];
+                };
+            };
+            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
