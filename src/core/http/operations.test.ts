@@ -79,6 +79,7 @@ describeEachEngine("operations", (harness) => {
       "413",
       "415",
       "500",
+      "503",
     ]);
     expect(create.security).toEqual([{ apiKey: [] }]);
   });
