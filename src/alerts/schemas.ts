@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { describedPattern } from "../core/http/pattern-words.ts";
 import { DateTime, KeyedRecord, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
 import { SOURCE_TYPES } from "./sources/types.ts";
 
@@ -52,7 +53,10 @@ export const IntegrationSegment = Type.String({
   maxLength: 128,
   // "." and ".." are path steps, not names: an import id or a URL holding them resolves elsewhere.
   // Written without a lookahead, which generators of conforming input (fuzzers) may not support.
-  pattern: "^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\\.\\.[A-Za-z0-9._~-]+)?$",
+  pattern: describedPattern(
+    "^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\\.[A-Za-z0-9_~-][A-Za-z0-9._~-]*|\\.\\.[A-Za-z0-9._~-]+)?$",
+    "letters, digits, '.', '_', '~' and '-', and neither . nor ..",
+  ),
   description: "Integration instance name; empty for the default integration; not `.` or `..`",
 });
 

@@ -1,8 +1,13 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { describedPattern } from "../core/http/pattern-words.ts";
 import { KeyedRecord, Nullable } from "../core/http/schemas.ts";
 
+const NAME_PATTERN = describedPattern(
+  "^[A-Za-z0-9][A-Za-z0-9._-]*$",
+  "letters, digits, '.', '_' and '-', starting with a letter or digit",
+);
 const Name = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$", description });
+  Type.String({ minLength: 1, maxLength: 128, pattern: NAME_PATTERN, description });
 
 export const WorkflowAssignment = Type.Object(
   {

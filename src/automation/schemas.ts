@@ -1,8 +1,9 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { describedPattern, SLUG_PATTERN } from "../core/http/pattern-words.ts";
 import { DateTime, Nullable } from "../core/http/schemas.ts";
 
 const Slug = (description: string) =>
-  Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,62}$", description: `${description} (lower-case slug)` });
+  Type.String({ pattern: SLUG_PATTERN, description: `${description} (lower-case slug)` });
 
 export const AgentName = Slug("Agent name, unique per tenant");
 export const WorkflowName = Slug("Workflow name, unique per tenant");
@@ -16,7 +17,12 @@ export const AGENT_KINDS = ["llm", "builtin"] as const;
 export const ROUTING_STATUSES = ["active", "inactive"] as const;
 
 const InputFields = {
-  name: Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }),
+  name: Type.String({
+    pattern: describedPattern(
+      "^[A-Za-z_][A-Za-z0-9_]{0,63}$",
+      "letters, digits and _, starting with a letter or _, at most 64 characters",
+    ),
+  }),
   description: Type.Optional(Type.String({ maxLength: 1000 })),
   required: Type.Optional(Type.Boolean({ default: false })),
   pattern: Type.Optional(
@@ -104,7 +110,10 @@ export type AgentStatus = Static<typeof AgentStatus>;
 export const Stage = Type.Object(
   {
     id: Type.String({
-      pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$",
+      pattern: describedPattern(
+        "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$",
+        "letters, digits, _ and -, starting with a letter or digit, at most 63 characters",
+      ),
       description: "Unique within the workflow",
     }),
     name: Type.Optional(Type.String({ maxLength: 200 })),

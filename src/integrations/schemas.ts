@@ -1,8 +1,12 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { describedPattern } from "../core/http/pattern-words.ts";
 import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
 
 export const IntegrationName = Type.String({
-  pattern: "^[a-z0-9][a-z0-9._-]{0,62}$",
+  pattern: describedPattern(
+    "^[a-z0-9][a-z0-9._-]{0,62}$",
+    "lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 63 characters",
+  ),
   description: "Unique per tenant; lower-case letters, digits, '.', '_' and '-'",
 });
 
@@ -10,7 +14,10 @@ export const IntegrationWrite = Type.Object(
   {
     name: IntegrationName,
     type: Type.String({
-      pattern: "^[a-z][a-z0-9-]{0,39}$",
+      pattern: describedPattern(
+        "^[a-z][a-z0-9-]{0,39}$",
+        "lower-case letters, digits and '-', starting with a letter, at most 40 characters",
+      ),
       description:
         "Kind of system, for example alertmanager (pull sync; silences read by investigations), prometheus (queried by investigations: url is the server's base URL), git (a repository investigations may propose changes to: url is its remote), grafana, github",
     }),
@@ -18,7 +25,10 @@ export const IntegrationWrite = Type.Object(
       Nullable(
         Type.String({
           format: "uri",
-          pattern: "^(https?|ssh|file)://",
+          pattern: describedPattern(
+            "^(https?|ssh|file)://",
+            "an http:// or https:// URL (for git also ssh:// or file://)",
+          ),
           maxLength: 2048,
           description:
             "What Vigil reads from (an Alertmanager's base URL for pull sync): http(s), and for type git also ssh:// or file:// (a repository on Vigil's own machine, only with localhost on INTEGRATION_ALLOWED_HOSTS). With INTEGRATION_ALLOWED_HOSTS set, its host must be on that list: 400 otherwise",

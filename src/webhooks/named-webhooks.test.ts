@@ -445,7 +445,7 @@ describeEachEngine(
             "POST",
             BASE,
             { name: "Bad Name", target_type: "agent", target_name: agent },
-            'name: must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$"',
+            "name: must be a lower-case slug: a-z, digits, _ and -, starting with a letter or digit, at most 63 characters",
             "name",
           ],
           [

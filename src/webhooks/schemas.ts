@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { SLUG_PATTERN } from "../core/http/pattern-words.ts";
 import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
 
 const runFields = {
@@ -94,7 +95,7 @@ export const isNamedTarget = (type: string): type is NamedTargetType =>
   (NAMED_TARGET_TYPES as readonly string[]).includes(type);
 
 const WebhookName = Type.String({
-  pattern: "^[a-z0-9][a-z0-9_-]{0,62}$",
+  pattern: SLUG_PATTERN,
   description: "Unique per tenant among live webhooks (lower-case slug)",
 });
 const TargetType = Type.Union(
@@ -102,7 +103,7 @@ const TargetType = Type.Union(
   { description: "What a trigger starts" },
 );
 const TargetName = Type.String({
-  pattern: "^[a-z0-9][a-z0-9_-]{0,62}$",
+  pattern: SLUG_PATTERN,
   description: "The agent or workflow name; a workflow runs its newest approved version",
 });
 const READINESS_NOTE =

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from "../db/pg-errors.ts";
 import { AppError } from "../errors.ts";
 import { jsonSyntaxReason } from "../json-syntax.ts";
+import { wordsOfPattern } from "./pattern-words.ts";
 
 export function isPlatformPath(url: string): boolean {
   return url.startsWith("/platform/");
@@ -89,6 +90,9 @@ function fromValidation(issues: AjvIssue[], location: string): AppError {
   } else if (issue.keyword === "additionalProperties") {
     path.push(String(issue.params.additionalProperty));
     message = "is not a known field";
+  } else if (issue.keyword === "pattern") {
+    const words = wordsOfPattern(issue.params.pattern);
+    if (words) message = `must be ${words}`;
   }
   const field = path.join(".") || location;
   return new AppError("VALIDATION_FAILED", `${field}: ${message}`, { field, location, rule: issue.keyword });

@@ -379,6 +379,40 @@ describeEachEngine(
         }
       };
 
+      it("a value outside a name's pattern is told in words, not as the regular expression", async () => {
+        const cases: [InjectOptions, string, string][] = [
+          [
+            {
+              method: "POST",
+              url: "/api/v1/integrations",
+              payload: { name: "Bad Name", type: "prometheus" },
+            },
+            "name",
+            "lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 63 characters",
+          ],
+          [
+            {
+              method: "POST",
+              url: "/app/sre/api/v1/alerts/webhook",
+              payload: { source: "grafana", integration: ".." },
+            },
+            "integration",
+            "letters, digits, '.', '_', '~' and '-', and neither . nor ..",
+          ],
+        ];
+        for (const [options, field, words] of cases) {
+          const response = await call(options);
+          expect(response.statusCode, options.url as string).toBe(400);
+          expect(response.json(), options.url as string).toEqual(
+            invalid(options.url as string, `${field}: must be ${words}`, {
+              field,
+              location: "body",
+              rule: "pattern",
+            }),
+          );
+        }
+      });
+
       it("a query parameter given twice is named as given twice, not as a wrong type or value", async () => {
         const cases: [string, string][] = [
           ["/app/sre/api/v1/alerts?status=active&status=ignored", "status"],
