@@ -116,7 +116,14 @@ export async function startVigil(config: Config, options: StartOptions = {}): Pr
       );
     }
     await checkServerSettings(database, log);
-    if (config.bootstrapApiKey) await ensureBootstrapKey(database.db, config.bootstrapApiKey);
+    if (config.bootstrapApiKey) {
+      const { revoked } = await ensureBootstrapKey(database.db, config.bootstrapApiKey);
+      if (revoked) {
+        log.warn(
+          "BOOTSTRAP_API_KEY names a key that was revoked: it stays revoked; set another key, or unset BOOTSTRAP_API_KEY",
+        );
+      }
+    }
     const secrets = createSecrets(resolveSecretKey(config.secretKey, config.dataDir));
     await checkSecretKey(database, secrets);
     const now = options.now ?? (() => new Date());

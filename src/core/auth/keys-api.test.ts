@@ -281,6 +281,20 @@ describeEachEngine("keys API", (harness) => {
     expect(listed.json()).toContainEqual(expect.objectContaining({ name: "bootstrap", prefix: "bo" }));
   });
 
+  it("keeps a revoked BOOTSTRAP_API_KEY revoked when it is made sure of again (a restart)", async () => {
+    const h = harness();
+    const { db } = h.vigil.services.database;
+    const chosen = "bootstrap-revoked-0123";
+    expect(await ensureBootstrapKey(db, chosen)).toEqual({ revoked: false });
+    const auth = { authorization: `Bearer ${chosen}` };
+    const me = await call(h, auth, "GET", "/api/v1/me");
+    expect(me.statusCode).toBe(200);
+    const id = me.json().key_id as string;
+    expect((await call(h, auth, "POST", `/api/v1/keys/${id}/revoke`)).statusCode).toBe(200);
+    expect(await ensureBootstrapKey(db, chosen)).toEqual({ revoked: true });
+    expect((await call(h, auth, "GET", "/api/v1/me")).statusCode).toBe(401);
+  });
+
   it("documents the routes in the OpenAPI document", async () => {
     const document = (await harness().vigil.app.inject({ url: "/openapi.json" })).json();
     expect(document.paths["/api/v1/keys"].post.operationId).toBe("createApiKey");

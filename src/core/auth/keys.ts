@@ -82,13 +82,17 @@ export async function createApiKey(
   return { id: row.id, key, record: row };
 }
 
-/** Makes sure BOOTSTRAP_API_KEY exists, is not revoked and carries every scope, for the default user. */
-export async function ensureBootstrapKey(db: Executor, key: string): Promise<void> {
+/**
+ * Makes sure BOOTSTRAP_API_KEY exists and carries every scope, for the default user. A key revoked
+ * through the API stays revoked: a restart with the same environment must not bring back a key an
+ * operator revoked (leaked, say). Answers whether the key is usable.
+ */
+export async function ensureBootstrapKey(db: Executor, key: string): Promise<{ revoked: boolean }> {
   if (!KEY_SHAPE.test(key)) {
     throw new Error("BOOTSTRAP_API_KEY must be 16 to 256 printable characters without spaces");
   }
   const userId = await ensureUser(db, DEFAULT_USER);
-  await db
+  const [row] = await db
     .insert(apiKeys)
     .values({
       userId,
@@ -100,8 +104,10 @@ export async function ensureBootstrapKey(db: Executor, key: string): Promise<voi
     .onConflictDoUpdate({
       target: apiKeys.keyHash,
       // The prefix too: older versions stored 8 characters of it, half of a 16-character key.
-      set: { scopes: [...SCOPES], revokedAt: null, userId, prefix: keyPrefix(key) },
-    });
+      set: { scopes: [...SCOPES], userId, prefix: keyPrefix(key) },
+    })
+    .returning({ revokedAt: apiKeys.revokedAt });
+  return { revoked: row?.revokedAt != null };
 }
 
 export async function revokeApiKey(db: Executor, id: string): Promise<boolean> {
