@@ -294,6 +294,32 @@ describe("planAlertChange: an existing alert", () => {
     });
   });
 
+  it("keeps the operator's attention and how the alert came in when a suppression of its episode ends", () => {
+    const suppressed: AlertRow = {
+      ...stored(event({ status: "ignored", ignore_reason: "alertmanager: silenced" })),
+      ingestedVia: "push",
+      analysisStatus: "completed",
+      attentionByOperator: true,
+    };
+    // The silence expired: the same episode (same start), listed by a pull sync.
+    const same = apply(suppressed, event(), context({ via: "pull" }));
+    expect(same.outcome).toBe("refired");
+    expect(nextOf(same)).toMatchObject({
+      status: "active",
+      triggeredAt: new Date(T0),
+      ingestedVia: "push",
+      analysisStatus: "none",
+      attentionByOperator: true,
+    });
+    // A later start is a new episode: the next classification sets attention again.
+    const later = apply(suppressed, event({ triggered_at: T2 }), context({ via: "pull" }));
+    expect(nextOf(later)).toMatchObject({
+      status: "active",
+      ingestedVia: "push",
+      attentionByOperator: false,
+    });
+  });
+
   describe("an alert an operator ignored", () => {
     const operatorIgnored = (): AlertRow => ({
       ...stored(event()),

@@ -434,10 +434,15 @@ export function planAlertChange(
   if (next.status !== existing.status && next.status === "active") {
     next.ignoredBy = null;
     next.ignoreReason = null;
-    next.ingestedVia = context.via;
-    // A new episode is classified again, and an analyst's attention of the last one gives way.
+    // As the spec has it: set on first ingest and on a re-fire from resolved.
+    if (existing.status === "resolved") next.ingestedVia = context.via;
+    // Classified again. A new episode (after a resolve, or a later trigger) also lets the next
+    // classification set attention; the end of a source's suppression (a silence expired, an
+    // inhibition lifted) continues the episode, and the attention an operator set for it stands.
     next.analysisStatus = "none";
-    next.attentionByOperator = false;
+    const newEpisode =
+      existing.status === "resolved" || next.triggeredAt.getTime() > existing.triggeredAt.getTime();
+    if (newEpisode) next.attentionByOperator = false;
     outcome = "refired";
   } else if (next.status !== existing.status && next.status === "resolved") {
     // An inferred resolve keeps an operator's ignore: undone, it gives the alert back as it was.
