@@ -82,12 +82,14 @@ describe("vigil keys and orgs while Vigil serves on the embedded database", () =
       `vigil: DATA_DIR ${dataDir} is in use by a running Vigil (process ${process.pid}), and its embedded ` +
         "database admits one process at a time. Ask that Vigil over HTTP instead, with an API key that " +
         "has the scope api_keys_write:\n" +
-        `  VIGIL_URL=${base} VIGIL_API_KEY=<key> vigil keys create --name 'ci bot'\n` +
-        "(or pass --url and --api-key)\n--user is left out: over HTTP a key belongs to the calling key's user.",
+        `  VIGIL_URL=${base} VIGIL_API_KEY=<key> node bin/vigil.js keys create --name 'ci bot'\n` +
+        "(or pass --url and --api-key)\n--user is left out: over HTTP a key belongs to the calling key's user.\n" +
+        "Without such a key yet: stop that Vigil and run this command again, or restart it with " +
+        "BOOTSTRAP_API_KEY=<a key you choose> and use that key.",
     );
     expect(orgs.code).toBe(1);
     expect(orgs.output).toContain("has the scope orgs_write:\n");
-    expect(orgs.output).toContain(`VIGIL_API_KEY=<key> vigil orgs create payments\n`);
+    expect(orgs.output).toContain(`VIGIL_API_KEY=<key> node bin/vigil.js orgs create payments\n`);
   });
 
   it("creates an org and a key in it, lists and revokes keys, all over HTTP", SLOW, async () => {

@@ -427,3 +427,23 @@ describeEachEngine(
   },
   { searchCountLimit: 2, listCountLimit: 3 },
 );
+
+describeEachEngine(
+  "alert console: a search's count limit apart from the list's",
+  (harness) => {
+    it("counts a search up to SEARCH_COUNT_LIMIT even past LIST_COUNT_LIMIT", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const url = await registerTrigger(h, auth, { source: "alertmanager", integration: "counts" });
+      for (const seed of SEEDS) await deliver(h, url, body(seed));
+      const page = async (query: string) =>
+        (
+          await h.vigil.app.inject({ url: `/app/sre/api/v1/alerts${query}&page_size=1`, headers: auth })
+        ).json();
+      // Four alerts match "e" (all but DiskFull's "disk /var at 100%"): counted exactly.
+      expect(await page("?q=e")).toMatchObject({ total: 4, total_exact: true });
+      expect(await page("?source_type=alertmanager")).toMatchObject({ total: 2, total_exact: false });
+    });
+  },
+  { searchCountLimit: 5, listCountLimit: 2 },
+);

@@ -183,7 +183,7 @@ function pastTheCount(
  */
 function countLimit(ctx: CallerCtx, search: boolean): number {
   const { searchCountLimit, listCountLimit } = ctx.config;
-  return search ? Math.min(searchCountLimit, listCountLimit) : listCountLimit;
+  return search ? searchCountLimit : listCountLimit;
 }
 
 /** The list's total, exact up to `limit`; past it `exact` is false and the total is a lower bound. */

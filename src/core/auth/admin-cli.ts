@@ -97,7 +97,9 @@ export function explainDataDirInUse(
     `DATA_DIR ${err.dataDir} is in use by a running Vigil (process ${err.holder}), and its embedded ` +
       "database admits one process at a time. Ask that Vigil over HTTP instead, with an API key " +
       `that has the scope ${how.scope}:\n` +
-      `  VIGIL_URL=${err.url ?? how.url} VIGIL_API_KEY=<key> vigil ${args.map(shellWord).join(" ")}\n` +
-      `(or pass --url and --api-key)${userNote}`,
+      `  VIGIL_URL=${err.url ?? how.url} VIGIL_API_KEY=<key> node bin/vigil.js ${args.map(shellWord).join(" ")}\n` +
+      `(or pass --url and --api-key)${userNote}\n` +
+      "Without such a key yet: stop that Vigil and run this command again, or restart it with " +
+      "BOOTSTRAP_API_KEY=<a key you choose> and use that key.",
   );
 }

@@ -56,8 +56,9 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice?
           {busy ? "Signing in…" : "Sign in"}
         </button>
         <p class="muted small">
-          The key stays in this browser tab and is forgotten when the tab closes. No key yet? Run{" "}
-          <code>npx vigil keys create</code> on the server, or ask whoever runs Vigil.
+          The key stays in this browser tab and is forgotten when the tab closes. No key yet? Stop Vigil and
+          run <code>node bin/vigil.js keys create</code> in its checkout (or start it with{" "}
+          <code>BOOTSTRAP_API_KEY</code>), or ask whoever runs Vigil.
         </p>
       </form>
     </div>
