@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, loadConfig, publicUrlWarning } from "./config.ts";
 
 describe("loadConfig", () => {
   it("fills the documented defaults", () => {
@@ -26,6 +26,22 @@ describe("loadConfig", () => {
       automationHttpAllowedHosts: ["127.0.0.1", "localhost"],
       integrationAllowedHosts: [],
     });
+  });
+
+  it("names this machine in trigger URLs when HOST listens on every address, and says so", () => {
+    for (const host of ["0.0.0.0", "::"]) {
+      const env = { HOST: host };
+      const config = loadConfig(env);
+      expect(config.publicUrl).toBe("http://127.0.0.1:8080");
+      expect(publicUrlWarning(config, env)).toBe(
+        `HOST ${host} listens on every address, but trigger URLs name http://127.0.0.1:8080, which only this machine reaches: set PUBLIC_URL to the URL senders use`,
+      );
+    }
+    const given = { HOST: "0.0.0.0", PUBLIC_URL: "https://vigil.example.com" };
+    expect(publicUrlWarning(loadConfig(given), given)).toBeNull();
+    const local = { HOST: "::1" };
+    expect(loadConfig(local).publicUrl).toBe("http://[::1]:8080");
+    expect(publicUrlWarning(loadConfig(local), local)).toBeNull();
   });
 
   it("reads every setting", () => {

@@ -92,6 +92,24 @@ function environmentCriticality(env: NodeJS.ProcessEnv): Record<string, Critical
   return Object.fromEntries(entries);
 }
 
+/** Addresses that listen on every interface: no sender reaches Vigil under them. */
+const isWildcardHost = (host: string) => ["0.0.0.0", "::", "[::]"].includes(host);
+
+/**
+ * What start-up warns of when HOST listens on every address and PUBLIC_URL is not set: trigger URLs
+ * then name this machine's loopback, which senders elsewhere cannot reach. Null otherwise.
+ */
+export function publicUrlWarning(config: Config, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (!isWildcardHost(config.host) || text(env, "PUBLIC_URL")) return null;
+  return `HOST ${config.host} listens on every address, but trigger URLs name ${config.publicUrl}, which only this machine reaches: set PUBLIC_URL to the URL senders use`;
+}
+
+/** HOST as a URL names it: this machine for a wildcard address, an IPv6 address in brackets. */
+function urlHostOf(host: string): string {
+  if (isWildcardHost(host)) return "127.0.0.1";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
 /**
  * A comma-separated list of `host` or `host:port` (an IPv6 address in brackets). A URL, a path or a
  * port out of range names nothing a request goes to, so the list would silently allow nothing.
@@ -143,7 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (operationsPort !== null && operationsPort === port && role !== "worker") {
     throw new ConfigError("OPERATIONS_PORT must differ from PORT (the worker role alone listens on no PORT)");
   }
-  const publicUrl = (text(env, "PUBLIC_URL") ?? `http://${host}:${port}`).replace(/\/+$/, "");
+  const publicUrl = (text(env, "PUBLIC_URL") ?? `http://${urlHostOf(host)}:${port}`).replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]/.test(publicUrl)) throw new ConfigError("PUBLIC_URL must be an http(s) URL");
   const llmBaseUrl = text(env, "LLM_BASE_URL");
   const llmModel = text(env, "LLM_MODEL");

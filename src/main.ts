@@ -1,7 +1,7 @@
 // The `vigil` command: serve, migrate, and key and org administration.
 import { Command, Option } from "commander";
 import { inArray } from "drizzle-orm";
-import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { type Config, ConfigError, loadConfig, publicUrlWarning } from "./config.ts";
 import {
   createKeyOverHttp,
   createOrgOverHttp,
@@ -18,6 +18,7 @@ import type { Database } from "./core/db/database.ts";
 import { migrate } from "./core/db/migrate.ts";
 import { collectWhenIdle } from "./core/idle-collection.ts";
 import { isUuid } from "./core/ids.ts";
+import { PACKAGE_VERSION } from "./core/package-files.ts";
 import { installJobSchema } from "./core/queue/queue.ts";
 import { JOBS } from "./jobs.ts";
 import { createLogger, migrateLogged, openConfiguredDatabase, startVigil } from "./start.ts";
@@ -86,13 +87,17 @@ async function serve(config: Config): Promise<void> {
     { address, engine: vigil.services.database.engine, role: config.role },
     `vigil listening on ${address}`,
   );
+  const warning = publicUrlWarning(config);
+  if (warning) log.warn({ publicUrl: config.publicUrl }, warning);
 }
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-const program = new Command("vigil").description("Vigil: SRE alert and automation service");
+const program = new Command("vigil")
+  .description("Vigil: SRE alert and automation service (no command: serve)")
+  .version(PACKAGE_VERSION);
 
 program
   .command("serve", { isDefault: true })
@@ -228,6 +233,14 @@ serverOptions(
     : await directly("orgs_write", (database) => createOrg(database.db, name));
   process.stdout.write(`${id}\n`);
 });
+
+// serve is the default command, so a mistyped one would reach it as an argument ("too many arguments
+// for 'serve'"): it is named as the unknown command it is.
+const first = process.argv[2];
+const commands = program.commands.map((command) => command.name());
+if (first !== undefined && !first.startsWith("-") && ![...commands, "help"].includes(first)) {
+  program.error(`error: unknown command '${first}' (commands: ${commands.join(", ")}; see vigil --help)`);
+}
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`vigil: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -2,7 +2,7 @@
 // the data directory is the server's, so the command line says how to ask the server, and does so
 // over HTTP when given --url or VIGIL_URL.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -201,4 +201,18 @@ describe("vigil keys on the database directly", () => {
       expect(key.org_ids).toEqual([org]);
     },
   );
+});
+
+describe("the command line", () => {
+  it("names a mistyped command as unknown, and tells its version", SLOW, async () => {
+    const mistyped = await vigilCli(["kyes", "list"], {});
+    expect(mistyped.code).toBe(1);
+    expect(mistyped.output).toContain("error: unknown command 'kyes' (commands: serve, migrate, keys, orgs;");
+    const version = await vigilCli(["--version"], {});
+    expect(version.code).toBe(0);
+    const { version: expected } = JSON.parse(
+      readFileSync(new URL("../package.json", import.meta.url), "utf8"),
+    );
+    expect(version.stdout.trim()).toBe(expected);
+  });
 });

@@ -1,7 +1,7 @@
 // Files Vigil ships beside its code: the migrations, the migrated database template and the web
 // console that `npm install` builds. They are found from the package root (the nearest package.json), so the
 // same code finds them run from src/ by tsx and from the bundle in dist/.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 
 function packageRoot(): URL {
   let dir = new URL(".", import.meta.url);
@@ -14,6 +14,11 @@ function packageRoot(): URL {
 }
 
 const ROOT = packageRoot();
+
+/** The version in Vigil's package.json. */
+export const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(new URL("package.json", ROOT), "utf8"),
+).version;
 
 export const MIGRATIONS_DIR = new URL("src/core/migrations/", ROOT);
 
