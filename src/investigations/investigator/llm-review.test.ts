@@ -10,7 +10,8 @@ const stub: OpenAiStub = await startOpenAiStub();
 afterAll(() => stub.close());
 let sequence = 0;
 
-async function investigateNew(h: Harness, auth: Auth) {
+/** Delivers a new alert and starts its investigation; answers the investigation's id. */
+async function startInvestigation(h: Harness, auth: Auth): Promise<string> {
   sequence += 1;
   const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: `am-${sequence}` });
   const [alertId] = await deliverIds(
@@ -25,10 +26,14 @@ async function investigateNew(h: Harness, auth: Auth) {
       },
     ]),
   );
-  const ref = (await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`)).json()
-    .investigation;
+  return (await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`)).json().investigation
+    .id;
+}
+
+async function investigateNew(h: Harness, auth: Auth) {
+  const id = await startInvestigation(h, auth);
   return waitFor(async () => {
-    const body = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${ref.id}`)).json();
+    const body = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${id}`)).json();
     return ["completed", "failed", "cancelled"].includes(body.status) ? body : undefined;
   }, 60_000);
 }
@@ -137,25 +142,7 @@ describeEachEngine(
           ? { content: JSON.stringify(ANSWER), until: gate }
           : { status: 500, body: {} },
       );
-      sequence += 1;
-      const trigger = await registerTrigger(h, auth, {
-        source: "alertmanager",
-        integration: `am-${sequence}`,
-      });
-      const [alertId] = await deliverIds(
-        h,
-        trigger,
-        amBody([
-          {
-            status: "firing",
-            fingerprint: `llm-${process.pid}-${sequence}`,
-            startsAt: new Date().toISOString(),
-            labels: { alertname: "PaymentsErrors", service: "payments" },
-          },
-        ]),
-      );
-      const id = (await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`)).json()
-        .investigation.id as string;
+      const id = await startInvestigation(h, auth);
       await waitFor(async () =>
         stub.requests.some((request) => request.body?.tools?.length) ? true : undefined,
       );
