@@ -552,9 +552,19 @@ describe("planAlertChange: an existing alert", () => {
     const confirmed = nextOf(apply(inferred, event({ status: "resolved", resolved_at: T2 })));
     expect(confirmed).toMatchObject({ status: "resolved", resolveInferred: false, resolvedAt: new Date(T2) });
     expect(apply(confirmed, event({ triggered_at: T0 })).outcome).toBe("stale");
-    // So does a late one, with an end before the inferred resolve.
-    const late = nextOf(apply(inferred, event({ status: "resolved", triggered_at: T0, resolved_at: T0 })));
-    expect(late).toMatchObject({ status: "resolved", resolveInferred: false });
+    // So does a late one, with an end before the inferred resolve: its time replaces the sync's.
+    const source = "2024-05-14T10:20:00.000Z";
+    const latePlan = apply(inferred, event({ status: "resolved", triggered_at: T0, resolved_at: source }));
+    expect(latePlan.outcome).toBe("updated");
+    const late = nextOf(latePlan);
+    expect(late).toMatchObject({
+      status: "resolved",
+      resolveInferred: false,
+      resolvedAt: new Date(source),
+      lastStatusChangeAt: new Date(source),
+      triggeredAt: new Date(T0),
+      refireCount: 0,
+    });
     expect(apply(late, event({ triggered_at: T0 })).outcome).toBe("stale");
   });
 

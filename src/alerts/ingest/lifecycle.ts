@@ -403,6 +403,9 @@ export function planAlertChange(
   const stored = timelineOf(existing);
   if (continuesInferredResolve(existing, event, stored)) return reopen(existing, event, context, stored);
   const timeline: Timeline = { points: [...stored.points], trimmed: stored.trimmed };
+  // The source's own resolve of the episode a pull sync resolved by inference replaces that resolve:
+  // the sync's time is only when Vigil noticed, up to a sync interval after the source's.
+  if (replacesInferredResolve(existing, event, stored)) timeline.points.pop();
   const late = placeEvent(timeline, existing, event, context);
   const refireCount = existing.refireCount + refiresIn(timeline.points) - refiresIn(stored.points);
   const episodes = episodesOf(timeline, existing, refireCount);
@@ -481,6 +484,14 @@ function continuesInferredResolve(existing: AlertRow, event: AlertEvent, stored:
   const at = timeOf(event.triggered_at);
   const last = stored.points.at(-1);
   return at !== null && last?.[1] === "resolved" && at >= existing.triggeredAt.getTime() && at <= last[0];
+}
+
+/** A resolve the source sent, with its time, for the episode whose end Vigil inferred (not an older one). */
+function replacesInferredResolve(existing: AlertRow, event: AlertEvent, stored: Timeline): boolean {
+  if (!existing.resolveInferred || existing.status !== "resolved") return false;
+  if (event.status !== "resolved" || event.inferred) return false;
+  const at = timeOf(event.resolved_at);
+  return at !== null && at >= existing.triggeredAt.getTime() && stored.points.at(-1)?.[1] === "resolved";
 }
 
 /** Undoes the inferred resolve: the same episode, active again, without a re-fire. */
