@@ -58,13 +58,9 @@ export async function endInvestigationOfRun(db: Executor, end: ExecutionEnd): Pr
   const status: InvestigationStatus =
     end.status === "completed" ? "completed" : end.cancelled ? "cancelled" : "failed";
   const error = status === "completed" ? null : end.error;
-  // A run that ended without a conclusion says why in the summary, unless the agent wrote one: a
-  // workflow that completed without reporting through the callbacks leaves its own summary.
-  const why =
-    status === "completed"
-      ? await completedWithout(db, end.traceId)
-      : `Investigation ${endingOf(status, error)}`;
-  await moveInvestigation(
+  // A run that ended without a conclusion says why in the summary, unless the agent wrote one.
+  const why = status === "completed" ? null : `Investigation ${endingOf(status, error)}`;
+  const moved = await moveInvestigation(
     db,
     { traceId: end.traceId },
     {
@@ -75,14 +71,19 @@ export async function endInvestigationOfRun(db: Executor, end: ExecutionEnd): Pr
       ...(why && { resultSummary: sql`coalesce(${investigations.resultSummary}, ${why})` }),
     },
   );
+  // A workflow that completed without reporting through the callbacks leaves its own summary. Read
+  // only then: every run's end passes here, most of them no investigation's.
+  if (moved?.status === "completed" && moved.resultSummary === null) {
+    const summary = await silentRunSummary(db, end.traceId);
+    await moveInvestigation(db, { id: moved.id }, { resultSummary: summary }, ["completed"]);
+  }
 }
 
 /** What a completed run that reported no conclusion says: its structured_output summary, or that it said nothing. */
-async function completedWithout(db: Executor, traceId: string): Promise<string | null> {
+async function silentRunSummary(db: Executor, traceId: string): Promise<string> {
   const run = await readRunResult(db, traceId);
-  if (run?.sourceMetadata.investigation_id === undefined) return null;
-  const summary = run.structuredOutput?.summary.trim();
-  return summary || `The workflow ${run.targetName} ended without reporting a conclusion`;
+  const summary = run?.structuredOutput?.summary.trim();
+  return summary || `The workflow ${run?.targetName ?? "assigned"} ended without reporting a conclusion`;
 }
 
 // "failed: <error>", or "cancelled" with the reason the terminate gave (its error says "cancelled: ...").
