@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
 import { AppError } from "../errors.ts";
+import { givenTwice } from "../http/input-rules.ts";
 import { isUuid } from "../ids.ts";
 import { appOfKey, findActiveKey, KEY_SHAPE } from "./keys.ts";
 import type { Scope } from "./scopes.ts";
@@ -35,12 +36,8 @@ function bearerToken(request: FastifyRequest): string {
 function requestedOrg(request: FastifyRequest): string | null {
   const value = (request.query as Record<string, unknown> | undefined)?.orgId;
   if (value === undefined || value === "") return null;
-  if (Array.isArray(value)) {
-    throw new AppError("VALIDATION_FAILED", `orgId: given ${value.length} times: give it once`, {
-      field: "orgId",
-      location: "querystring",
-    });
-  }
+  // Authentication runs before the input rules, which would say the same of any parameter.
+  if (Array.isArray(value)) throw givenTwice("orgId", value.length);
   if (typeof value !== "string" || !isUuid(value)) {
     throw new AppError("VALIDATION_FAILED", "orgId: must be a uuid", {
       field: "orgId",

@@ -130,12 +130,7 @@ export function registerInputRules(app: FastifyInstance): void {
     // No query parameter takes a list (integration_names is comma-separated): one given twice
     // arrives as an array, which the schema would refuse as a wrong type or an unknown value.
     for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
-      if (Array.isArray(value)) {
-        throw new AppError("VALIDATION_FAILED", `${name}: given ${value.length} times: give it once`, {
-          field: name,
-          location: "querystring",
-        });
-      }
+      if (Array.isArray(value)) throw givenTwice(name, value.length);
     }
     const parts = [
       ["params", request.params],
@@ -175,6 +170,14 @@ function invalidJson(text: string): AppError {
     reason = jsonSyntaxReason(err).replace(/ \(not valid JSON\)$/, "");
   }
   return new AppError("INVALID_JSON", `body is not valid JSON: ${reason}`);
+}
+
+/** VALIDATION_FAILED for a query parameter given `times` times (none takes a list). */
+export function givenTwice(name: string, times: number): AppError {
+  return new AppError("VALIDATION_FAILED", `${name}: given ${times} times: give it once`, {
+    field: name,
+    location: "querystring",
+  });
 }
 
 /** VALIDATION_FAILED naming the first text in `input` PostgreSQL cannot store, or null when none. */
