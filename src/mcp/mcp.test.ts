@@ -247,6 +247,34 @@ describeEachEngine("MCP server", (harness) => {
     const syntax = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"');
     expect(syntax.status).toBe(400);
     expect(await syntax.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+    // JSON is UTF-8: other bytes are a parse error, not text with U+FFFD in their place.
+    const list =
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_alerts","arguments":{"q":"caf\u00e9"}}}';
+    for (const [contentType, body, reason] of [
+      ["application/json", Buffer.from(list, "latin1"), "not valid UTF-8"],
+      ["application/json; charset=latin1", Buffer.from(list, "latin1"), "unsupported charset latin1"],
+    ] as const) {
+      const refused = await fetch(`${base}/app/sre/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${appToken}`,
+          "content-type": contentType,
+          accept: "application/json, text/event-stream",
+        },
+        body,
+      });
+      expect(refused.status, contentType).toBe(400);
+      expect(await refused.json()).toMatchObject({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: expect.stringContaining(reason) },
+      });
+    }
+    const utf8 = await post(list);
+    expect(utf8.status).toBe(200);
+    const answered = (await utf8.json()) as { result: { isError?: boolean } };
+    expect(answered).toMatchObject({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text" }] } });
+    expect(answered.result.isError).toBeUndefined();
 
     const client = await connect(appToken);
     // The SDK's client prefixes the code itself: the message reads it once.

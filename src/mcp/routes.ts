@@ -1,6 +1,8 @@
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { FastifyInstance } from "fastify";
 import { contextOf } from "../core/context.ts";
+import { AppError } from "../core/errors.ts";
+import { jsonText } from "../core/http/input-rules.ts";
 import { jsonSyntaxReason } from "../core/json-syntax.ts";
 import { createMcpServer } from "./server.ts";
 
@@ -16,9 +18,14 @@ class UnparsedBody {
 export async function mcpRoutes(app: FastifyInstance) {
   // In this plugin only: the API's JSON parser answers a syntax error with its own error body.
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body: Buffer, done) => {
+    const text = jsonText(body, request.headers["content-type"]);
+    if (text instanceof AppError) {
+      done(null, new UnparsedBody(text.message));
+      return;
+    }
     try {
-      done(null, JSON.parse(String(body)));
+      done(null, JSON.parse(text));
     } catch (err) {
       done(null, new UnparsedBody(jsonSyntaxReason(err)));
     }

@@ -86,29 +86,18 @@ export function registerInputRules(app: FastifyInstance): void {
   });
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  // Read as bytes: decoded as a string, bytes that are not UTF-8 became U+FFFD and were stored so.
+  // Read as bytes, decoded by jsonText.
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body: Buffer, done) => {
     if (body.length === 0 && optional.has(`${request.method} ${request.routeOptions.url}`)) {
       done(null, undefined);
       return;
     }
-    const charset = charsetOf(request.headers["content-type"]);
-    if (charset !== null && !/^utf-?8$/i.test(charset)) {
-      done(
-        new AppError(
-          "UNSUPPORTED_MEDIA_TYPE",
-          `unsupported charset ${charset}: send the JSON body as UTF-8 (application/json; charset=utf-8)`,
-        ),
-      );
+    const decoded = jsonText(body, request.headers["content-type"]);
+    if (decoded instanceof AppError) {
+      done(decoded);
       return;
     }
-    let text: string;
-    try {
-      text = UTF8.decode(body);
-    } catch {
-      done(new AppError("INVALID_JSON", "body is not valid UTF-8: send JSON encoded as UTF-8"));
-      return;
-    }
+    const text = decoded;
     if (text.length === 0) {
       done(new AppError("INVALID_JSON", "body is empty: send a JSON value"));
       return;
@@ -146,6 +135,25 @@ export function registerInputRules(app: FastifyInstance): void {
 
 // A byte order mark is kept, so JSON.parse refuses it as before.
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * A JSON body's text: UTF-8 only (RFC 8259), so another charset is UNSUPPORTED_MEDIA_TYPE and bytes
+ * that are not UTF-8 are INVALID_JSON (decoded loosely, they became U+FFFD and were stored so).
+ */
+export function jsonText(body: Buffer, contentType: string | undefined): string | AppError {
+  const charset = charsetOf(contentType);
+  if (charset !== null && !/^utf-?8$/i.test(charset)) {
+    return new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `unsupported charset ${charset}: send the JSON body as UTF-8 (application/json; charset=utf-8)`,
+    );
+  }
+  try {
+    return UTF8.decode(body);
+  } catch {
+    return new AppError("INVALID_JSON", "body is not valid UTF-8: send JSON encoded as UTF-8");
+  }
+}
 
 /** The charset parameter of a Content-Type (`application/json; charset="latin1"`), or null. */
 function charsetOf(contentType: string | undefined): string | null {
