@@ -308,7 +308,7 @@ describeEachEngine(
       expect(unknown.statusCode).toBe(400);
       expect(unknown.json()).toMatchObject({
         errCode: "VALIDATION_FAILED",
-        extras: [{ field: "entity_refs[0].name" }],
+        extras: [{ field: "entity_refs.0.name" }],
       });
 
       // A ref of type any names whichever agent or workflow has the name.
@@ -330,8 +330,8 @@ describeEachEngine(
       });
       expect(anyUnknown.statusCode).toBe(400);
       expect(anyUnknown.json()).toMatchObject({
-        msg: "entity_refs[1].name: no agent or workflow ghost",
-        extras: [{ field: "entity_refs[1].name" }],
+        msg: "entity_refs.1.name: no agent or workflow ghost",
+        extras: [{ field: "entity_refs.1.name" }],
       });
     });
 

@@ -95,8 +95,8 @@ function anyRef(catalog: Catalog, ref: { name: string }, i: number): { name: str
     types.length === 0
       ? `no agent or workflow ${ref.name}`
       : `both an agent and a workflow are named ${ref.name}: give the ref's type`;
-  throw new AppError("VALIDATION_FAILED", `entity_refs[${i}].name: ${why}`, {
-    field: `entity_refs[${i}].name`,
+  throw new AppError("VALIDATION_FAILED", `entity_refs.${i}.name: ${why}`, {
+    field: `entity_refs.${i}.name`,
   });
 }
 
@@ -117,8 +117,8 @@ async function choose(
     if (!find(ref.type, ref.name)) {
       throw new AppError(
         "VALIDATION_FAILED",
-        `entity_refs[${refs.indexOf(ref)}].name: no ${ref.type} ${ref.name}${ref.type === "workflow" ? " with an approved version" : ""}`,
-        { field: `entity_refs[${refs.indexOf(ref)}].name` },
+        `entity_refs.${refs.indexOf(ref)}.name: no ${ref.type} ${ref.name}${ref.type === "workflow" ? " with an approved version" : ""}`,
+        { field: `entity_refs.${refs.indexOf(ref)}.name` },
       );
     }
   }
@@ -126,7 +126,7 @@ async function choose(
   const missing = await missingIntegrations({ ctx, input: { names: integrationRefs } });
   if (missing.length > 0) {
     const position = refs.findIndex((ref) => ref.type === "integration" && ref.name === missing[0]);
-    throw badRequest(`entity_refs[${position}].name`, `no integration ${missing[0]}`);
+    throw badRequest(`entity_refs.${position}.name`, `no integration ${missing[0]}`);
   }
   if (pinned.length === 1) {
     const target = find(pinned[0]?.type ?? "", pinned[0]?.name ?? "") as Routable;
