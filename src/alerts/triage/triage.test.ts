@@ -38,6 +38,33 @@ function firingBody(alerts: { name: string; severity: string; labels?: Record<st
 }
 
 /** The job context a worker hands the classification job, on the given database handle. */
+/**
+ * The batch window passes without waiting it out: the classification jobs waiting for the tenant
+ * of `integration` become due now, once checked to be due `seconds` after the delivery made
+ * between `sentAt` and `answeredAt`.
+ */
+async function windowPasses(
+  h: Harness,
+  integration: string,
+  { seconds, sentAt, answeredAt }: { seconds: number; sentAt: number; answeredAt: number },
+) {
+  const { rows } = await h.vigil.services.database.db.execute(sql`
+    with waiting as (
+      select id, start_after from pgboss.job
+      where name = ${classifyAlertsJob.name} and state = 'created' and start_after > now()
+        and data->>'ownerId' in (select owner_id::text from alert_webhooks where integration = ${integration})
+      for update)
+    update pgboss.job as job set start_after = now() from waiting where job.id = waiting.id
+    returning waiting.start_after`);
+  expect(rows.length).toBeGreaterThan(0);
+  for (const row of rows) {
+    const due = new Date(row.start_after as string).getTime();
+    // A second either way: the database's clock is read in milliseconds, Node's too.
+    expect(due).toBeGreaterThanOrEqual(sentAt + seconds * 1000 - 1000);
+    expect(due).toBeLessThanOrEqual(answeredAt + seconds * 1000 + 1000);
+  }
+}
+
 function jobContext(h: Harness, db: Db) {
   const { services } = h.vigil;
   return {
@@ -298,6 +325,7 @@ describeEachEngine("automatic triage", (harness) => {
       classify_critical_bypass: true,
     });
     const labels = { cluster: "prod-eu-2", env: "production" };
+    const sentAt = Date.now();
     const delivered = await deliver(
       h,
       url,
@@ -309,6 +337,7 @@ describeEachEngine("automatic triage", (harness) => {
         { name: "Heartbeat", severity: "warning", labels: {} },
       ]),
     );
+    const answeredAt = Date.now();
     const [latency, errors, disk, heartbeat] = delivered
       .json()
       .alerts.map((alert: { id: string }) => alert.id);
@@ -318,6 +347,7 @@ describeEachEngine("automatic triage", (harness) => {
     expect((await readAlert(h, auth, latency)).analysis_status).toBe("queued");
     expect((await readAlert(h, auth, errors)).analysis_status).toBe("queued");
     expect((await readAlert(h, auth, heartbeat)).analysis_status).toBe("queued");
+    await windowPasses(h, "batch", { seconds: 15, sentAt, answeredAt });
     const batched = await Promise.all([settled(h, auth, latency), settled(h, auth, errors)]);
     for (const alert of batched) {
       expect(alert.analysis_status).toBe("completed");
@@ -455,11 +485,13 @@ describeEachEngine("automatic triage", (harness) => {
       classify_critical_bypass: false,
     });
     const labels = { cluster: "prod-eu-3", env: "production" };
+    const sentAt = Date.now();
     const delivered = await deliver(
       h,
       url,
       firingBody([{ name: "NoisyRule", severity: "critical", labels }]),
     );
+    const answeredAt = Date.now();
     const id = delivered.json().alerts[0].id;
     expect((await readAlert(h, auth, id)).analysis_status).toBe("queued");
     const patched = await h.vigil.app.inject({
@@ -469,6 +501,8 @@ describeEachEngine("automatic triage", (harness) => {
       payload: { attention: "false_positive", attention_reason: "known noisy rule" },
     });
     expect(patched.statusCode, patched.body).toBe(200);
+    expect((await readAlert(h, auth, id)).analysis_status).toBe("queued");
+    await windowPasses(h, "analyst", { seconds: 15, sentAt, answeredAt });
     const classified = await settled(h, auth, id);
     expect(classified).toMatchObject({
       analysis_status: "completed",
