@@ -430,6 +430,30 @@ describeEachEngine(
         }
       });
 
+      it("a query string with bad percent-encoding is 400, not searched for as literal text", async () => {
+        for (const url of [
+          "/app/sre/api/v1/alerts?q=%FF",
+          "/app/sre/api/v1/alerts?q=%ED%A0%80",
+          "/app/sre/api/v1/alerts?q=50%",
+          "/platform/api/v1/sessions?q=%zz",
+        ]) {
+          const response = await call({ method: "GET", url });
+          expect(response.statusCode, url).toBe(400);
+          const message =
+            "the query string cannot be read: bad percent-encoding (a % must start a UTF-8 byte as %XX)";
+          expect(response.json(), url).toEqual(
+            url.startsWith("/platform/")
+              ? { msg: message, errCode: "BAD_REQUEST", extras: [] }
+              : { error: message, code: "BAD_REQUEST", details: {} },
+          );
+        }
+        // Encoded text, a literal % given as %25 and a + are read as meant.
+        for (const q of ["caf%C3%A9", "50%25", "a+b"]) {
+          const response = await call({ method: "GET", url: `/app/sre/api/v1/alerts?q=${q}` });
+          expect(response.statusCode, q).toBe(200);
+        }
+      });
+
       it("a value outside an enumeration names the field and lists the allowed values", async () => {
         const cases: [InjectOptions, string, string, readonly unknown[]][] = [
           [

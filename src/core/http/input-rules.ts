@@ -71,6 +71,20 @@ function findUnstorableText(input: unknown): Found | null {
 }
 
 export function registerInputRules(app: FastifyInstance): void {
+  // The query string parser keeps a sequence it cannot decode (`q=%FF`) as literal text, so the
+  // request would search for other text than the client meant: 400, as for such a path.
+  app.addHook("onRequest", async (request) => {
+    const start = request.url.indexOf("?");
+    if (start < 0 || !request.url.includes("%", start)) return;
+    try {
+      decodeURIComponent(request.url.slice(start + 1));
+    } catch {
+      throw new AppError(
+        "BAD_REQUEST",
+        "the query string cannot be read: bad percent-encoding (a % must start a UTF-8 byte as %XX)",
+      );
+    }
+  });
   // A text/plain body on a JSON route is 415, not a string the schema then refuses. Routes that take
   // any body (the webhook trigger) register their own parsers.
   app.removeContentTypeParser("text/plain");
