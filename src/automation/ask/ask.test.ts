@@ -335,6 +335,122 @@ describeEachEngine(
       });
     });
 
+    it("routes only to ready agents: one whose integrations were all deleted is not routed nor shown, but runs pinned", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      for (const name of ["tmp-int", "keep-int"]) {
+        const created = await call(h, auth, "POST", "/api/v1/integrations", { name, type: "grafana" });
+        expect(created.statusCode, created.body).toBe(201);
+      }
+      await registerAgent(h, auth, {
+        name: "cdn-purger",
+        description: "Purge the CDN cache of a website",
+        integrations: ["tmp-int"],
+        instructions: "purged",
+      });
+      await registerAgent(h, auth, {
+        name: "cert-renewer",
+        description: "Renew the TLS certificate of a domain",
+        integrations: ["tmp-int", "keep-int"],
+        instructions: "renewed",
+      });
+      const message = "purge the cdn cache of the website";
+      const whileReady = await ask(h, auth, { message });
+      expect(whileReady).toMatchObject({ decision: "routed", plan: "cdn-purger" });
+      expect((await settledTrace(h, auth, whileReady.trace_id)).execution.status).toBe("completed");
+
+      const deleted = await call(h, auth, "DELETE", "/api/v1/integrations/tmp-int");
+      expect(deleted.statusCode, deleted.body).toBe(204);
+      // The agent keeps the deleted name, and says it is not ready: Ask agrees.
+      const agent = (await call(h, auth, "GET", "/platform/api/v1/agents/cdn-purger")).json();
+      expect(agent).toMatchObject({ integrations: ["tmp-int"], ready: false });
+      for (const candidateType of ["any", "agent"]) {
+        expect(await ask(h, auth, { message, candidate_type: candidateType })).toEqual({
+          trace_id: "",
+          run_id: "",
+          session_id: expect.any(String),
+          decision: "no_match",
+          candidates: [],
+          inputs_required: [],
+          extracted: {},
+          fallback_agent: "",
+          plan: "",
+          prior_session_id: null,
+          message: "No agent or workflow matches; nothing was started.",
+        });
+      }
+      // Nor is it a candidate among others, nor does a deleted integration's name filter to it.
+      const other = await ask(h, auth, { message: "purge the cdn cache and renew the certificate" });
+      expect(other.candidates.map((c: { name: string }) => c.name)).toEqual(["cert-renewer"]);
+      const byIntegration = await call(h, auth, "POST", ASK, {
+        message,
+        entity_refs: [{ type: "integration", name: "tmp-int" }],
+      });
+      expect(byIntegration.statusCode).toBe(400);
+      expect(byIntegration.json()).toMatchObject({ extras: [{ field: "entity_refs.0.name" }] });
+
+      // An agent with one of its integrations left stays ready, also under an integration ref.
+      const renew = { message: "renew the tls certificate of the domain" };
+      for (const body of [renew, { ...renew, entity_refs: [{ type: "integration", name: "keep-int" }] }]) {
+        const routed = await ask(h, auth, body);
+        expect(routed).toMatchObject({ decision: "routed", plan: "cert-renewer" });
+        expect((await settledTrace(h, auth, routed.trace_id)).execution.status).toBe("completed");
+      }
+
+      // Pinned, it runs all the same (entity_refs: "even an agent without integrations").
+      const pinned = await ask(h, auth, { message, entity_refs: [{ type: "agent", name: "cdn-purger" }] });
+      expect(pinned).toMatchObject({
+        decision: "pinned",
+        plan: "cdn-purger",
+        candidates: [{ name: "cdn-purger", confidence: 1, candidate_type: "agent" }],
+      });
+      expect((await settledTrace(h, auth, pinned.trace_id)).execution.status).toBe("completed");
+    });
+
+    it("lists only the close candidates of an ambiguous message, and names them; a routed one lists the runners-up", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const stages = [{ id: "t", action_type: "json_transform", config: { expression: "input" } }];
+      for (const name of ["scale-web", "scale-api"])
+        await createApprovedWorkflow(h, auth, {
+          name,
+          description: "Scale the replicas of a deployment",
+          stages,
+        });
+      await createApprovedWorkflow(h, auth, {
+        name: "restart-deployment",
+        description: "Restart a Kubernetes deployment with a rolling restart",
+        stages,
+      });
+      const ambiguous = await ask(h, auth, { message: "scale the replicas of the deployment" });
+      expect(ambiguous).toEqual({
+        trace_id: "",
+        run_id: "",
+        session_id: expect.any(String),
+        decision: "ambiguous",
+        candidates: [
+          { name: "scale-api", confidence: 0.719, candidate_type: "workflow" },
+          { name: "scale-web", confidence: 0.719, candidate_type: "workflow" },
+        ],
+        inputs_required: [],
+        extracted: {},
+        fallback_agent: "",
+        plan: "",
+        prior_session_id: null,
+        message:
+          "The request matches several equally well (scale-api, scale-web); say which one, or pin it with entity_refs.",
+      });
+
+      const routed = await ask(h, auth, { message: "restart the deployment" });
+      expect(routed).toMatchObject({ decision: "routed", plan: "restart-deployment" });
+      expect(routed.candidates.map((c: { name: string }) => c.name)).toEqual([
+        "restart-deployment",
+        "scale-api",
+        "scale-web",
+      ]);
+      expect((await settledTrace(h, auth, routed.trace_id)).execution.status).toBe("completed");
+    });
+
     it("reuses the summary of an earlier session that asked the same, within the policy", async () => {
       const h = harness();
       const message = "Roll back the checkout service";

@@ -7,13 +7,14 @@ import { initiatorOf, inTenant, type Tenant, tenantOf } from "../../core/auth/te
 import type { CallerCtx } from "../../core/context.ts";
 import { type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, badRequest } from "../../core/errors.ts";
-import { missingIntegrations } from "../../integrations/index.ts";
+import { integrationNamesOf } from "../../integrations/index.ts";
 import { startExecution } from "../executions/executions.ts";
 import { matchesPattern } from "../input-pattern.ts";
 import type { PendingAsk } from "../schemas.ts";
 import { addMessage, createSession, normalizePrompt, touchSession } from "../sessions/session-rows.ts";
 import { sessionSummary } from "../sessions/sessions.ts";
 import { agents, sessions, workflows, workflowVersions } from "../tables.ts";
+import { agentReadiness } from "../workflows/readiness.ts";
 import type { CandidateType, Routable } from "./rank.ts";
 import { inputsFromMessage, routeMessage } from "./route.ts";
 import type { AskPlatformRequest, AskStartResponse } from "./schemas.ts";
@@ -25,8 +26,10 @@ interface Catalog {
   routable: Routable[];
   /** Every agent and approved workflow, routable or not: what entity_refs may pin. */
   all: Routable[];
-  /** Integrations each candidate uses (its agents'). */
+  /** Integrations each candidate uses (its agents'), only those that still exist. */
   integrationsOf: Map<string, string[]>;
+  /** The tenant's integrations: an agent keeps the names of deleted ones, which no longer count. */
+  integrations: ReadonlySet<string>;
 }
 
 const keyOf = (candidate: { type: string; name: string }) => `${candidate.type}:${candidate.name}`;
@@ -39,7 +42,11 @@ async function loadCatalog(tx: Tx, tenant: Tenant): Promise<Catalog> {
     .innerJoin(workflows, eq(workflows.id, workflowVersions.workflowId))
     .where(and(inTenant(workflows, tenant), eq(workflowVersions.status, "approved")))
     .orderBy(desc(workflowVersions.version));
-  const integrationsByAgent = new Map(agentRows.map((agent) => [agent.name, agent.integrations]));
+  // One read for every agent: readiness is the webhooks' check (agentReadiness), not a query per agent.
+  const existing = await integrationNamesOf(tx, tenant);
+  const integrationsByAgent = new Map(
+    agentRows.map((agent) => [agent.name, agent.integrations.filter((name) => existing.has(name))]),
+  );
   const routable: Routable[] = [];
   const all: Routable[] = [];
   const integrationsOf = new Map<string, string[]>();
@@ -52,8 +59,8 @@ async function loadCatalog(tx: Tx, tenant: Tenant): Promise<Catalog> {
       inputs: agent.inputs,
     };
     all.push(candidate);
-    integrationsOf.set(keyOf(candidate), agent.integrations);
-    if (agent.integrations.length > 0) routable.push(candidate);
+    integrationsOf.set(keyOf(candidate), integrationsByAgent.get(agent.name) ?? []);
+    if (agentReadiness(agent, existing).length === 0) routable.push(candidate);
   }
   const seen = new Set<string>();
   for (const { workflow, version } of versionRows) {
@@ -75,7 +82,7 @@ async function loadCatalog(tx: Tx, tenant: Tenant): Promise<Catalog> {
     integrationsOf.set(keyOf(candidate), [...new Set(used)]);
     if (workflow.routingStatus === "active") routable.push(candidate);
   }
-  return { routable, all, integrationsOf };
+  return { routable, all, integrationsOf, integrations: existing };
 }
 
 interface Choice {
@@ -100,12 +107,12 @@ function anyRef(catalog: Catalog, ref: { name: string }, i: number): { name: str
   });
 }
 
-async function choose(
+function choose(
   ctx: CallerCtx,
   catalog: Catalog,
   request: AskPlatformRequest,
   pending: PendingAsk | null,
-): Promise<Choice> {
+): Choice {
   const kind = request.candidate_type ?? "any";
   const find = (type: string, name: string) =>
     catalog.all.find((item) => item.type === type && item.name === name);
@@ -123,10 +130,10 @@ async function choose(
     }
   }
   const integrationRefs = refs.filter((ref) => ref.type === "integration").map((ref) => ref.name);
-  const missing = await missingIntegrations({ ctx, input: { names: integrationRefs } });
-  if (missing.length > 0) {
-    const position = refs.findIndex((ref) => ref.type === "integration" && ref.name === missing[0]);
-    throw badRequest(`entity_refs.${position}.name`, `no integration ${missing[0]}`);
+  const missing = integrationRefs.find((name) => !catalog.integrations.has(name));
+  if (missing !== undefined) {
+    const position = refs.findIndex((ref) => ref.type === "integration" && ref.name === missing);
+    throw badRequest(`entity_refs.${position}.name`, `no integration ${missing}`);
   }
   if (pinned.length === 1) {
     const target = find(pinned[0]?.type ?? "", pinned[0]?.name ?? "") as Routable;
@@ -280,7 +287,7 @@ export async function startAsk({
     await addMessage(tx, { sessionId, role: "user", content: message }, now);
     const catalog = await loadCatalog(tx, tenant);
     const pending = existing?.pending ?? null;
-    const choice = await choose(txCtx, catalog, request, pending);
+    const choice = choose(txCtx, catalog, request, pending);
     const answer = (fields: Partial<AskStartResponse> & { message: string }): AskStartResponse => ({
       trace_id: "",
       run_id: "",

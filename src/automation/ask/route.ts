@@ -46,12 +46,14 @@ function valueWords(message: string): Set<string> {
 export function routeMessage(catalog: Routable[], message: string, fallbackAgent: string | null): Routing {
   const ignore = valueWords(message);
   const ranked: Scored[] = rank(buildIndex(catalog), message, ignore);
-  const candidates = ranked.slice(0, SHOWN_CANDIDATES).map((item) => ({
+  const decision = decide(ranked);
+  // An ambiguous answer lists only the close ones: the caller picks among them.
+  const shown = decision.kind === "ambiguous" ? decision.tied : ranked;
+  const candidates = shown.slice(0, SHOWN_CANDIDATES).map((item) => ({
     name: item.candidate.name,
     confidence: item.confidence,
     candidate_type: item.candidate.type,
   }));
-  const decision = decide(ranked);
   if (
     decision.kind === "routed" &&
     confidentBeyondValues(catalog, message, ignore, decision.choice.candidate) &&
