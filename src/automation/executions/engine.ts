@@ -1,7 +1,8 @@
 // Runs one stage of a run: the handler of `automation.run_stage`. A stage's job is sent when every
 // stage it depends on succeeded; it claims the stage node for its attempt, runs the stage's action
 // or agents (parallel_agents all at once, joined before the stage completes) and, in the
-// transaction that completes the stage, sends the stages that became ready.
+// transaction that completes the stage, sends the stages that became ready. A stage's failure skips
+// the stages not started; the run ends when the stages under way have finished (failRunWhenDrained).
 //
 // Idempotency, keyed by (execution, stage, attempt): the claim is a conditional update
 // (`pending`, or `running` with an older attempt), so a duplicate delivery of an attempt does nothing;
@@ -22,11 +23,12 @@ import { type ArtifactDraft, storeArtifact } from "../sessions/artifacts.ts";
 import { agents, executionNodes, executions } from "../tables.ts";
 import { type ActionEnv, runAction, StepError } from "./actions.ts";
 import {
-  closeExecution,
+  closeIfDrained,
   completeIfDone,
   type EnqueueStage,
   type ExecutionRow,
   enqueueReadyStages,
+  failRunWhenDrained,
   lockRunningExecution,
   RunStoppedError,
   stageKey,
@@ -469,7 +471,8 @@ async function finishStage(
       .returning({ id: executionNodes.id });
     if (!done) return;
     await enqueueReadyStages(tx, running, enqueueStage, now);
-    await completeIfDone(tx, running, now);
+    // The last stage still running after another failed ends the run.
+    if (!(await completeIfDone(tx, running, now))) await closeIfDrained(tx, execution.traceId, now);
   });
 }
 
@@ -496,11 +499,6 @@ async function failStage(
       )
       .returning({ id: executionNodes.id });
     if (!failed) return;
-    await closeExecution(tx, traceId, {
-      error: `stage ${stageId} failed: ${message}`,
-      skipReason: `skipped: stage ${stageId} failed`,
-      stopReason: `stopped: stage ${stageId} failed`,
-      now,
-    });
+    await failRunWhenDrained(tx, traceId, stageId, now);
   });
 }

@@ -2,7 +2,7 @@
 // Every one is a conditional update taken with the execution row locked (SELECT ... FOR UPDATE), so
 // concurrent stage completions of one run serialize, exactly one of them sends a joined stage, and
 // nothing changes a run once it left `running`: a late worker's result is dropped.
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../core/db/database.ts";
 import type { Stage, StructuredOutput } from "../schemas.ts";
 import { executionNodes, executions } from "../tables.ts";
@@ -134,11 +134,47 @@ export async function completeIfDone(tx: Tx, execution: ExecutionRow, now: Date)
   return true;
 }
 
+/**
+ * After a stage failed, under the execution lock: the stages not started are skipped, and the run
+ * ends (error, naming the first stage that failed) once no stage is running. A stage already under
+ * way when another failed runs to its end and keeps its own result: its work (an HTTP call) is done
+ * either way, and a trace saying it failed while its action succeeded would be false. The run stays
+ * `running` meanwhile, so cancellation and the watchdog still reach it, and it settles exactly once.
+ */
+export async function failRunWhenDrained(tx: Tx, traceId: string, stageId: string, now: Date) {
+  await tx
+    .update(executionNodes)
+    .set({ status: "skipped", error: `skipped: stage ${stageId} failed`, finishedAt: now })
+    .where(and(eq(executionNodes.traceId, traceId), eq(executionNodes.status, "pending")));
+  return closeIfDrained(tx, traceId, now);
+}
+
+/** Closes a run one of whose stages failed when none runs any more; the caller holds the lock. */
+export async function closeIfDrained(tx: Tx, traceId: string, now: Date): Promise<boolean> {
+  const stageNodes = await tx
+    .select({ stageId: executionNodes.stageId, status: executionNodes.status, error: executionNodes.error })
+    .from(executionNodes)
+    .where(and(eq(executionNodes.traceId, traceId), eq(executionNodes.type, "stage")))
+    .orderBy(asc(executionNodes.finishedAt), asc(executionNodes.stagePosition));
+  if (stageNodes.some((node) => node.status === "running" || node.status === "pending")) return false;
+  const first = stageNodes.find((node) => node.status === "error");
+  if (!first) return false;
+  return closeExecution(tx, traceId, {
+    error: `stage ${first.stageId} failed: ${first.error}`,
+    skipReason: `skipped: stage ${first.stageId} failed`,
+    stopReason: `stopped: stage ${first.stageId} failed`,
+    now,
+  });
+}
+
 export interface Closing {
   error: string;
   /** Written on nodes that never started. */
   skipReason: string;
-  /** Written on nodes that were running: their late result, if any, is dropped. */
+  /**
+   * Written on nodes still running (a cancelled or swept run): their late result, if any, is
+   * dropped. A failed stage closes its run only once nothing runs (closeIfDrained).
+   */
   stopReason: string;
   cancelled?: boolean;
   cancelReason?: string | null;
