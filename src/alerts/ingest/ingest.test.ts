@@ -157,6 +157,51 @@ function checkoutBody(alerts: CheckoutAlert[]): string {
   );
 }
 
+// ---- reminders of an episode under way, from the shared fixtures ----
+
+/** The clock minus `minutes`: a source time before the receive time, as the sources date theirs. */
+function minutesAgo(minutes: number): Date {
+  return new Date(clock.getTime() - minutes * 60_000);
+}
+
+const DATADOG_SCOPE = "kube_namespace:checkout,pod_name:checkout-6b7c9d4f8-2lq9m";
+
+/**
+ * Keep's Datadog template for monitor 777001 at `date`. The transition is in `alert_transition`
+ * and in the title tag, or only in the tag when `inTitleOnly`.
+ */
+function datadogBody(transition: string, date: Date, { inTitleOnly = false } = {}): string {
+  const fixture = JSON.parse(readFixture("datadog", "keep-template-triggered-k8s-cpu.json"));
+  const { alert_transition: _, ...rest } = fixture;
+  return JSON.stringify({
+    ...rest,
+    ...(!inTitleOnly && { alert_transition: transition }),
+    title: `[P2] [${transition} on {${DATADOG_SCOPE}}] Pod CPU near limit`,
+    monitor_id: "777001",
+    date: String(date.getTime()),
+  });
+}
+
+/** A run of the fixture's saved search whose first result row is dated `time`. */
+function splunkRunBody(time: Date): string {
+  const fixture = JSON.parse(readFixture("splunk", "scheduled-search-named-host-count.json"));
+  const sid = `scheduler__nobody__search__RMD5a1b2c3d4e5f60718_at_${time.getTime() / 1000}_4411`;
+  return JSON.stringify({
+    ...fixture,
+    sid,
+    results_link: `https://splunk.example.com:8000/app/search/@go?sid=${sid}`,
+    result: { ...fixture.result, _time: String(time.getTime() / 1000) },
+  });
+}
+
+/** Uptime Kuma's DOWN of monitor 29 at `time`; `important` false is a resend while still down. */
+function uptimeKumaDownBody(time: Date, important: boolean): string {
+  const fixture = JSON.parse(readFixture("uptime-kuma", "v1.23-http-down.json"));
+  // heartbeat.time is UTC without a zone, to the millisecond.
+  const naive = time.toISOString().replace("T", " ").replace("Z", "");
+  return JSON.stringify({ ...fixture, heartbeat: { ...fixture.heartbeat, time: naive, important } });
+}
+
 let fingerprints = 0;
 /** A fresh 16-hex-digit Alertmanager fingerprint. */
 function fingerprint(): string {
@@ -636,6 +681,155 @@ describeEachEngine(
         ignore_reason: null,
         triggered_at: T3,
         refire_count: 0,
+      });
+    });
+
+    async function ignoreAlert(h: Harness, auth: Auth, uid: string, reason: string) {
+      const response = await h.vigil.app.inject({
+        method: "PATCH",
+        url: `/app/sre/api/v1/alerts/${uid}`,
+        headers: auth,
+        payload: { status: "ignored", ignore_reason: reason },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toMatchObject({ status: "ignored", ignore_reason: reason });
+    }
+
+    /** The alert's last history event: kind, source event and the status change. */
+    async function lastHistory(h: Harness, auth: Auth, id: string) {
+      const { events } = await readHistory(h, auth, id);
+      const last = events.at(-1) ?? {};
+      return [last.kind, last.source_event, last.status_before, last.status_after];
+    }
+
+    it("keeps a Datadog monitor ignored through its renotifications; a later Triggered is a new episode", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "datadog", "dd");
+      tick();
+      const triggeredAt = minutesAgo(40);
+      const fired = await deliver(h, registration, datadogBody("Triggered", triggeredAt));
+      const [{ id, external_uid: uid, outcome }] = fired.json().alerts;
+      expect(outcome).toBe("created");
+      await ignoreAlert(h, auth, uid, "known, fix tomorrow");
+
+      // Renotify in the field, then Re-Triggered only in the title tag: both remind of the episode.
+      for (const [transition, inTitleOnly] of [
+        ["Renotify", false],
+        ["Re-Triggered", true],
+      ] as const) {
+        tick();
+        const reminder = await deliver(
+          h,
+          registration,
+          datadogBody(transition, minutesAgo(30), { inTitleOnly }),
+        );
+        expect(reminder.statusCode).toBe(202);
+        expect(reminder.json().alerts).toEqual([{ id, external_uid: uid, outcome: "unchanged" }]);
+        expect(await readAlert(h, auth, id)).toMatchObject({
+          status: "ignored",
+          ignore_reason: "known, fix tomorrow",
+          triggered_at: triggeredAt.toISOString(),
+          refire_count: 0,
+        });
+        expect(await lastHistory(h, auth, id)).toEqual(["unchanged", transition, "ignored", "ignored"]);
+      }
+
+      // A transition into the alert state, dated later, starts a new episode: the ignore ends.
+      tick();
+      const retriggeredAt = minutesAgo(10);
+      const refired = await deliver(h, registration, datadogBody("Triggered", retriggeredAt));
+      expect(refired.json().alerts).toEqual([{ id, external_uid: uid, outcome: "refired" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "active",
+        ignore_reason: null,
+        triggered_at: retriggeredAt.toISOString(),
+        refire_count: 0,
+      });
+
+      // On an active alert a renotification is no trigger either: triggered_at stays.
+      tick();
+      const renotified = await deliver(h, registration, datadogBody("Renotify", minutesAgo(1)));
+      expect(renotified.json().alerts).toEqual([{ id, external_uid: uid, outcome: "unchanged" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "active",
+        triggered_at: retriggeredAt.toISOString(),
+      });
+    });
+
+    it("keeps a Splunk saved search ignored through its next runs, and dates it by its first run", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "splunk", "prod");
+      tick();
+      const firstRun = minutesAgo(40);
+      const fired = await deliver(h, registration, splunkRunBody(firstRun));
+      const [{ id, external_uid: uid, outcome }] = fired.json().alerts;
+      expect(outcome).toBe("created");
+      await ignoreAlert(h, auth, uid, "known, fix tomorrow");
+
+      tick();
+      const nextRun = await deliver(h, registration, splunkRunBody(minutesAgo(30)));
+      // Updated, not re-fired: the run's own results link is added.
+      expect(nextRun.json().alerts).toEqual([{ id, external_uid: uid, outcome: "updated" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "ignored",
+        ignore_reason: "known, fix tomorrow",
+        triggered_at: firstRun.toISOString(),
+        refire_count: 0,
+      });
+      expect(await lastHistory(h, auth, id)).toEqual(["updated", "triggered", "ignored", "ignored"]);
+
+      // Set active again by the operator, later runs still leave the episode's start alone: Splunk
+      // never says a search stopped matching, so no run starts a new episode.
+      const unignored = await h.vigil.app.inject({
+        method: "PATCH",
+        url: `/app/sre/api/v1/alerts/${uid}`,
+        headers: auth,
+        payload: { status: "active" },
+      });
+      expect(unignored.statusCode, unignored.body).toBe(200);
+      tick();
+      const laterRun = await deliver(h, registration, splunkRunBody(minutesAgo(10)));
+      expect(laterRun.json().alerts).toEqual([{ id, external_uid: uid, outcome: "updated" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "active",
+        triggered_at: firstRun.toISOString(),
+        refire_count: 0,
+      });
+    });
+
+    it("keeps an Uptime Kuma monitor ignored through its resends while down; an important DOWN is a new episode", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const registration = await register(h, auth, "uptime-kuma", "kuma");
+      tick();
+      const downAt = minutesAgo(40);
+      const fired = await deliver(h, registration, uptimeKumaDownBody(downAt, true));
+      const [{ id, external_uid: uid, outcome }] = fired.json().alerts;
+      expect(outcome).toBe("created");
+      await ignoreAlert(h, auth, uid, "known, fix tomorrow");
+
+      tick();
+      const resend = await deliver(h, registration, uptimeKumaDownBody(minutesAgo(30), false));
+      expect(resend.json().alerts).toEqual([{ id, external_uid: uid, outcome: "unchanged" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "ignored",
+        ignore_reason: "known, fix tomorrow",
+        triggered_at: downAt.toISOString(),
+        refire_count: 0,
+      });
+      expect(await lastHistory(h, auth, id)).toEqual(["unchanged", "0", "ignored", "ignored"]);
+
+      // A DOWN Uptime Kuma marks important is a change to DOWN: the monitor was up in between.
+      tick();
+      const downAgainAt = minutesAgo(10);
+      const downAgain = await deliver(h, registration, uptimeKumaDownBody(downAgainAt, true));
+      expect(downAgain.json().alerts).toEqual([{ id, external_uid: uid, outcome: "refired" }]);
+      expect(await readAlert(h, auth, id)).toMatchObject({
+        status: "active",
+        ignore_reason: null,
+        triggered_at: downAgainAt.toISOString(),
       });
     });
 

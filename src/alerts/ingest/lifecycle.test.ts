@@ -359,6 +359,98 @@ describe("planAlertChange: an existing alert", () => {
     });
   });
 
+  describe("a reminder of the episode under way (a renotification, a resend, a saved search's next run)", () => {
+    const reminder = (overrides: Partial<AlertEvent> = {}) =>
+      event({ triggered_at: T2, source_event: "Renotify", reminder: true, ...overrides });
+
+    it("keeps an operator's ignore and its reason, whatever its date, and is recorded", () => {
+      const row: AlertRow = {
+        ...stored(event()),
+        status: "ignored",
+        ignoredBy: "operator",
+        ignoreReason: "known, fix tomorrow",
+      };
+      const plan = apply(row, reminder());
+      expect(plan.outcome).toBe("unchanged");
+      expect(nextOf(plan)).toMatchObject({
+        status: "ignored",
+        ignoredBy: "operator",
+        ignoreReason: "known, fix tomorrow",
+        triggeredAt: new Date(T0),
+        lastStatusChangeAt: new Date(T0),
+        refireCount: 0,
+      });
+      expect(plan.history).toEqual({
+        kind: "unchanged",
+        sourceEvent: "Renotify",
+        statusBefore: "ignored",
+        statusAfter: "ignored",
+        detail: {},
+      });
+      // What it says besides its status still counts, as for any repeat.
+      const described = apply(row, reminder({ description: "still above 90%" }));
+      expect(described.outcome).toBe("updated");
+      expect(nextOf(described)).toMatchObject({ status: "ignored", description: "still above 90%" });
+    });
+
+    it("moves no trigger time of an active alert: it is no trigger", () => {
+      const row = stored(event());
+      const plan = apply(row, reminder());
+      expect(plan.outcome).toBe("unchanged");
+      expect(nextOf(plan)).toMatchObject({
+        status: "active",
+        triggeredAt: new Date(T0),
+        lastStatusChangeAt: new Date(T0),
+        timeline: { points: [[Date.parse(T0), "active"]], trimmed: false },
+      });
+    });
+
+    it("re-fires a resolved alert: the episode had ended", () => {
+      const resolved = nextOf(apply(stored(event()), event({ status: "resolved", resolved_at: T1 })));
+      const plan = apply(resolved, reminder());
+      expect(plan.outcome).toBe("refired");
+      expect(nextOf(plan)).toMatchObject({
+        status: "active",
+        triggeredAt: new Date(T2),
+        refireCount: 1,
+        lastResolvedAt: new Date(T1),
+        resolvedAt: null,
+      });
+    });
+
+    it("is stale when dated inside an episode that has since ended", () => {
+      const resolved = nextOf(apply(stored(event()), event({ status: "resolved", resolved_at: T2 })));
+      const plan = apply(resolved, reminder({ triggered_at: T1 }));
+      expect(plan.outcome).toBe("stale");
+      expect(nextOf(plan)).toMatchObject({ status: "resolved", triggeredAt: new Date(T0), refireCount: 0 });
+    });
+
+    it("ends a source's suppression as any firing does, continuing the episode", () => {
+      const suppressed: AlertRow = {
+        ...stored(event()),
+        status: "ignored",
+        ignoredBy: "source",
+        ignoreReason: "datadog: Muted",
+        attentionByOperator: true,
+      };
+      const plan = apply(suppressed, reminder());
+      expect(plan.outcome).toBe("refired");
+      expect(nextOf(plan)).toMatchObject({
+        status: "active",
+        ignoreReason: null,
+        triggeredAt: new Date(T0),
+        refireCount: 0,
+        attentionByOperator: true,
+      });
+    });
+
+    it("creates a new alert as any firing does, at its own time", () => {
+      const plan = planAlertChange(null, reminder(), context());
+      expect(plan.outcome).toBe("created");
+      expect(plan.next).toMatchObject({ status: "active", triggeredAt: new Date(T2) });
+    });
+  });
+
   it("leaves ingested_via alone on plain updates", () => {
     const row: AlertRow = { ...stored(event()), ingestedVia: "pull" };
     const acknowledged = nextOf(apply(row, event({ status: "unchanged", description: "ack by bob" })));

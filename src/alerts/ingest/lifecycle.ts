@@ -302,8 +302,16 @@ function placeEvent(
   const start = event.status === "resolved" ? timeOf(event.triggered_at) : null;
   if (start !== null && start <= at) place(timeline, [start, "active"]);
   const point: TimelinePoint = [at, event.status];
-  place(timeline, point);
+  // A reminder inside a firing run only says the episode still fires; as a point it would become
+  // the latest trigger. After a resolve (or before anything known) it is a firing like any other.
+  if (!(event.reminder && firingAt(timeline, point))) place(timeline, point);
   return last !== null && comparePoints(point, last) < 0;
+}
+
+/** Whether the points show the alert firing at `point`: the point at or before it is a firing point. */
+function firingAt(timeline: Timeline, point: TimelinePoint): boolean {
+  const before = timeline.points.findLast((other) => comparePoints(other, point) <= 0);
+  return before?.[1] === "active";
 }
 
 /**
@@ -387,6 +395,9 @@ function nextStatus(existing: AlertRow, event: AlertEvent): string {
   if (event.status !== "active") return existing.status;
   if (existing.status !== "ignored" || existing.ignoredBy !== "operator") return "active";
   // Repeats of the episode an operator ignored keep the decision; a later trigger is a new episode.
+  // A reminder is no trigger, whatever its date (an ignored alert's episode has not ended: a
+  // resolve would have ended the ignore).
+  if (event.reminder) return "ignored";
   const at = statusTime(event);
   return at !== null && at > existing.triggeredAt.getTime() ? "active" : "ignored";
 }

@@ -194,6 +194,7 @@ describe("parseDatadog: title tags", () => {
       is_test: false,
       source_event: "Re-No Data",
       unmapped: [],
+      reminder: true,
     });
   });
 
@@ -252,6 +253,25 @@ describe("parseDatadog: transitions", () => {
       source_event: transition,
       unmapped: [],
     });
+  });
+
+  it.each([
+    ["Re-Triggered", "transition", true],
+    ["Re-Warn", "alert_transition", true],
+    ["Re-No Data", "transition", true],
+    ["Renotify", "alert_transition", true],
+    ["Triggered", "transition", undefined],
+    ["Warn", "alert_transition", undefined],
+    ["No Data", "transition", undefined],
+    ["Recovered", "transition", undefined],
+  ])("marks %s (field %s) as a reminder of the episode under way: %s", (transition, field, reminder) => {
+    expect(onlyEvent({ title: "Disk", [field]: transition, date: 1715680812000 }).reminder).toBe(reminder);
+  });
+
+  it("reads a renotification from the title tag when the template sends no transition", () => {
+    const event = onlyEvent({ title: "[P2] [Renotify on {host:a}] Disk", date: 1715680812000 });
+    expect(event).toMatchObject({ status: "active", source_event: "Renotify", reminder: true });
+    expect(onlyEvent({ title: "[P2] [Triggered on {host:a}] Disk" }).reminder).toBeUndefined();
   });
 
   it("flags No Data", () => {

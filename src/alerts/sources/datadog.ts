@@ -54,6 +54,9 @@ const TRANSITION_STATUS: StatusTable = {
   null: "unchanged",
 };
 const NO_DATA_TRANSITIONS = new Set(["no data", "re-no data"]);
+// Renotifications: the monitor is still in the state it entered earlier, and $DATE is when the
+// reminder was sent, not when that episode began.
+const REMINDER_TRANSITIONS = new Set(["re-triggered", "re-warn", "re-no data", "renotify"]);
 
 const ALERT_TYPE_SEVERITY: SeverityTable = {
   error: "High",
@@ -175,7 +178,8 @@ export const parseDatadog: Parser = ({ body, headers, options }) => {
   );
   // $DATE (epoch ms), else $DATE_POSIX (the same instant in epoch seconds), else $LAST_UPDATED.
   const time = parseSourceTime(firstText(payload.date, payload.date_posix, payload.last_updated));
-  const noData = NO_DATA_TRANSITIONS.has(status.source_event.toLowerCase());
+  const transition = status.source_event.toLowerCase();
+  const noData = NO_DATA_TRANSITIONS.has(transition);
   const event = buildAlertEvent({
     sourceType: "datadog",
     externalUid: hashUid(orgId, monitorId ?? title.monitorName, scope),
@@ -190,5 +194,6 @@ export const parseDatadog: Parser = ({ body, headers, options }) => {
     flags: noData ? ["vigil_no_data"] : [],
     links: buildLinks([{ kind: "source", urls: [payload.url, payload.link] }]),
   });
+  if (REMINDER_TRANSITIONS.has(transition)) event.reminder = true;
   return { ok: true, events: [event] };
 };

@@ -23,7 +23,8 @@ function onlyEvent(payload: unknown, options: ParserOptions = {}): AlertEvent {
 
 // Expected events below were written by hand from the fixture files and section 15 of
 // alert-sources.md, not copied from the parser's output. The uids are H(app, search identity),
-// computed independently with python3 hashlib.
+// computed independently with python3 hashlib. Every delivery is a reminder: Splunk never says an
+// episode ended, so a later run is the same episode still matching.
 const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
   // search_name is null: the identity is the sid without its `_at_<epoch>_<serial>` run suffix.
   "docs-webhook-stats-result.json": [
@@ -50,6 +51,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
       is_test: false,
       source_event: "triggered",
       unmapped: [],
+      reminder: true,
     },
   ],
 
@@ -84,6 +86,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
       is_test: false,
       source_event: "triggered",
       unmapped: [],
+      reminder: true,
     },
   ],
 
@@ -111,6 +114,7 @@ const EXPECTED_BY_FIXTURE: Record<string, AlertEvent[]> = {
       is_test: false,
       source_event: "triggered",
       unmapped: [],
+      reminder: true,
     },
   ],
 };
@@ -175,6 +179,7 @@ describe("parseSplunk: documented variants", () => {
       is_test: false,
       source_event: "triggered",
       unmapped: [],
+      reminder: true,
     });
   });
 

@@ -117,5 +117,7 @@ export const parseSplunk: Parser = ({ body, headers, options }) => {
     labels: rowLabels(row, payload.app),
     links: buildLinks([{ kind: "source", urls: [payload.results_link] }]),
   };
-  return { ok: true, events: [buildAlertEvent(parts)] };
+  // Every run that matches sends again, dated by its own result, and no run ever says the episode
+  // ended: each delivery is a reminder of the episode the first one started.
+  return { ok: true, events: [{ ...buildAlertEvent(parts), reminder: true }] };
 };

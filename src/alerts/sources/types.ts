@@ -64,6 +64,14 @@ export interface AlertEvent {
    * list. A later firing of the same episode undoes it.
    */
   inferred?: boolean;
+  /**
+   * A reminder that an episode already under way still fires (a Datadog renotification, a Splunk
+   * saved search's next run, an Uptime Kuma resend while still down), not a trigger. The source
+   * dates it when it was sent, so its time says nothing of when the episode began: it never starts
+   * a new episode, moves no `triggered_at` and keeps an operator's ignore. After a resolve it
+   * re-fires like any firing. Left out of other events.
+   */
+  reminder?: boolean;
 }
 
 export interface ParserOptions {

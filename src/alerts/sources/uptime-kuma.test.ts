@@ -249,6 +249,25 @@ describe("parseUptimeKuma: documented variants", () => {
     });
   });
 
+  it.each<[string, Record<string, unknown>, boolean | undefined]>([
+    ["a resend while still down (important false)", { important: false }, true],
+    ["a resend from a database that stores the flag as 0", { important: 0 }, true],
+    ["the change to DOWN (important true)", { important: true }, undefined],
+    // JSON leaves an undefined field out: a body without `important`.
+    ["a DOWN without the important field", { important: undefined }, undefined],
+    ["an UP that is not important", { status: 1, important: false }, undefined],
+  ])("marks %s as a reminder of the episode under way: %s", (_name, heartbeat, reminder) => {
+    expect(onlyEvent(payload(heartbeat)).reminder).toBe(reminder);
+  });
+
+  it("dates a resend by its own heartbeat: the reminder mark, not the time, tells it from a trigger", () => {
+    expect(onlyEvent(payload({ important: false }))).toMatchObject({
+      status: "active",
+      triggered_at: "2024-05-14T10:12:31.250Z",
+      reminder: true,
+    });
+  });
+
   it("makes PENDING unchanged and Medium, without a time", () => {
     expect(onlyEvent(payload({ status: 2 }))).toMatchObject({
       status: "unchanged",

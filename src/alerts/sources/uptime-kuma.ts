@@ -129,7 +129,16 @@ function normalizeHeartbeat(
     labels: monitorLabels(monitor, tags),
     // No links: the monitored URL is the target, not a page about the alert.
   };
-  return buildAlertEvent(parts);
+  const event = buildAlertEvent(parts);
+  if (status.status === "active" && isResend(heartbeat.important)) event.reminder = true;
+  return event;
+}
+
+// Uptime Kuma marks the heartbeat of a state change `important`; a DOWN heartbeat sent without it is
+// a resend while the monitor stays down (its resend interval). Older databases hand the flag back as
+// 0/1. A body without the field says nothing, so its DOWN counts as a trigger.
+function isResend(important: unknown): boolean {
+  return important === false || important === 0 || important === "0" || important === "false";
 }
 
 // The "Test" button sends `msg` with a null monitor and heartbeat. Nothing drives a status, so the
