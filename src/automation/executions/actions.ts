@@ -4,6 +4,7 @@
 import jsonata from "jsonata";
 import type { Ctx } from "../../core/context.ts";
 import { type OutboundError, type OutboundResponse, outboundRequest } from "../../core/http/outbound.ts";
+import type { Usage } from "../../llm/index.ts";
 import type { ActionType, StructuredOutput } from "../schemas.ts";
 import { ARTIFACT_MAX_BYTES, type ArtifactDraft } from "../sessions/artifacts.ts";
 import { asText, renderText, renderValue } from "./template.ts";
@@ -23,6 +24,11 @@ export interface ActionOutcome {
   /** Stored with the step's completion, so they exist if and only if the step completed. */
   artifacts: ArtifactDraft[];
   structuredOutput: StructuredOutput | null;
+  /**
+   * The model calls the step paid for (a registered action that asks a model): recorded on its node
+   * and added to the run's tokens and cost, as an agent's are. Built-in actions use no model.
+   */
+  usage?: Usage | null;
 }
 
 /** What an action reads: the settings of the run's Ctx it needs, the run's data and its stop signal. */

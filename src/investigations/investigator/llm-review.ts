@@ -4,12 +4,13 @@
 // a token budget and a total time; a repeated identical tool call is refused; an oversized tool
 // answer is cut. Anything unusable (an error, no final answer, an answer that is not the JSON asked
 // for) leaves the deterministic conclusion standing, with a step that says so. Cited links become
-// `llm` evidence, verified only when their host is an integration's, like any other.
+// `llm` evidence, verified only when their host is an integration's, like any other. The tokens of
+// every call that answered are returned as the review's usage, usable answer or not: they were paid for.
 import { generateText, jsonSchema, stepCountIs, type ToolSet, tool } from "ai";
 import type { Logger } from "pino";
 import { VERDICTS } from "../../alerts/index.ts";
 import { abortAfter } from "../../core/abort.ts";
-import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
+import { createLlmModel, describeLlmError, type LlmConfig, type Usage } from "../../llm/index.ts";
 import { storableValue } from "../../webhooks/index.ts";
 import { rank } from "../callbacks.ts";
 import type { EvidenceDraft } from "../evidence.ts";
@@ -41,6 +42,8 @@ export interface LlmReview {
   citations: EvidenceDraft[];
   /** `triage_metadata.investigator`: `llm:<model>`, or `deterministic` when the model's answer was unusable. */
   investigator: string;
+  /** The tokens of the model calls that answered, under the configured model; null when none did. */
+  usage: Usage | null;
 }
 
 function clip(value: unknown): unknown {
@@ -125,10 +128,18 @@ export async function reviewWithLlm(input: {
       read: () => ({ hypotheses: deterministic.hypotheses, plain_summary: deterministic.rca.plain_summary }),
     },
   };
+  // Summed per finished step, so a call that throws after some steps still counts what they spent;
+  // the SDK's error carries no usage of its own.
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let answered = 0;
+  const usageOf = (): Usage | null =>
+    answered === 0 ? null : { model: modelId, promptTokens, completionTokens };
   // The model's failure is kept out of the machine-readable investigator and told as a step.
   const unusable = (why: string): LlmReview => ({
     investigator: "deterministic",
     citations: [],
+    usage: usageOf(),
     conclusion: {
       ...deterministic,
       rca: {
@@ -177,6 +188,9 @@ export async function reviewWithLlm(input: {
       prepareStep: ({ stepNumber }) =>
         stepNumber === LLM_REVIEW_BOUNDS.maxSteps - 1 ? { toolChoice: "none" } : undefined,
       onStepFinish: (step) => {
+        answered += 1;
+        promptTokens += step.usage.inputTokens ?? 0;
+        completionTokens += step.usage.outputTokens ?? 0;
         spent += (step.usage.inputTokens ?? 0) + (step.usage.outputTokens ?? 0);
       },
     });
@@ -218,6 +232,7 @@ export async function reviewWithLlm(input: {
   // (and a cut title may leave), become U+FFFD, as in alert data, so they cannot fail the conclusion.
   return storableValue({
     investigator: `llm:${modelId}`,
+    usage: usageOf(),
     citations: citationsOf(answer.citations),
     conclusion: {
       hypotheses,

@@ -7,6 +7,7 @@ import { correlateStormOf, readInvestigatedAlert, reclassifyAfterRoleChange } fr
 import { type ActionOutcome, type RegisteredActionInput, StepError } from "../../automation/index.ts";
 import { inTenant } from "../../core/auth/tenancy.ts";
 import { listTenantIntegrationConnections } from "../../integrations/index.ts";
+import type { Usage } from "../../llm/index.ts";
 import { recordEvidence } from "../evidence.ts";
 import { markRunning, moveInvestigation } from "../lifecycle.ts";
 import { settleRemediation } from "../remediation/remediation.ts";
@@ -22,7 +23,12 @@ import { STEP_ACTIONS } from "./step-names.ts";
 /** How long the gather step waits for a correlator that holds the alert's storm scope. */
 const STORM_WAIT_MS = 250;
 
-const outcome = (output: unknown): ActionOutcome => ({ output, artifacts: [], structuredOutput: null });
+const outcome = (output: unknown, usage: Usage | null = null): ActionOutcome => ({
+  output,
+  artifacts: [],
+  structuredOutput: null,
+  usage,
+});
 
 async function subject({ ctx, run, context }: RegisteredActionInput) {
   const input = (context.input ?? {}) as { investigation_id?: unknown; alert_id?: unknown };
@@ -139,14 +145,15 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       updatedAt: ctx.now(),
     },
   );
+  // The model's tokens count in the run's cost whatever became of its answer.
+  const usage = review?.usage ?? null;
   // Concluded meanwhile through the status callback (an agent, an operator): that record stands, and
   // a report or a proposed change of this run's own would contradict it.
   if (!concluded) {
-    return outcome({
-      verdict: null,
-      result_summary: null,
-      superseded: "the investigation was already final",
-    });
+    return outcome(
+      { verdict: null, result_summary: null, superseded: "the investigation was already final" },
+      usage,
+    );
   }
   if (review?.citations.length) {
     await recordEvidence(ctx, ctx.db, {
@@ -181,6 +188,7 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       recommendations: plain?.what_to_do ?? "",
       confidence: String(conclusion.rca.confidence),
     },
+    usage,
   };
 }
 
