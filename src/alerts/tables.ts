@@ -14,6 +14,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { ownedColumns, timestampColumns, uniquePerTenant } from "../core/db/owned.ts";
+import { timestamptz } from "../core/db/timestamptz.ts";
 import type { Timeline } from "./ingest/lifecycle.ts";
 import { ANALYSIS_STATUSES, ATTENTIONS, type InvestigationRef } from "./schemas.ts";
 import { DISPLAY_PRIORITY } from "./sources/normalize/severity.ts";
@@ -90,13 +91,14 @@ export const alerts = pgTable(
     resolveInferred: boolean("resolve_inferred").notNull().default(false),
     shortSummary: text("short_summary"),
     initialInvestigation: text("initial_investigation"),
-    triggeredAt: timestamp("triggered_at", { withTimezone: true }).notNull(),
+    // A source's times, years 1 to 9999: drizzle's timestamp misreads years before 100 (timestamptz.ts).
+    triggeredAt: timestamptz("triggered_at").notNull(),
     ...timestampColumns(),
-    resolvedAt: timestamp("resolved_at", { withTimezone: true }),
+    resolvedAt: timestamptz("resolved_at"),
     refireCount: integer("refire_count").notNull().default(0),
-    lastResolvedAt: timestamp("last_resolved_at", { withTimezone: true }),
+    lastResolvedAt: timestamptz("last_resolved_at"),
     /** Source time of the last status change applied: older status events are stale. */
-    lastStatusChangeAt: timestamp("last_status_change_at", { withTimezone: true }).notNull(),
+    lastStatusChangeAt: timestamptz("last_status_change_at").notNull(),
     labels: jsonb("labels").$type<Record<string, string>>().notNull(),
     links: jsonb("links").$type<AlertLink[]>().notNull(),
     isTest: boolean("is_test").notNull().default(false),
@@ -252,7 +254,7 @@ export const alertStormQueue = pgTable(
      * picks a round's entries by it before reading their alerts (a round read every queued alert
      * of its scopes to keep the first 500: 3,441 alert rows for 500, 18 ms a round under a flood).
      */
-    triggeredAt: timestamp("triggered_at", { withTimezone: true }).notNull(),
+    triggeredAt: timestamptz("triggered_at").notNull(),
   },
   // The correlator reads and removes entries by tenant and scope, and removes them by alert too.
   (table) => [
@@ -310,7 +312,7 @@ export const alertEvents = pgTable(
     // never deleted; a history row is only ever written beside its alert, in one transaction.
     alertId: uuid("alert_id").notNull(),
     seq: integer("seq").notNull(),
-    at: timestamp("at", { withTimezone: true }).notNull(),
+    at: timestamptz("at").notNull(),
     kind: text("kind").notNull(),
     actor: text("actor").notNull(),
     sourceEvent: text("source_event"),

@@ -15,6 +15,7 @@ import { inTenant as inTenantOf } from "../../core/auth/tenancy.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
 import { type Executor, executePlannedOnce, useGenericPlans } from "../../core/db/database.ts";
 import { boundJsonArray } from "../../core/db/json-array.ts";
+import { parseTimestamptz } from "../../core/db/timestamptz.ts";
 import { type AlertRow, type AlertScope, HISTORY_LIMIT } from "../ingest/lifecycle.ts";
 import {
   isStormEligible,
@@ -153,7 +154,7 @@ type SeenEntry = Pick<StormQueueEntry, "alert_id" | "seq" | "storm_scope">;
 const inQueueTenant = (tenant: Pick<AlertScope, "orgId" | "ownerId">) => inTenantOf({ alias: "q" }, tenant);
 
 function toDate(value: unknown): Date {
-  return value instanceof Date ? value : new Date(String(value));
+  return value instanceof Date ? value : parseTimestamptz(String(value));
 }
 
 function stormAlertOf(row: Record<string, unknown>): StormAlert {

@@ -2,8 +2,9 @@
 // times as JSON.stringify writes them, whichever times the rows before had.
 import { getTableColumns } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { isTimestamptz } from "../../core/db/timestamptz.ts";
 import { alerts } from "../tables.ts";
-import { recordFromRow } from "./alert-rows.ts";
+import { recordFromRow, rowFromRecord } from "./alert-rows.ts";
 
 type AlertRow = typeof alerts.$inferSelect;
 
@@ -13,7 +14,7 @@ function rowWith(
 ): AlertRow {
   const row: Record<string, unknown> = {};
   for (const [field, column] of Object.entries(getTableColumns(alerts))) {
-    row[field] = column.columnType === "PgTimestamp" ? null : `${field} value`;
+    row[field] = isTimestamptz(column) ? null : `${field} value`;
   }
   return { ...row, ...times } as unknown as AlertRow;
 }
@@ -35,5 +36,35 @@ describe("recordFromRow", () => {
       }
       expect(JSON.parse(JSON.stringify(recordFromRow(row)))).toEqual(JSON.parse(JSON.stringify(expected)));
     }
+  });
+});
+
+describe("rowFromRecord", () => {
+  it("reads every time column as PostgreSQL writes it, in any year and offset", () => {
+    // The text of 0049-03-04T05:06:07.089Z in a session in UTC, and in one in Kolkata (whose local
+    // mean time PostgreSQL writes to the second). Date's own parser reads both as 2049 or not at all.
+    const texts = ["0049-03-04 05:06:07.089+00", "0049-03-04 10:59:35.089+05:53:28"];
+    for (const text of texts) {
+      const record: Record<string, unknown> = {};
+      const expected: Record<string, unknown> = {};
+      for (const [field, column] of Object.entries(getTableColumns(alerts))) {
+        record[column.name] = isTimestamptz(column) ? text : `${field} value`;
+        expected[field] = isTimestamptz(column) ? "0049-03-04T05:06:07.089Z" : `${field} value`;
+      }
+      const row = rowFromRecord(record) as unknown as Record<string, unknown>;
+      const read = Object.fromEntries(
+        Object.entries(row).map(([field, value]) => [
+          field,
+          value instanceof Date ? value.toISOString() : value,
+        ]),
+      );
+      expect(read, text).toEqual(expected);
+    }
+  });
+
+  it("keeps a missing time missing, and a Date as it is", () => {
+    const date = new Date("2026-03-04T05:06:07.089Z");
+    const row = rowFromRecord({ triggered_at: date, resolved_at: null });
+    expect([row.triggeredAt, row.resolvedAt]).toEqual([date, null]);
   });
 });

@@ -2,6 +2,7 @@
 // building a statement per request: at 50 alerts a body, building the SQL cost more than running it.
 // These helpers translate between the table's TypeScript rows and its database records.
 import { getTableColumns } from "drizzle-orm";
+import { isTimestamptz, parseTimestamptz } from "../../core/db/timestamptz.ts";
 import { alerts } from "../tables.ts";
 
 type AlertRow = typeof alerts.$inferSelect;
@@ -9,7 +10,7 @@ type AlertRow = typeof alerts.$inferSelect;
 const COLUMNS = Object.entries(getTableColumns(alerts)).map(([key, column]) => ({
   key: key as keyof AlertRow,
   name: column.name,
-  isTime: column.columnType === "PgTimestamp",
+  isTime: isTimestamptz(column),
 }));
 
 /** Every column, as a select list. */
@@ -25,13 +26,17 @@ export const ALERT_UPDATE_LIST = COLUMNS.filter((column) => column.key !== "id")
 // twice as long on it (18 against 9 µs an alert), as did every later read and copy of a row.
 const key = (name: string) => JSON.stringify(name);
 
-/** A record as the driver returns it (snake_case names) -> a typed row. */
+/**
+ * A record as the driver returns it (snake_case names) -> a typed row. Its times are PostgreSQL's
+ * text, read as the table's columns read them (Date's own parser read year 49 as 2049, and the
+ * alert's next change wrote that back).
+ */
 export const rowFromRecord = new Function(
   "time",
   `return (record) => ({${COLUMNS.map(({ key: field, name, isTime }) =>
     isTime ? `${key(field)}: time(record[${key(name)}])` : `${key(field)}: record[${key(name)}]`,
   ).join(", ")}});`,
-)((value: unknown) => (value === null || value instanceof Date ? value : new Date(String(value)))) as (
+)((value: unknown) => (typeof value === "string" ? parseTimestamptz(value) : value)) as (
   record: Record<string, unknown>,
 ) => AlertRow;
 
