@@ -2,12 +2,15 @@
 // real Vigil on loopback: ignoring from a page opened by external_uid shows at once, the history says
 // what an operator set (ignore reason, attention and its reason), a 512-character title scrolls no
 // page sideways, clearing the filters empties the integrations field, a failed list shows no empty
-// state and a page past the end leads back, a source's snippet keeps its token masked until Show, and
-// a key revoked while signed in returns to sign-in saying so.
+// state and a page past the end leads back, a source's snippet keeps its token masked until Show, a
+// key revoked while signed in returns to sign-in saying so, a path that answers no alert (the
+// registrations' /alerts/webhook) says so instead of crashing, and a long Azure ResourceId scrolls
+// neither its alert's page nor its investigation's sideways at a phone's width.
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { ensureConsoleBuilt, launchChromium, sidewaysOverflow, signIn } from "../../test/browser.ts";
+import { readFixture } from "../../test/fixtures.ts";
 import { type Auth, call, describeOnOneEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
 
 const WAIT = 30_000;
@@ -20,6 +23,9 @@ const LONG_WORD = LONG_NAME.slice(0, 150);
 const EXTERNAL_UID = "fp-ignore-by-uid";
 /** More than a page of 50, so the list has a last page other than the first. */
 const BULK = 55;
+/** The Azure Monitor fixture's resource: one 125-character word, in the alert's triage and its verdict. */
+const RESOURCE_ID =
+  "/subscriptions/12345a-1234b-123c-123d-12345678e/resourceGroups/TEST/providers/Microsoft.Compute/virtualMachines/testvm";
 
 describeOnOneEngine("web console alert pages in chromium", (harness) => {
   let browser: Browser;
@@ -249,4 +255,79 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
       await tab.close();
     }
   });
+
+  it("says that a path answering no alert is not an alert, rather than crash", STEP, async () => {
+    const crashes: string[] = [];
+    const onError = (error: Error) => crashes.push(error.message);
+    page.on("pageerror", onError);
+    try {
+      // The API answers this path with the registrations list (an array), not with an alert.
+      const answered = await call(harness(), auth, "GET", "/app/sre/api/v1/alerts/webhook");
+      expect(answered.statusCode).toBe(200);
+      expect(Array.isArray(answered.json())).toBe(true);
+      await page.goto(`${base}/alerts/webhook`);
+      const empty = page.locator(".empty");
+      await empty.waitFor({ timeout: WAIT });
+      expect(await empty.textContent()).toContain("This alert could not be shown.");
+      expect(await page.locator(".error").textContent()).toBe(
+        '"webhook" is not an alert\'s id or external_uid.',
+      );
+      expect(await page.locator(".loading").count()).toBe(0);
+      expect(crashes).toEqual([]);
+    } finally {
+      page.off("pageerror", onError);
+    }
+  });
+
+  it(
+    "scrolls neither an alert's page nor its investigation's sideways at a phone's width with a long ResourceId",
+    STEP,
+    async () => {
+      const h = harness();
+      const azure = await registerTrigger(h, auth, {
+        source: "azure-monitor",
+        integration: "azure",
+        classify_mode: "immediate",
+      });
+      const [azureId = ""] = await deliverIds(
+        h,
+        azure,
+        readFixture("azure-monitor", "log-alert-v2-fired.json"),
+      );
+      const started = await call(h, auth, "POST", `/app/sre/api/v1/alerts/${azureId}/investigate`);
+      expect(started.statusCode, started.body).toBe(200);
+      const investigationId = started.json().investigation.id as string;
+      // Both done: the triage (which names the resource) and the investigation's verdict.
+      await waitFor(async () => {
+        const alert = await readAlert(h, auth, azureId);
+        return alert.analysis_status === "completed" && alert.investigation?.status === "completed"
+          ? true
+          : undefined;
+      }, 60_000);
+
+      // Not a mobile emulation: its viewport may zoom out to the content and hide a sideways scroll.
+      const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      try {
+        const small = await phone.newPage();
+        await signIn(small, base, key, WAIT);
+        expect(await small.evaluate<number>("window.innerWidth")).toBe(390);
+
+        await small.goto(`${base}/alerts/${azureId}`);
+        await small.locator("ol.timeline li").first().waitFor({ timeout: WAIT });
+        // The long word is in the triage card's text, the impact card's and the labels.
+        expect(await small.locator("pre.prose").first().textContent()).toContain(RESOURCE_ID);
+        expect(await small.locator(".labels").textContent()).toContain(RESOURCE_ID);
+        expect(await sidewaysOverflow(small)).toBe(0);
+
+        await small.goto(`${base}/investigations/${investigationId}`);
+        await expect
+          .poll(() => small.locator("h2.verdict").getAttribute("data-verdict"), { timeout: WAIT })
+          .not.toBe("");
+        expect(await small.locator(".verdict-box").textContent()).toContain(RESOURCE_ID);
+        expect(await sidewaysOverflow(small)).toBe(0);
+      } finally {
+        await phone.close();
+      }
+    },
+  );
 });

@@ -4,8 +4,9 @@
 // keyboard, asks for a missing input in a form and the run continues in the same session; an
 // artifact of that session is downloaded; approving, copying a trigger URL and ignoring work from
 // the keyboard. Then every page at a phone's width: nothing scrolls the page sideways, Tab reaches
-// every control with a visible focus ring, and text is readable (WCAG AA) in both themes.
-// Screenshots go to test-artifacts/console.
+// every control with a visible focus ring, and text is readable (WCAG AA) in both themes. Last, Use
+// this on an ambiguous answer runs that candidate with the request as typed, and a session titled by
+// a long URL scrolls no page sideways. Screenshots go to test-artifacts/console.
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -433,5 +434,89 @@ describeOnOneEngine("web console automation pages in chromium", (harness) => {
     }
     await phone.close();
     expect(problems).toEqual([]);
+  });
+
+  it("runs the candidate Use this picks with the request as typed, in the same session", STEP, async () => {
+    const h = harness();
+    // Two more workflows just like restart-deployment (now at its v2): a restart request fits all three.
+    const current = { ...RESTART, description: "Restart a Kubernetes deployment, then report" };
+    await createApprovedWorkflow(h, auth, { name: "restart-eu", ...current });
+    await createApprovedWorkflow(h, auth, { name: "restart-us", ...current });
+    const request = "restart checkout in prod-eu";
+    const sent: Record<string, unknown>[] = [];
+    const record = (message: { method(): string; url(): string; postDataJSON(): unknown }) => {
+      if (message.method() === "POST" && message.url().includes("/platform/ask/start"))
+        sent.push(message.postDataJSON() as Record<string, unknown>);
+    };
+    page.on("request", record);
+    try {
+      await page.goto(`${base}/ask`);
+      await page.locator("textarea[name=message]").fill(request);
+      await page.locator("textarea[name=message]").press("Enter");
+      await expect
+        .poll(() => page.locator("h2.decision").getAttribute("data-decision"), { timeout: WAIT })
+        .toBe("ambiguous");
+      const sessionHref =
+        (await page.locator(".ask-result a[href^='/sessions/']").getAttribute("href")) ?? "";
+      const askSaid = (await page.locator(".ask-result > p").first().textContent()) ?? "";
+      expect(askSaid).toContain("restart-us");
+
+      await page
+        .locator("tr.candidate", { has: page.getByText("restart-us", { exact: true }) })
+        .getByRole("button", { name: "Use this" })
+        .click();
+      await expect
+        .poll(() => page.locator("h2.decision").getAttribute("data-decision"), { timeout: WAIT })
+        .toBe("pinned");
+      // The user's request, not Ask's reply, pinned to the candidate, in the same session.
+      const sessionId = sessionHref.split("/").at(-1) ?? "";
+      expect(sent).toHaveLength(2);
+      expect(sent[1]).toEqual({
+        candidate_type: "any",
+        message: request,
+        entity_refs: [{ name: "restart-us", type: "workflow" }],
+        session_id: sessionId,
+      });
+      // The request named both inputs: nothing is asked again, and the run goes to the end.
+      expect(await page.locator("form.inputs-form").count()).toBe(0);
+      expect(await page.locator(".ask-result").textContent()).toContain(
+        "Read from the request: cluster=prod-eu, service=checkout",
+      );
+      expect(await page.locator(".ask-result a[href^='/sessions/']").getAttribute("href")).toBe(sessionHref);
+      await expect
+        .poll(() => page.locator("figure.trace").getAttribute("data-status"), { timeout: WAIT })
+        .toBe("completed");
+
+      const session = (await call(h, auth, "GET", `/platform/api/v1/sessions/${sessionId}`)).json();
+      expect(session.executions.map((run: { target_name: string }) => run.target_name)).toEqual([
+        "restart-us",
+      ]);
+      const said = session.messages
+        .filter((message: { role: string }) => message.role === "user")
+        .map((message: { content: string }) => message.content);
+      expect(said).toEqual([request, request]);
+    } finally {
+      page.off("request", record);
+    }
+  });
+
+  it("scrolls no page sideways for a session whose request is a long URL", STEP, async () => {
+    // 190 characters without a space or a hyphen (a place to break): the session's title, as the
+    // first request is.
+    const url = `https://grafana.example.com/d/${"Xk9fQ2bT7w".repeat(14)}?orgId=1&from=now16h`;
+    expect(url.length).toBe(190);
+    const asked = await call(harness(), auth, "POST", "/platform/api/v1/platform/ask/start", {
+      message: `why is ${url} red`,
+    });
+    expect(asked.statusCode, asked.body).toBe(200);
+    const path = `/sessions/${asked.json().session_id}`;
+    for (const width of [1366, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}${path}`);
+      await page.locator("ol.messages li").first().waitFor({ timeout: WAIT });
+      expect(await page.locator("article.session h1").textContent()).toContain(url);
+      expect(await sidewaysOverflow(page), `at ${width} px`).toBe(0);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 });

@@ -5,7 +5,8 @@
 // stopped at its limit leads back from past its end to the page Next came from; blank integration
 // names and an out-of-range page_size from the URL never reach the API; the pager counts one alert
 // in the singular; labels are plain, copyable text (no label filter exists); an analyst's attention
-// marks what the classifier said as superseded.
+// marks what the classifier said as superseded; Esc leaves the search field without making it
+// disagree with the search in force.
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
@@ -320,6 +321,57 @@ describeOnOneEngine(
       expect(await page.locator(".attention-reason-text").textContent()).toBe("the probe, not checkout");
       // The analyst's reason is the current one, outside the superseded part.
       expect(await superseded.textContent()).not.toContain("the probe, not checkout");
+    });
+
+    it("keeps the search field showing the search in force when Esc leaves it", STEP, async () => {
+      await page.goto(`${base}/alerts`);
+      await expect.poll(() => rows().count(), { timeout: WAIT }).toBe(DISKS + 1);
+      const field = page.locator("input[name=q]");
+      const applied = () => new URL(page.url()).searchParams.get("q") ?? "";
+      const inField = () => page.evaluate<boolean>("document.activeElement?.name === 'q'");
+      await page.evaluate("document.activeElement?.blur()");
+      await page.keyboard.press("/");
+      await expect.poll(inField, { timeout: WAIT }).toBe(true);
+      await page.keyboard.type("checkout");
+      await page.keyboard.press("Enter");
+      await page.waitForURL((url) => url.searchParams.get("q") === "checkout", { timeout: WAIT });
+      await expect.poll(() => rows().count(), { timeout: WAIT }).toBe(1);
+
+      // Esc leaves the field and keeps its text: an empty box over a filtered list would lie.
+      await page.keyboard.press("Escape");
+      await settled();
+      expect(await inField()).toBe(false);
+      expect(await field.inputValue()).toBe("checkout");
+      // A search typed and not sent is dropped: the field shows the search in force again.
+      await page.keyboard.press("/");
+      await expect.poll(inField, { timeout: WAIT }).toBe(true);
+      await page.keyboard.type("latency");
+      expect(await field.inputValue()).not.toBe("checkout");
+      await page.keyboard.press("Escape");
+      await settled();
+      expect(await field.inputValue()).toBe("checkout");
+      expect(applied()).toBe("checkout");
+
+      // Sent again, it sends what it shows.
+      await page.keyboard.press("/");
+      await expect.poll(inField, { timeout: WAIT }).toBe(true);
+      await page.keyboard.press("Enter");
+      await settled();
+      expect(applied()).toBe("checkout");
+      expect(await field.inputValue()).toBe("checkout");
+      await expect.poll(() => rows().count(), { timeout: WAIT }).toBe(1);
+
+      // The sessions' search does the same.
+      await page.goto(`${base}/sessions?q=deploy`);
+      const sessionsField = page.locator("input[name=q]");
+      await expect.poll(() => sessionsField.inputValue(), { timeout: WAIT }).toBe("deploy");
+      await sessionsField.focus();
+      await page.keyboard.type(" more");
+      await page.keyboard.press("Escape");
+      await settled();
+      expect(await sessionsField.inputValue()).toBe("deploy");
+      expect(await page.evaluate<boolean>("document.activeElement?.name === 'q'")).toBe(false);
+      expect(new URL(page.url()).searchParams.get("q")).toBe("deploy");
     });
   },
   // A small search count limit, so that a search's total is a lower bound ("4+").

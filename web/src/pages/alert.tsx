@@ -20,16 +20,42 @@ import {
   unreadable,
 } from "../ui.tsx";
 
+/**
+ * Whether an answer is an alert, in the parts the page reads without a check. A path of its own
+ * under /alerts/ answers something else with a 200 (/alerts/webhook: the registrations, an array).
+ */
+function isAlert(value: unknown): value is Alert {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const alert = value as Record<string, unknown>;
+  return (
+    typeof alert.id === "string" &&
+    typeof alert.labels === "object" &&
+    alert.labels !== null &&
+    Array.isArray(alert.links)
+  );
+}
+
 export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
   const alert = useQuery({
     queryKey: ["alert", id],
-    queryFn: async () => unwrap(await api.GET("/app/sre/api/v1/alerts/{id}", { params: { path: { id } } })),
+    queryFn: async () => {
+      const answer: unknown = unwrap(
+        await api.GET("/app/sre/api/v1/alerts/{id}", { params: { path: { id } } }),
+      );
+      if (!isAlert(answer)) throw new Error(`"${id}" is not an alert's id or external_uid.`);
+      return answer;
+    },
     refetchInterval: 15_000,
   });
   const history = useQuery({
     queryKey: ["alert-history", id],
-    queryFn: async () =>
-      unwrap(await api.GET("/app/sre/api/v1/alerts/{id}/history", { params: { path: { id } } })),
+    queryFn: async () => {
+      const answer = unwrap(
+        await api.GET("/app/sre/api/v1/alerts/{id}/history", { params: { path: { id } } }),
+      );
+      if (!Array.isArray(answer?.events)) throw new Error(`"${id}" has no alert history.`);
+      return answer;
+    },
     refetchInterval: 15_000,
   });
   if (alert.isPending) return <Loading />;

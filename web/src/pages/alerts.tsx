@@ -355,6 +355,14 @@ function Filters(props: {
           placeholder="Search title and description  ( / )"
           value={text}
           onInput={(event) => setText(event.currentTarget.value)}
+          // Esc leaves the field (the page's key handler blurs it) showing the search in force: not
+          // emptied, as the browser does to a search field, over a list still filtered by it, and
+          // without a search typed but never sent.
+          onKeyDown={(event) => {
+            if (event.key !== "Escape") return;
+            event.preventDefault();
+            setText(query.get("q") ?? "");
+          }}
         />
       </form>
       {select("attention", "Attention", ATTENTIONS, ATTENTION_LABEL)}

@@ -20,17 +20,21 @@ const DECISION: Record<AskAnswer["decision"], string> = {
   inputs_required: "Needs more input",
 };
 
+type AskRequest = Partial<AskBody> & { message: string };
+
 export function AskPage() {
   const [message, setMessage] = useState("");
-  const [answer, setAnswer] = useState<AskAnswer | null>(null);
+  // The answer with the request it answers: Use this sends that request again, pinned, since what
+  // the user asked for (and the inputs it names) is in the request, not in Ask's reply.
+  const [shown, setShown] = useState<{ answer: AskAnswer; request: string } | null>(null);
   const ask = useMutation({
-    mutationFn: async (body: Partial<AskBody> & { message: string }) =>
+    mutationFn: async (body: AskRequest) =>
       unwrap(
         await api.POST("/platform/api/v1/platform/ask/start", {
           body: { candidate_type: "any", ...body },
         }),
       ),
-    onSuccess: setAnswer,
+    onSuccess: (answer, body) => setShown({ answer, request: body.message }),
   });
   return (
     <section class="ask">
@@ -60,12 +64,13 @@ export function AskPage() {
         </button>
       </form>
       <ErrorBox error={ask.error} />
-      {answer ? (
+      {shown ? (
         <AskResult
-          key={`${answer.session_id}-${answer.trace_id}-${answer.decision}`}
-          answer={answer}
+          key={`${shown.answer.session_id}-${shown.answer.trace_id}-${shown.answer.decision}`}
+          answer={shown.answer}
+          request={shown.request}
           busy={ask.isPending}
-          send={(body) => ask.mutate({ ...body, session_id: answer.session_id })}
+          send={(body) => ask.mutate({ ...body, session_id: shown.answer.session_id })}
         />
       ) : null}
     </section>
@@ -74,8 +79,10 @@ export function AskPage() {
 
 function AskResult(props: {
   answer: AskAnswer;
+  /** The message this answer answers: what Use this runs the chosen candidate with. */
+  request: string;
   busy: boolean;
-  send: (body: Partial<AskBody> & { message: string }) => void;
+  send: (body: AskRequest) => void;
 }) {
   const { answer } = props;
   const [values, setValues] = useState<Record<string, string>>({});
@@ -121,7 +128,7 @@ function AskResult(props: {
                         disabled={props.busy}
                         onClick={() =>
                           props.send({
-                            message: answer.message || c.name,
+                            message: props.request,
                             entity_refs: [{ name: c.name, type: c.candidate_type as "agent" | "workflow" }],
                           })
                         }

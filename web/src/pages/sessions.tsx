@@ -57,6 +57,13 @@ function SessionList() {
           placeholder="Search title, prompt, responder, id…"
           value={text}
           onInput={(event) => setText(event.currentTarget.value)}
+          // As on the alert list: Esc leaves the field showing the search in force, not emptied.
+          onKeyDown={(event) => {
+            if (event.key !== "Escape") return;
+            event.preventDefault();
+            setText(q);
+            event.currentTarget.blur();
+          }}
         />
         <button type="submit">Search</button>
       </form>
