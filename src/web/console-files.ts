@@ -17,17 +17,17 @@ export const CONSOLE_ROUTES = [
   "/",
   "/signin",
   "/alerts",
-  "/alerts/*",
+  "/alerts/:id",
   "/registrations",
   "/workflows",
-  "/workflows/*",
+  "/workflows/:id",
   "/agents",
-  "/agents/*",
+  "/agents/:id",
   "/investigations",
-  "/investigations/*",
+  "/investigations/:id",
   "/ask",
   "/sessions",
-  "/sessions/*",
+  "/sessions/:id",
 ] as const;
 
 // The page loads only its own scripts and styles and talks only to this origin.

@@ -90,7 +90,8 @@ describeEachEngine("web console", (harness) => {
     // A browser that navigates to a path the console does not have gets the page (its own "not
     // available" screen) with 404; an API path stays the API's 404 even for a browser.
     const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
-    for (const url of ["/no-such-page", "/alertsx", "/settings/profile"]) {
+    // A screen's page takes one id: a path part more is no page of the console.
+    for (const url of ["/no-such-page", "/alertsx", "/settings/profile", "/workflows/a/b", "/alerts/x/y"]) {
       const response = await served.inject({ url, headers: browser });
       expect(response.statusCode, url).toBe(404);
       expect(response.headers["content-type"], url).toMatch(/^text\/html/);

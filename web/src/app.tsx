@@ -22,7 +22,7 @@ const queryClient = new QueryClient({
 });
 
 /** The screens; one that needs an optional capability is listed only when this Vigil serves it. */
-const NAV = [
+const NAV: { href: string; label: string; scope: string; feature?: keyof Caller["features"] }[] = [
   { href: "/alerts", label: "Alerts", scope: "sre_alerts_read" },
   {
     href: "/investigations",
@@ -36,6 +36,12 @@ const NAV = [
   { href: "/ask", label: "Ask", scope: "aios_automation_write", feature: "ask" },
   { href: "/sessions", label: "Sessions", scope: "aios_automation_read", feature: "sessions" },
 ];
+type NavItem = (typeof NAV)[number];
+
+/** The screens this Vigil serves, whatever the key. */
+const served = (caller: Caller) => NAV.filter((item) => !item.feature || caller.features[item.feature]);
+/** The screens the key may read, in menu order: the first is where the console opens. */
+const readable = (caller: Caller) => served(caller).filter((item) => caller.scopes.includes(item.scope));
 
 export function App() {
   const [signedIn, setSignedIn] = useState(Boolean(session.key()));
@@ -79,8 +85,8 @@ export function App() {
           notice={notice}
           onSignedIn={() => {
             setNotice(null);
+            // The shell takes /signin (and /) to the first screen the key may read, once it knows them.
             setSignedIn(true);
-            if (location.pathname === "/signin") navigate("/alerts", { replace: true });
           }}
         />
       )}
@@ -108,9 +114,12 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
     queryFn: async () => unwrap(await api.GET("/api/v1/me")),
     staleTime: 60_000,
   });
+  const screens = caller.data ? readable(caller.data) : [];
+  // Where the console opens: the first screen the key may read, not one that would only say 403.
+  const home = screens[0] ?? null;
   useEffect(() => {
-    if (path === "/" || path === "/signin") navigate("/alerts", { replace: true });
-  }, [path]);
+    if ((path === "/" || path === "/signin") && home) navigate(home.href, { replace: true });
+  }, [path, home?.href]);
   // A new screen takes the focus, so the next Tab starts at its content, not wherever the control
   // that led there was (it is gone). A change of filters (the query alone) keeps the focus.
   const main = useRef<HTMLElement>(null);
@@ -138,16 +147,12 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
         Skip to content
       </button>
       <header class="top">
-        <Link href="/alerts" class="brand">
+        <Link href={home?.href ?? "/"} class="brand">
           <span class="dot" aria-hidden="true" /> Vigil
         </Link>
         <nav>
           {/* A screen the key may not read is not offered. */}
-          {NAV.filter(
-            (item) =>
-              caller.data?.scopes.includes(item.scope) &&
-              (!item.feature || caller.data.features[item.feature as keyof Caller["features"]]),
-          ).map((item) => (
+          {screens.map((item) => (
             <Link key={item.href} href={item.href} class={path.startsWith(item.href) ? "active" : ""}>
               {item.label}
             </Link>
@@ -189,16 +194,38 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
             </button>
           </Empty>
         ) : caller.data ? (
-          <Screen path={path} caller={caller.data} />
+          <Screen path={path} caller={caller.data} home={home} />
         ) : null}
       </main>
     </div>
   );
 }
 
-function Screen({ path, caller }: { path: string; caller: Caller }) {
-  const [, section, rest] = /^\/([^/]*)\/?(.*)$/.exec(path) ?? [];
-  const id = rest ? decodeURIComponent(rest) : "";
+/**
+ * The screen the path names. A path the console does not have (a mistyped or outdated link, an extra
+ * part after an id) is "not available", as the server's 404 page is; a screen the key may not read
+ * says which scope it needs instead of showing the API's 403 and asking again.
+ */
+function Screen({ path, caller, home }: { path: string; caller: Caller; home: NavItem | null }) {
+  const [section = "", ...rest] = path
+    .replace(/(.)\/$/, "$1")
+    .slice(1)
+    .split("/");
+  const id = rest.length === 1 ? decodedPart(rest[0] ?? "") : "";
+  // An id is one path part: /workflows/a/b names no workflow, /ask/foo no screen.
+  if (rest.length > 1 || id === null || (rest.length === 1 && !WITH_ID.has(section)))
+    return <NotAvailable home={home} />;
+  const screen = NAV.find((item) => item.href === `/${section}`);
+  if (section !== "" && section !== "signin" && (!screen || !served(caller).includes(screen)))
+    return <NotAvailable home={home} />;
+  if (!home) return <NoScreen caller={caller} />;
+  if (!screen) return <Loading />;
+  if (!caller.scopes.includes(screen.scope))
+    return (
+      <Empty title={`This key may not read ${screen.label}.`}>
+        It needs the scope <code>{screen.scope}</code>. <Link href={home.href}>Go to {home.label}</Link>
+      </Empty>
+    );
   switch (section) {
     case "alerts":
       return id ? <AlertPage id={id} caller={caller} /> : <AlertsPage />;
@@ -214,14 +241,46 @@ function Screen({ path, caller }: { path: string; caller: Caller }) {
       return <WorkflowsPage name={id} caller={caller} />;
     case "agents":
       return <AgentsPage name={id} />;
-    case "":
-    case "signin":
-      return <Loading />;
     default:
-      return (
-        <Empty title="This page is not available on this Vigil.">
-          <Link href="/alerts">Go to the alert console</Link>
-        </Empty>
-      );
+      return <NotAvailable home={home} />;
   }
+}
+
+/** The screens whose path may name one thing after them (an alert, a workflow, ...). */
+const WITH_ID = new Set(["alerts", "investigations", "sessions", "workflows", "agents"]);
+
+/** A path part as text; null when it is not valid percent-encoding (a mangled link). */
+function decodedPart(part: string): string | null {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return null;
+  }
+}
+
+function NotAvailable({ home }: { home: NavItem | null }) {
+  return (
+    <Empty title="This page is not available on this Vigil.">
+      <Link href={home?.href ?? "/"}>Go to {home ? home.label : "the console"}</Link>
+    </Empty>
+  );
+}
+
+/** A key that may read none of the screens: which scopes would open which, on this Vigil. */
+function NoScreen({ caller }: { caller: Caller }) {
+  const byScope = new Map<string, string[]>();
+  for (const item of served(caller))
+    byScope.set(item.scope, [...(byScope.get(item.scope) ?? []), item.label]);
+  return (
+    <Empty title="This key may not read any screen of the console.">
+      The console needs a key with at least one of these scopes:{" "}
+      {[...byScope].map(([scope, labels], index) => (
+        <span key={scope}>
+          {index > 0 ? ", " : ""}
+          <code>{scope}</code> ({labels.join(", ")})
+        </span>
+      ))}
+      . Sign out and sign in with such a key.
+    </Empty>
+  );
 }

@@ -62,9 +62,12 @@ export function queryHref(changes: Record<string, string | null | undefined>): s
   return location.pathname + (search ? `?${search}` : "");
 }
 
-/** Goes to queryHref(changes). */
-export function setQuery(changes: Record<string, string | null | undefined>, options = { replace: true }) {
-  navigate(queryHref(changes), options);
+/**
+ * Goes to queryHref(changes), as a new history entry: a filter, a sort or a page is a view the
+ * user chose, which Back returns from (replaced, Back left the console from page 2).
+ */
+export function setQuery(changes: Record<string, string | null | undefined>) {
+  navigate(queryHref(changes));
 }
 
 export function Link(props: { href: string; class?: string; children: ComponentChildren; title?: string }) {

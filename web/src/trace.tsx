@@ -10,6 +10,8 @@ const COLUMN = 190;
 const ROW = 64;
 const NODE_W = 160;
 const NODE_H = 40;
+/** The characters of a label that fit in a box; the step list below the graph has it whole. */
+const LABEL_FITS = 22;
 
 /** Column = longest path from a root, so every edge points right. */
 function layout(trace: Trace) {
@@ -52,10 +54,11 @@ export function TraceGraph(props: { traceId: string; live: boolean; covered?: bo
   const data = trace.data;
   if (!data || unreadable(trace)) return <ErrorBox error={trace.error} />;
   const { at, width, height } = layout(data);
+  const failed = data.nodes.some((node) => node.error);
   return (
     <figure class="trace" data-status={data.execution.status}>
       <StaleNote read={trace} covered={props.covered} />
-      <svg width={width} height={height} role="img" aria-label="Run trace">
+      <svg width={width} height={height} role="img" aria-label="Run trace (its steps are listed below it)">
         {data.edges.map((edge) => {
           const from = at.get(edge.source);
           const to = at.get(edge.target);
@@ -79,7 +82,7 @@ export function TraceGraph(props: { traceId: string; live: boolean; covered?: bo
               <title>{`${node.label} (${node.type}): ${node.state}${node.error ? ` — ${node.error}` : ""}`}</title>
               <rect x={p.x} y={p.y} width={NODE_W} height={NODE_H} rx={6} />
               <text x={p.x + 8} y={p.y + 17}>
-                {node.label.slice(0, 22)}
+                {node.label.length > LABEL_FITS ? `${node.label.slice(0, LABEL_FITS - 1)}…` : node.label}
               </text>
               <text x={p.x + 8} y={p.y + 32} class="trace-state">
                 {node.state}
@@ -88,6 +91,19 @@ export function TraceGraph(props: { traceId: string; live: boolean; covered?: bo
           );
         })}
       </svg>
+      {/* The graph's boxes cut long labels and show an error only on hover: the list has each step
+          whole, as text a keyboard and a screen reader reach. Open by itself when a step failed. */}
+      <details class="trace-steps" open={failed}>
+        <summary>Steps ({data.nodes.length})</summary>
+        <ol>
+          {data.nodes.map((node) => (
+            <li key={node.id} data-step={node.id} style={{ overflowWrap: "anywhere" }}>
+              {node.label} <span class="muted small">({node.type})</span>: {node.state}
+              {node.error ? <div class="warn small trace-step-error">{node.error}</div> : null}
+            </li>
+          ))}
+        </ol>
+      </details>
       <figcaption class="muted small">
         {data.execution.target_type} {data.execution.status}
         {data.truncated ? " (first 500 steps)" : ""} · ${data.execution.total_cost.toFixed(4)}

@@ -91,6 +91,18 @@ function AgentDetail({ name }: { name: string }) {
         {a.kind} · {a.model ?? "default model"} · at most {a.max_steps} steps · updated{" "}
         <Time at={a.updated_at} />
       </p>
+      {/* Said either way: a page silent about readiness does not tell "ready" from "not known". */}
+      <p class="readiness">
+        {a.ready ? (
+          <>
+            <span class="badge ok">ready</span> Safe to run unattended.
+          </>
+        ) : (
+          <>
+            <span class="badge warn">not ready</span> Not safe to run unattended until this is fixed:
+          </>
+        )}
+      </p>
       {a.not_ready_reasons.map((reason) => (
         <p key={reason.errCode} class="warn small">
           {reason.msg} {reason.resolution_hint}

@@ -3,7 +3,7 @@
 // and the run's trace. A running investigation is polled until it ends.
 import { useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "../api/client.ts";
-import { Link, setQuery, useLocation } from "../router.tsx";
+import { Link, queryHref, setQuery, useLocation } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
 import {
   Empty,
@@ -25,6 +25,7 @@ const VERDICT: Record<string, string> = {
   alert_is_misconfigured: "Alert is misconfigured",
   not_enough_information: "Not enough information",
 };
+const PAGE_SIZE = 50;
 const percent = (value: number | null | undefined) => (value == null ? "—" : `${Math.round(value * 100)}%`);
 
 export function InvestigationsPage({ id }: { id: string }) {
@@ -34,13 +35,13 @@ export function InvestigationsPage({ id }: { id: string }) {
 function InvestigationList() {
   const { query } = useLocation();
   const status = (query.get("status") ?? "") as (typeof STATUSES)[number] | "";
-  const page = Number(query.get("page") ?? "1") || 1;
+  const page = Math.max(1, Math.floor(Number(query.get("page") ?? "1")) || 1);
   const list = useQuery({
     queryKey: ["investigations", status, page],
     queryFn: async () =>
       unwrap(
         await api.GET("/app/sre/api/v1/investigations", {
-          params: { query: { page, page_size: 50, ...(status ? { status } : {}) } },
+          params: { query: { page, page_size: PAGE_SIZE, ...(status ? { status } : {}) } },
         }),
       ),
     refetchInterval: 5_000,
@@ -50,7 +51,7 @@ function InvestigationList() {
       <h1>Investigations</h1>
       <div class="toolbar">
         <label>
-          Status{" "}
+          Status {/* A new history entry, as a page is: Back returns to the list as it was. */}
           <select value={status} onChange={(event) => setQuery({ status: event.currentTarget.value })}>
             <option value="">any</option>
             {STATUSES.map((s) => (
@@ -64,9 +65,7 @@ function InvestigationList() {
       <ListError read={list} />
       {list.isPending ? <Loading /> : null}
       {list.data && list.data.investigations.length === 0 ? (
-        <Empty title="No investigations yet.">
-          Open an alert and press <strong>Investigate</strong>.
-        </Empty>
+        <NoInvestigations page={page} total={list.data.total} status={status} />
       ) : null}
       {list.data && list.data.investigations.length > 0 ? (
         <div class={outdated(list) ? "table-scroll stale" : "table-scroll"}>
@@ -108,12 +107,61 @@ function InvestigationList() {
           </table>
         </div>
       ) : null}
-      {list.data && list.data.total > page * 50 ? (
-        <button type="button" class="ghost" onClick={() => setQuery({ page: String(page + 1) })}>
-          Next page
-        </button>
+      {list.data && list.data.investigations.length > 0 && (page > 1 || list.data.total > PAGE_SIZE) ? (
+        <Pager page={page} total={list.data.total} />
       ) : null}
     </section>
+  );
+}
+
+/** The URL of this list at another page (page 1 is the URL without one). */
+const pageHref = (page: number) => queryHref({ page: page > 1 ? String(page) : null });
+
+/** Previous and Next, each a new history entry so Back returns to the page before, and where we are. */
+function Pager({ page, total }: { page: number; total: number }) {
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button
+        type="button"
+        disabled={page <= 1}
+        onClick={() => setQuery({ page: page > 2 ? String(page - 1) : null })}
+      >
+        ← Previous
+      </button>
+      <span>
+        Page {page} of {pages} · <strong class="total">{total}</strong>{" "}
+        {total === 1 ? "investigation" : "investigations"}
+      </span>
+      <button type="button" disabled={page >= pages} onClick={() => setQuery({ page: String(page + 1) })}>
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+/** An empty page: none at all, none of this status, or a page past the end (an old link). */
+function NoInvestigations({ page, total, status }: { page: number; total: number; status: string }) {
+  if (total > 0)
+    return (
+      <Empty title={`Page ${page} is past the end of this list.`}>
+        {total} {total === 1 ? "investigation" : "investigations"}: go to{" "}
+        <Link href={pageHref(Math.ceil(total / PAGE_SIZE))}>the last page</Link> or{" "}
+        <Link href={pageHref(1)}>the first page</Link>.
+      </Empty>
+    );
+  if (status)
+    return (
+      <Empty title={`No investigations match this filter (status ${status}).`}>
+        <button type="button" class="link" onClick={() => setQuery({ status: null })}>
+          Show every status
+        </button>
+      </Empty>
+    );
+  return (
+    <Empty title="No investigations yet.">
+      Open an alert and press <strong>Investigate</strong>.
+    </Empty>
   );
 }
 
