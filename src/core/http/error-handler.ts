@@ -49,15 +49,29 @@ function literalsOfBranches(branches: unknown[]): unknown[] | null {
  * branches are all literals, the answer lists the allowed values instead.
  */
 function choiceIssue(issues: AjvIssue[]): { issue: AjvIssue; allowed: unknown[] } | null {
-  const issue = issues.at(-1);
-  if (issue?.keyword === "enum" && Array.isArray(issue.params.allowedValues)) {
+  const last = issues.at(-1);
+  const decided = last ? choiceOf(last) : null;
+  // A literal inside an optional object (Nullable: the object or null) fails the object's branch
+  // first, and the union last: the first issue is the literal's own.
+  return decided ?? (issues[0] && last?.keyword === "anyOf" ? leafChoice(issues[0]) : null);
+}
+
+/** An enum or a literal that failed by itself. */
+function leafChoice(issue: AjvIssue): { issue: AjvIssue; allowed: unknown[] } | null {
+  if (issue.keyword === "enum" && Array.isArray(issue.params.allowedValues)) {
     return { issue, allowed: issue.params.allowedValues };
   }
-  // A union of one literal is the literal itself (exportSession's format=json).
-  if (issue?.keyword === "const" && "allowedValue" in issue.params) {
+  if (issue.keyword === "const" && "allowedValue" in issue.params) {
     return { issue, allowed: [issue.params.allowedValue] };
   }
-  if ((issue?.keyword === "anyOf" || issue?.keyword === "oneOf") && Array.isArray(issue.schema)) {
+  return null;
+}
+
+function choiceOf(issue: AjvIssue): { issue: AjvIssue; allowed: unknown[] } | null {
+  // A union of one literal is the literal itself (exportSession's format=json).
+  const leaf = leafChoice(issue);
+  if (leaf) return leaf;
+  if ((issue.keyword === "anyOf" || issue.keyword === "oneOf") && Array.isArray(issue.schema)) {
     const allowed = literalsOfBranches(issue.schema);
     return allowed ? { issue, allowed } : null;
   }

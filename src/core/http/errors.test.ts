@@ -487,6 +487,17 @@ describeEachEngine(
             "querystring",
             ["agent", "workflow"],
           ],
+          // A literal inside an object that may also be null (Nullable): the literal's own answer.
+          [
+            {
+              method: "POST",
+              url: "/platform/api/v1/platform/ask/start",
+              payload: { message: "x", prior_session: { enabled: true, match_mode: "fuzzy" } },
+            },
+            "prior_session.match_mode",
+            "body",
+            ["exact_normalized_text"],
+          ],
         ];
         for (const [options, field, location, allowed] of cases) {
           const url = options.url as string;
