@@ -3,6 +3,7 @@
 import { expect, it } from "vitest";
 import { amBody, deliver, registerAlerts, registerTrigger, triggerPathOf } from "../../test/alerts.ts";
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
+import { readFixture } from "../../test/fixtures.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
 import { tenantOf } from "../core/auth/tenancy.ts";
 import { workflowForPurpose } from "./index.ts";
@@ -29,6 +30,9 @@ async function approvedWorkflow(h: Harness, auth: Auth, name: string, inputs: ob
   const approved = await call(h, auth, "POST", `/platform/api/v1/workflows/${name}/versions/1/approve`);
   expect(approved.statusCode, approved.body).toBe(200);
 }
+
+const NOT_CONFIGURED_HINT =
+  "configure the sre app for this workspace: PUT /api/v1/apps/sre (the provider's svc_app resource)";
 
 const put = (h: Harness, auth: Auth, body: object) => call(h, auth, "PUT", "/api/v1/apps/sre", body);
 
@@ -509,6 +513,9 @@ describeEachEngine("apps: catalog and installations", (harness) => {
           invocation_id: expect.any(String),
           target_type: "alert_ingest",
           target_name: "sre/alertmanager/prod",
+          unbound_stage_id: null,
+          total_stages: 0,
+          resolution_hint: NOT_CONFIGURED_HINT,
         },
       ],
     });
@@ -522,6 +529,7 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     expect(run.json()).toMatchObject({
       status: "failed",
       error: "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre",
+      outcome: { ...refused.json(), msg: run.json().error },
     });
 
     expect((await put(h, auth, {})).statusCode).toBe(200);
@@ -555,6 +563,67 @@ describeEachEngine("apps: catalog and installations", (harness) => {
     const badSource = await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook/by-source/nagios");
     expect(badSource.statusCode).toBe(400);
     expect(badSource.json()).toMatchObject({ details: { field: "source" } });
+  });
+
+  it("a delivery refused for the app's missing configuration answers and records the whole readiness extras entry", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const registration = await registerAlerts(h, auth, { source: "grafana" });
+    expect((await call(h, auth, "DELETE", "/api/v1/apps/sre")).statusCode).toBe(204);
+
+    const body = readFixture("grafana", "docs-firing-2-alerts.json");
+    const refused = await deliver(h, triggerPathOf(registration), body);
+    expect(refused.statusCode, refused.body).toBe(423);
+    const invocationId = refused.json().extras[0]?.invocation_id;
+    const extras = {
+      webhook_id: registration.id,
+      invocation_id: invocationId,
+      target_type: "alert_ingest",
+      target_name: "sre/grafana/",
+      unbound_stage_id: null,
+      total_stages: 0,
+      resolution_hint: NOT_CONFIGURED_HINT,
+    };
+    const error = "the sre app is not configured for this workspace: configure it with PUT /api/v1/apps/sre";
+    expect(refused.json()).toEqual({ msg: error, errCode: "APP_NOT_CONFIGURED", extras: [extras] });
+
+    const run = await call(
+      h,
+      auth,
+      "GET",
+      `/platform/api/v1/webhooks/${registration.id}/runs/${invocationId}`,
+    );
+    expect(run.statusCode, run.body).toBe(200);
+    expect(run.json()).toEqual({
+      invocation_id: invocationId,
+      webhook_id: registration.id,
+      target_type: "alert_ingest",
+      target_name: "sre/grafana/",
+      status: "failed",
+      received_at: expect.any(String),
+      finished_at: expect.any(String),
+      content_type: "application/json",
+      payload_bytes: Buffer.byteLength(body),
+      error,
+      note: null,
+      session_id: null,
+      trace_id: null,
+      run_id: null,
+      outcome: { msg: error, errCode: "APP_NOT_CONFIGURED", extras: [extras] },
+      headers: expect.objectContaining({ "content-type": "application/json" }),
+      payload: body,
+      payload_encoding: "utf8",
+    });
+    const runs = await call(h, auth, "GET", `/platform/api/v1/webhooks/${registration.id}/runs`);
+    expect(runs.json().runs).toEqual([
+      expect.objectContaining({ invocation_id: invocationId, status: "failed", outcome: run.json().outcome }),
+    ]);
+    // Nothing of the refused delivery was ingested.
+    expect((await call(h, auth, "GET", "/app/sre/api/v1/alerts")).json().total).toBe(0);
+
+    // The hint's call makes deliveries flow again.
+    expect((await put(h, auth, {})).statusCode).toBe(200);
+    expect((await deliver(h, triggerPathOf(registration), body)).statusCode).toBe(202);
   });
 
   itEnforcesAuth(harness, { method: "GET", scope: "apps_read", url: "/api/v1/apps" });

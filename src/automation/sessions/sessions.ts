@@ -30,9 +30,18 @@ export function queryTerms(q: string): string[] {
   return terms;
 }
 
-function responderOf(row: Pick<SessionRow, "responderType" | "responderName" | "sourceApp">) {
+/** The initiator an installed app's token records (initiatorOf): `app:<name>`. */
+const APP_INITIATOR = "app:";
+
+/**
+ * The latest run's target; without a run, the installed app that opened the session (its token's
+ * initiator). Not source_app: any caller may set that audit label, so it names no installed app.
+ */
+function responderOf(row: Pick<SessionRow, "responderType" | "responderName" | "initiator">) {
   if (row.responderType && row.responderName) return { type: row.responderType, name: row.responderName };
-  if (row.sourceApp) return { type: "app", name: row.sourceApp };
+  if (row.initiator.startsWith(APP_INITIATOR) && row.initiator.length > APP_INITIATOR.length) {
+    return { type: "app", name: row.initiator.slice(APP_INITIATOR.length) };
+  }
   return null;
 }
 
