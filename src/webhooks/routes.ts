@@ -164,7 +164,8 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
               description:
                 "Target not ready (it was when the webhook was saved): errCode TARGET_NOT_FOUND, NO_INTEGRATIONS, " +
                 "WORKFLOW_HAS_NO_STAGES or WORKFLOW_HAS_UNBOUND_STAGE, extras as on createWebhook's 400; " +
-                "APP_NOT_CONFIGURED for alert ingest to a workspace whose SRE app is not configured; " +
+                "APP_NOT_CONFIGURED for alert ingest to a workspace whose SRE app is not configured (the same extras, " +
+                "with unbound_stage_id null, total_stages 0 and a resolution_hint); " +
                 "the invocation is recorded as failed with the error",
             },
             500: {
