@@ -61,7 +61,7 @@ const PLAIN_SUMMARY = {
  * An investigation of a new alert. `handOff` (the default): its workflow hands it to the agent, which
  * holds the request, so the investigation stays unfinished until a callback or terminate ends it.
  */
-async function startInvestigation(h: Harness, auth: Auth, handOff = true) {
+async function startInvestigation(h: Harness, auth: Auth, handOff = true, generatorURL?: string) {
   let remove = () => {};
   if (handOff) {
     const workflow = uid("hand-off");
@@ -89,14 +89,17 @@ async function startInvestigation(h: Harness, auth: Auth, handOff = true) {
     const [alertId] = await deliverIds(
       h,
       trigger,
-      amBody([
-        {
-          status: "firing",
-          fingerprint: uid("fp"),
-          startsAt: new Date().toISOString(),
-          labels: { alertname: "CheckoutErrors", service: "checkout" },
-        },
-      ]),
+      amBody(
+        [
+          {
+            status: "firing",
+            fingerprint: uid("fp"),
+            startsAt: new Date().toISOString(),
+            labels: { alertname: "CheckoutErrors", service: "checkout" },
+          },
+        ],
+        generatorURL ? { generatorURL } : {},
+      ),
     );
     const started = await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`);
     expect(started.statusCode, started.body).toBe(200);
@@ -114,6 +117,15 @@ const runbook = (title = "Checkout runbook") => ({
   url: "https://wiki.example.org/checkout",
   source: "runbook",
 });
+
+// RFC 3986 (appendix A) for http(s): authority, path-abempty, query, fragment; each character
+// unreserved, a sub-delim, one the part allows, or a percent-encoded octet.
+const PCHAR = "(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})";
+const RFC3986_HTTP_URI = new RegExp(
+  "^https?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?" +
+    "(?:\\[[0-9A-Fa-f:.]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?" +
+    `(?:/${PCHAR}*)*(?:\\?(?:${PCHAR}|[/?])*)?(?:#(?:${PCHAR}|[/?])*)?$`,
+);
 
 describeEachEngine("investigation callbacks", (harness) => {
   beforeAll(holdAgent);
@@ -174,7 +186,9 @@ describeEachEngine("investigation callbacks", (harness) => {
       "https:/grafana.example.com/d",
       "http:\\\\grafana.example.com\\d",
       " https://grafana.example.com",
-      "https://grafana.example.com/d x",
+      "https://grafana.example.com/d\tx",
+      // WHATWG keeps this host, RFC 3986 has no form of it.
+      "https://grafana{1}.example.com/d",
     ]) {
       const malformed = await submit([
         { kind: "dashboard", title: "ok", url: "https://grafana.example.com/d/ok", source: "llm" },
@@ -227,6 +241,97 @@ describeEachEngine("investigation callbacks", (harness) => {
       tool_name: null,
       description: "A distributed trace of an affected request",
     });
+  });
+
+  it("evidence URLs are stored as RFC 3986 URIs (the spec's format: uri), from callbacks and the investigator", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const integration = await call(h, auth, "POST", "/api/v1/integrations", {
+      name: uid("grafana"),
+      type: "grafana",
+      // Its host punycoded, as the integration's url is a URI too.
+      url: "https://grafana.xn--bcher-kva.example",
+    });
+    expect(integration.statusCode, integration.body).toBe(201);
+    const { base } = await startInvestigation(h, auth);
+    const submit = (evidence: object[]) => call(h, auth, "POST", `${base}/evidence`, { evidence });
+    // The audit's case: accepted before, and stored verbatim.
+    const repro = await submit([{ kind: "log", title: "t", url: "https://h/a>b", source: "llm" }]);
+    expect(repro.statusCode, repro.body).toBe(200);
+    expect(repro.json().evidence.map((item: { url: string }) => item.url)).toEqual(["https://h/a%3Eb"]);
+    const submitted = await submit([
+      {
+        kind: "dashboard",
+        title: "Grafana, its host written in Unicode",
+        url: 'https://GRAFANA.bücher.example/d/x?var-q={job="api"}|rate[5m]^`\\#ä #b',
+        source: "llm",
+      },
+      {
+        kind: "runbook",
+        title: "Wiki",
+        url: "https://wiki.example.org/Runbook [DB] ünï",
+        source: "runbook",
+      },
+      {
+        kind: "other",
+        title: "Stray %",
+        url: "https://logs.example.org/x?q=100%&r=%41#a#b{c}",
+        source: "llm",
+      },
+    ]);
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    // Percent-encoded as the URL parser serializes it, then what it leaves that RFC 3986 does not
+    // allow; the host is the one the allowlist reads, so the Unicode one is still verified.
+    expect(
+      submitted.json().evidence.map((item: { url: string; verified: boolean }) => [item.url, item.verified]),
+    ).toEqual([
+      ["https://h/a%3Eb", false],
+      [
+        "https://grafana.xn--bcher-kva.example/d/x?var-q=%7Bjob=%22api%22%7D%7Crate%5B5m%5D%5E%60%5C#%C3%A4%20%23b",
+        true,
+      ],
+      ["https://wiki.example.org/Runbook%20%5BDB%5D%20%C3%BCn%C3%AF", false],
+      ["https://logs.example.org/x?q=100%25&r=%41#a%23b%7Bc%7D", false],
+    ]);
+
+    // The built-in investigator cites the alert's generatorURL, as Prometheus sends it.
+    const builtIn = await startInvestigation(
+      h,
+      auth,
+      false,
+      "http://prom:9090/graph?g0.expr=rate(x[5m])>0.05",
+    );
+    const done = await waitFor(async () => {
+      const read = (await call(h, auth, "GET", builtIn.base)).json();
+      return read.status === "completed" ? read : undefined;
+    }, 60_000);
+    expect(done.evidence).toContainEqual(
+      expect.objectContaining({
+        kind: "alert_rule",
+        url: "http://prom:9090/graph?g0.expr=rate(x%5B5m%5D)%3E0.05",
+        source: "tool_trace",
+        tool_name: "alert_source",
+      }),
+    );
+
+    // A link an alert carried that can be no URI (a tab in it) is left out; the investigation ends.
+    const tabbed = await startInvestigation(h, auth, false, "http://prom:9090/graph?g0.expr=up\t== 0");
+    const ended = await waitFor(async () => {
+      const read = (await call(h, auth, "GET", tabbed.base)).json();
+      return read.finished_at ? read : undefined;
+    }, 60_000);
+    expect(ended.status).toBe("completed");
+    expect(ended.evidence.filter((item: { tool_name: string }) => item.tool_name === "alert_source")).toEqual(
+      [],
+    );
+
+    // Every stored link of both passes a strict RFC 3986 check, as a client validating the
+    // responses against /openapi.json (ajv-formats' `uri`) does.
+    for (const path of [base, builtIn.base]) {
+      const read = (await call(h, auth, "GET", path)).json();
+      expect(read.evidence.length).toBeGreaterThan(0);
+      for (const item of read.evidence) expect(item.url).toMatch(RFC3986_HTTP_URI);
+    }
   });
 
   it("a final investigation takes no more evidence: 409, as its status callback answers", async () => {

@@ -1,7 +1,8 @@
 // Evidence that can be trusted: the caller says what a link is (kind, source, tool); Vigil decides
 // whether it is verified (the URL's host is the host of one of the tenant's integrations) and when it
 // was captured: a verified or captured_at the caller sends is ignored, as the spec has both always
-// set server-side. A URL that is not absolute http(s) is a 400 naming the field; tool_name is kept
+// set server-side. A URL is stored as an RFC 3986 URI (the spec's `format: uri`), and one that is not
+// absolute http(s) is a 400 naming the field; tool_name is kept
 // for tool_trace items only (null on others, and on a tool_trace item that names no tool); a missing
 // description gets a default from the tool or the kind.
 import { eq } from "drizzle-orm";
@@ -59,17 +60,74 @@ const toolNameOf = (item: EvidenceDraft) => (item.source === "tool_trace" ? (ite
 
 const ABSOLUTE_HTTP_URL = /^https?:\/\/[^/?#\\]/i;
 
-/** Checks every item; the first bad one is a 400 naming `evidence.<n>.<field>`. */
-export function checkEvidence(items: EvidenceDraft[], field = "evidence"): void {
-  items.forEach((item, index) => {
-    // Written out as scheme, `//` and a host, with no white space: the WHATWG parser also takes
-    // `http:host`, `http:\\host` or a padded string, which other clients read as relative or invalid
-    // links, and stored verbatim they would be shown as given.
-    const written = ABSOLUTE_HTTP_URL.test(item.url) && !/\s/.test(item.url);
-    const url = written && URL.canParse(item.url) ? new URL(item.url) : null;
-    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
-      throw badRequest(`${field}.${index}.url`, "must be an absolute http(s) URL");
-    }
+// RFC 3986's characters of each part besides its percent-encoded octets: unreserved and sub-delims in
+// userinfo (its `:` and `@` separate), and `:`, `@`, `/` in a path, `?` too in a query or fragment.
+const USERINFO_CHARS = "A-Za-z0-9\\-._~!$&'()*+,;=";
+const PATH_CHARS = `${USERINFO_CHARS}:@/`;
+const QUERY_CHARS = `${PATH_CHARS}?`;
+const REG_NAME = /^[A-Za-z0-9\-._~!$&'()*+,;=]+$/;
+const IP_LITERAL = /^\[[0-9a-f:.]+\]$/;
+
+/** A `%` that starts no percent-encoded octet, or any character outside `chars`. */
+const outside = (chars: string) => new RegExp(`%(?![0-9A-Fa-f]{2})|[^%${chars}]`, "gu");
+const NOT_USERINFO = outside(USERINFO_CHARS);
+const NOT_PATH = outside(PATH_CHARS);
+const NOT_QUERY = outside(QUERY_CHARS);
+
+const percentEncode = (char: string) =>
+  Array.from(
+    new TextEncoder().encode(char),
+    (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
+  ).join("");
+
+/**
+ * The RFC 3986 URI of an absolute http(s) URL written out, or null. The WHATWG serialization
+ * percent-encodes white space, quotes, `<`, `>` and non-ASCII, and punycodes the host, but leaves
+ * `[`, `]`, `|`, `^`, a stray `%` and more in the path, query and fragment, which RFC 3986 does not
+ * allow there: those are percent-encoded too. Servers decode them back (Prometheus and Grafana
+ * read `rate(x%5B5m%5D)` as `rate(x[5m])`), so the link opens the same page.
+ */
+function toUri(written: string): string | null {
+  // Written out as scheme, `//` and a host: the WHATWG parser also takes `http:host`, `http:\\host`
+  // or a padded string, which other clients read as relative or invalid links. It drops tabs and
+  // line breaks anywhere, so a link holding one is not the link sent.
+  if (!ABSOLUTE_HTTP_URL.test(written) || written.trim() !== written || /[\t\n\r]/.test(written)) return null;
+  if (!URL.canParse(written)) return null;
+  const url = new URL(written);
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  // A host WHATWG keeps with `{`, `"` or a backquote has no RFC 3986 form that names the same host.
+  if (!REG_NAME.test(url.hostname) && !IP_LITERAL.test(url.hostname)) return null;
+  const userinfo = url.username
+    ? `${url.username.replace(NOT_USERINFO, percentEncode)}${url.password ? `:${url.password.replace(NOT_USERINFO, percentEncode)}` : ""}@`
+    : "";
+  // The path onwards from the serialization, not pathname/search/hash: those drop an empty `?` or `#`.
+  const rest = url.href.slice(url.href.indexOf("/", url.protocol.length + 2));
+  const hashAt = rest.indexOf("#");
+  const beforeHash = hashAt === -1 ? rest : rest.slice(0, hashAt);
+  const queryAt = beforeHash.indexOf("?");
+  const path = queryAt === -1 ? beforeHash : beforeHash.slice(0, queryAt);
+  const query = queryAt === -1 ? "" : `?${beforeHash.slice(queryAt + 1).replace(NOT_QUERY, percentEncode)}`;
+  const fragment = hashAt === -1 ? "" : `#${rest.slice(hashAt + 1).replace(NOT_QUERY, percentEncode)}`;
+  return `${url.protocol}//${userinfo}${url.host}${path.replace(NOT_PATH, percentEncode)}${query}${fragment}`;
+}
+
+/** The items whose URL can be an RFC 3986 URI, with it as their URL. */
+function usableEvidence(items: EvidenceDraft[]): EvidenceDraft[] {
+  return items.flatMap((item) => {
+    const url = toUri(item.url);
+    return url === null ? [] : [{ ...item, url }];
+  });
+}
+
+/**
+ * Checks every item and answers them with their URL as an RFC 3986 URI; the first item whose URL
+ * cannot be one is a 400 naming `evidence.<n>.url`.
+ */
+export function checkEvidence(items: EvidenceDraft[], field = "evidence"): EvidenceDraft[] {
+  return items.map((item, index) => {
+    const url = toUri(item.url);
+    if (url === null) throw badRequest(`${field}.${index}.url`, "must be an absolute http(s) URL");
+    return { ...item, url };
   });
 }
 
@@ -83,8 +141,10 @@ export async function recordEvidence(
   db: Executor,
   input: { tenant: Tenant; investigationId: string; items: EvidenceDraft[]; skipRecorded?: boolean },
 ): Promise<void> {
-  checkEvidence(input.items);
-  let items = input.items;
+  // Normalized before the comparison below: what is stored is the normalized URL. The investigator's
+  // own links (an alert's, the model's citations) are left out when they cannot be a URI: a caller
+  // hears of a bad link as a 400, but a link an alert carried must not fail its investigation.
+  let items = input.skipRecorded ? usableEvidence(input.items) : checkEvidence(input.items);
   if (input.skipRecorded && items.length > 0) {
     const stored = await db
       .select({
