@@ -12,6 +12,7 @@ import {
   type StormAlert,
   stormScopeOf,
   stormsToLoad,
+  upstreamHintOf,
 } from "./correlate.ts";
 import { computeImpact } from "./impact.ts";
 
@@ -225,6 +226,54 @@ describe("assignRoles", () => {
     });
   });
 
+  it("names the upstream by its title alone when no other member has that title", () => {
+    const roles = assignRoles([
+      member("node", "NodeDown", 0, { instance: "node-1:9100", cluster: "prod" }),
+      member("disk", "NodeDiskFull", 1, { instance: "node-1:9100", cluster: "prod" }),
+      member("api", "HighErrorRate", 2, { service: "api", cluster: "prod" }),
+    ]);
+    expect(Object.fromEntries(roles)).toEqual({
+      node: { role: "cause", likelyUpstream: null },
+      disk: { role: "symptom", likelyUpstream: "NodeDown" },
+      api: { role: "symptom", likelyUpstream: "NodeDown" },
+    });
+  });
+
+  it("names an upstream whose title another member shares by the first label that tells it apart", () => {
+    const roles = assignRoles([
+      member("one", "NodeDown", 0, { alertname: "NodeDown", instance: "node-1:9100", job: "node" }),
+      member("two", "NodeDown", 1, { alertname: "NodeDown", instance: "node-2:9100", job: "node" }),
+      member("pod", "KubePodNotReady", 2, { pod: "search-0", depends_on: "node-2" }),
+    ]);
+    expect(Object.fromEntries(roles)).toEqual({
+      one: { role: "cause", likelyUpstream: null },
+      two: { role: "symptom", likelyUpstream: "NodeDown (instance=node-1:9100)" },
+      pod: { role: "symptom", likelyUpstream: "NodeDown (instance=node-2:9100)" },
+    });
+  });
+
+  it("names a shared-title upstream by the labels needed, else by its id", () => {
+    const up = member("up", "DiskFull", 0, { zone: "b", host: "h1", mount: "/" });
+    const sameHost = member("a", "DiskFull", 1, { zone: "b", host: "h1", mount: "/data" });
+    const sameMount = member("b", "DiskFull", 1, { zone: "b", host: "h2", mount: "/" });
+    expect({
+      // host, ranked first, tells it from `b` only; mount, next in code-unit order, from `a` too.
+      labels: upstreamHintOf(up, [up, sameHost, sameMount]),
+      // host does not tell it from `a`; mount tells it from both.
+      single: upstreamHintOf(up, [up, sameHost, member("d", "DiskFull", 1, {})]),
+      id: upstreamHintOf(up, [up, { ...up, id: "twin" }]),
+      unique: upstreamHintOf(up, [
+        up,
+        member("e", "DiskAlmostFull", 1, { zone: "b", host: "h1", mount: "/" }),
+      ]),
+    }).toEqual({
+      labels: "DiskFull (host=h1, mount=/)",
+      single: "DiskFull (mount=/)",
+      id: "DiskFull (id=up)",
+      unique: "DiskFull",
+    });
+  });
+
   it("a dependency label overrides time and layer", () => {
     const roles = assignRoles([
       member("web", "HighRequestLatency", 0, { service: "web", depends_on: "payments-api" }),
@@ -232,7 +281,8 @@ describe("assignRoles", () => {
       member("cart", "HighErrorRate", 5, { service: "cart", upstream: "web" }),
     ]);
     expect(Object.fromEntries(roles)).toEqual({
-      web: { role: "symptom", likelyUpstream: "HighErrorRate" },
+      // cart is a HighErrorRate too: the hint names pay by its service.
+      web: { role: "symptom", likelyUpstream: "HighErrorRate (service=payments-api)" },
       pay: { role: "cause", likelyUpstream: null },
       // cart names web: web is its likely upstream.
       cart: { role: "symptom", likelyUpstream: "HighRequestLatency" },
@@ -356,7 +406,8 @@ describe("planStorms", () => {
     const members = [0, 8].map((at) =>
       stormAlert({ at, stormId: STORM, alertRole: at === 0 ? "cause" : "symptom", ...checkoutImpact(2) }),
     );
-    for (const item of members.slice(1)) item.likelyUpstream = "HighErrorRate";
+    // Two HighErrorRate alerts with the same labels: the hint names the cause by its id.
+    for (const item of members.slice(1)) item.likelyUpstream = `HighErrorRate (id=${members[0]?.id})`;
     // 12 minutes after the first member: the storm would span 12 minutes.
     expect(planStorms({ alerts: [...members, stormAlert({ at: 12 })], newStormId })).toEqual([]);
   });

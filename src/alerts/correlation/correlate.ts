@@ -9,6 +9,7 @@
 //     scope; a storm that falls below two members dissolves.
 //   * roles: the cause is the member lowest in the layers (infrastructure < data < unknown <
 //     application), then earliest, unless a dependency label says it depends on another member.
+//     likely_upstream names the upstream by its title, and by a label too when the title is shared.
 import { randomUUID } from "node:crypto";
 import { computeImpact, type ImpactOptions } from "./impact.ts";
 import { firstLabelOf, type LabelKind, labelKindOf } from "./label-vocabulary.ts";
@@ -240,6 +241,60 @@ function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The label keys that say which thing an alert fires on, most telling first. */
+const NAMING_KEYS = [
+  "instance",
+  "host",
+  "hostname",
+  "node",
+  "pod",
+  "container",
+  "service",
+  "job",
+  "namespace",
+  "cluster",
+];
+
+function namingRank(key: string): number {
+  const rank = NAMING_KEYS.indexOf(key);
+  return rank === -1 ? NAMING_KEYS.length : rank;
+}
+
+function labelOf(labels: Record<string, string>, key: string): string | undefined {
+  return Object.hasOwn(labels, key) ? labels[key] : undefined;
+}
+
+/**
+ * How likely_upstream names `upstream` among the storm's `members`: its title when no other member
+ * has that title. Otherwise the title and, in parentheses, the first label (instance, host,
+ * hostname, node, pod, container, service, job, namespace, cluster, then the other keys in
+ * code-unit order) whose value differs on every other member of that title, such as
+ * `NodeDown (instance=node-1:9100)`; when no single label does, the labels needed, in that order;
+ * when the labels cannot, its id.
+ */
+export function upstreamHintOf(upstream: RoleInput, members: RoleInput[]): string {
+  const { title, labels } = upstream;
+  const namesakes = members.filter((other) => other.id !== upstream.id && other.title === title);
+  if (namesakes.length === 0) return title;
+  const keys = Object.keys(labels)
+    .filter((key) => labels[key] !== "")
+    .sort((a, b) => namingRank(a) - namingRank(b) || compareIds(a, b));
+  const tellsApart = (key: string, other: RoleInput) => labelOf(other.labels, key) !== labels[key];
+  const named = (chosen: string[]) => `${title} (${chosen.map((key) => `${key}=${labels[key]}`).join(", ")})`;
+  const single = keys.find((key) => namesakes.every((other) => tellsApart(key, other)));
+  if (single !== undefined) return named([single]);
+  const chosen: string[] = [];
+  let alike = namesakes;
+  for (const key of keys) {
+    const still = alike.filter((other) => !tellsApart(key, other));
+    if (still.length === alike.length) continue;
+    chosen.push(key);
+    alike = still;
+    if (alike.length === 0) return named(chosen);
+  }
+  return `${title} (id=${upstream.id})`;
+}
+
 /**
  * Roles within one storm. The cause is, among the members no dependency label puts downstream of
  * another member (and not of the info bucket, unless all are), the one lowest in the layers, then
@@ -247,7 +302,7 @@ function compareIds(a: string, b: string): number {
  * member is a symptom when there is evidence: its dependency label names a member (likely_upstream
  * names that one), or the cause is in a lower layer, or the cause triggered earlier. A member with
  * no such evidence (same layer, same trigger time) is `unknown`, and so is the cause when no
- * member is its symptom: a tie is not a diagnosis.
+ * member is its symptom: a tie is not a diagnosis. likely_upstream is upstreamHintOf the upstream.
  */
 export function assignRoles(members: RoleInput[]): Map<string, RoleResult> {
   const roles = new Map<string, RoleResult>();
@@ -288,7 +343,7 @@ export function assignRoles(members: RoleInput[]): Map<string, RoleResult> {
       cause.triggeredAt < member.triggeredAt;
     if (evidence) {
       symptoms += 1;
-      roles.set(member.id, { role: "symptom", likelyUpstream: (hinted ?? cause).title });
+      roles.set(member.id, { role: "symptom", likelyUpstream: upstreamHintOf(hinted ?? cause, members) });
     } else {
       roles.set(member.id, { role: "unknown", likelyUpstream: null });
     }

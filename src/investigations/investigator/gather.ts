@@ -81,6 +81,29 @@ export function expressionOf(links: { kind: string; url: string }[]): AlertExpre
   return null;
 }
 
+/**
+ * Whether a likely_upstream hint names this storm member. The correlator writes the upstream's title,
+ * and when another member shares the title, adds what tells it apart in parentheses: labels of its
+ * own (`NodeDown (instance=node-1:9100)`, several joined by ", "), else its id
+ * (src/alerts/README.md, "Roles"). Those labels name only it among the members of that title.
+ */
+function hintNames(hint: string, member: InvestigatedAlert): boolean {
+  if (hint === member.title) return true;
+  const prefix = `${member.title} (`;
+  if (!hint.startsWith(prefix) || !hint.endsWith(")")) return false;
+  let rest = hint.slice(prefix.length, -1);
+  if (rest === "") return false;
+  if (rest === `id=${member.id}`) return true;
+  const pairs = Object.entries(member.labels).map(([key, value]) => `${key}=${value}`);
+  // Each `key=value` is one of the member's labels; a value may itself hold ", ", so match whole pairs.
+  while (rest !== "") {
+    const pair = pairs.find((item) => rest === item || rest.startsWith(`${item}, `));
+    if (pair === undefined) return false;
+    rest = rest.slice(pair.length + 2);
+  }
+  return true;
+}
+
 export async function gather(db: Executor, tenant: Tenant, alert: InvestigatedAlert) {
   // By the source's times: episodes delivered together are not quick flaps for arriving seconds apart.
   const episodes = await readInvestigatedEpisodes(db, tenant, alert.id);
@@ -109,11 +132,11 @@ export async function gather(db: Executor, tenant: Tenant, alert: InvestigatedAl
       limit: 50,
     });
     const causes = members.filter((member) => member.alertRole === "cause");
-    // likely_upstream holds the upstream's title; the cause of that title first, as the correlator chose it.
+    // Causes first: a bare title shared by several members, written before the correlator told
+    // namesakes apart, resolves as it did then.
+    const hint = alert.likelyUpstream;
     upstream =
-      (alert.likelyUpstream === null
-        ? causes[0]
-        : [...causes, ...members].find((member) => member.title === alert.likelyUpstream)) ?? null;
+      (hint === null ? causes[0] : [...causes, ...members].find((member) => hintNames(hint, member))) ?? null;
     storm = {
       size: members.length + 1,
       causes: members
