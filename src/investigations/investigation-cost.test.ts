@@ -68,10 +68,12 @@ async function runOf(h: Harness, auth: Auth, id: string) {
       await call(h, auth, "GET", `/platform/api/v1/executions/${investigation.guild_trace_id}`)
     ).json();
     if (trace.execution.status === "running") return undefined;
+    // Read again: the first read may have come before the run concluded the investigation.
+    const concluded = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${id}`)).json();
     const session = (
       await call(h, auth, "GET", `/platform/api/v1/sessions/${investigation.guild_session_id}`)
     ).json();
-    return { investigation, trace, session };
+    return { investigation: concluded, trace, session };
   }, 60_000);
 }
 
