@@ -4,7 +4,7 @@
 // change is conditional, so a re-fire that queued an alert again meanwhile is not overwritten, and a
 // failure after the last retry marks the alerts `failed` (they can be classified again on request).
 import { Type } from "@sinclair/typebox";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import type { Ctx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
@@ -71,6 +71,19 @@ const bucketIds = (data: BucketsOf, states = sql`('queued', 'running')`) =>
     where triage_bucket = any(${boundArray(data.buckets, "text")}) and analysis_status in ('queued', 'running')
     offset 0) alerts where ${tenantOf(data)} and analysis_status in ${states})`;
 
+/**
+ * Whether an alert still waits in the buckets (in `states`), read on the row a statement locked.
+ * The ids of `bucketIds` were read before the lock: a job of the same bucket (a retry beside its
+ * first attempt) may have classified the alert while this statement waited for its row, and
+ * PostgreSQL then re-checks only the locking scan's own conditions on the row's new version, not
+ * the array's. Projected beside the lock, not put in its WHERE: as a condition there, on a table
+ * without statistics, the planner read the tenant's status index or the whole bucket index instead
+ * of the primary key (and, in the UPDATE's WHERE, ran the locking subquery again per alert).
+ */
+const stillWaiting = (data: BucketsOf, states: SQL) =>
+  sql`(analysis_status in ${states} and triage_bucket = any(${boundArray(data.buckets, "text")})
+    and ${tenantOf(data)})`;
+
 /** The other alerts of an alert's bucket in its round: how many, and the first PEERS_LISTED. */
 interface Peers {
   size: number;
@@ -79,8 +92,14 @@ interface Peers {
 
 type Claimed = { row: AlertRow; bucket: string; peers: Peers };
 
-/** A round of a job: its attempt, and the last alert id the job's earlier rounds claimed. */
+/** A round of a job: its attempt, and the last alert id the job's earlier rounds locked. */
 type Round = { attempt: number; after: string | null; limit: number };
+
+/**
+ * How far a round went: the alerts it locked, taken or not (one classified or queued again
+ * elsewhere while it waited is passed over), and the last of them, where the next round starts.
+ */
+type Reach = { locked: number; last: string | null };
 
 /** Each alert's peers, in one pass over the round (listing every peer with every alert grew as n²). */
 function withPeers(rows: { row: AlertRow; bucket: string }[]): Claimed[] {
@@ -102,33 +121,43 @@ function withPeers(rows: { row: AlertRow; bucket: string }[]): Claimed[] {
 }
 
 /**
- * Takes the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`). `mark`: they
- * become `running` (committed, so others see the work is taken while it runs long); otherwise they
- * are only locked in the transaction of `ctx.db`, which stores their classification before it ends.
+ * Locks the next ALERTS_PER_ROUND queued alerts of the buckets (ids past `after`) and takes those
+ * still waiting once locked. `mark`: they become `running` (committed, so others see the work is
+ * taken while it runs long); otherwise they are only locked in the transaction of `ctx.db`, which
+ * stores their classification before it ends.
  */
-async function claim(ctx: Ctx, data: BucketsOf, round: Round & { mark: boolean }): Promise<Claimed[]> {
+async function claim(
+  ctx: Ctx,
+  data: BucketsOf,
+  round: Round & { mark: boolean },
+): Promise<Reach & { claimed: Claimed[] }> {
   // A retry takes back the alerts its failed attempt left running.
   const states = round.attempt > 1 ? sql`('queued', 'running')` : sql`('queued')`;
   // Rows are locked in id order, as ingest locks them, so the two never deadlock. Rounds go on in
   // id order: an alert a round left running (a triage run's) is not claimed again by the next.
   const past = round.after === null ? sql`` : sql`and id > ${round.after}`;
-  const waiting = sql`select id from alerts where id = any(${bucketIds(data, states)}) ${past}
-    order by id limit ${round.limit} for update`;
-  const mark = round.mark;
-  const { rows } = mark
+  const locking = (columns: SQL) => sql`select ${columns}, ${stillWaiting(data, states)} as taken
+    from alerts where id = any(${bucketIds(data, states)}) ${past} order by id limit ${round.limit} for update`;
+  // One row per locked alert, in id order, with the alert's columns as taken (the locked version).
+  const { rows } = round.mark
     ? await ctx.db.execute(sql`
-        update alerts set analysis_status = 'running' where id in (${waiting})
-        returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`)
-    : await ctx.db.execute(sql`
-        select ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket from alerts
-        where id in (${waiting}) order by id`);
-  // In id order (an UPDATE returns its rows in no set order): the next round starts past the last.
-  // Lower-case hex compares as the uuid's bytes do.
-  return withPeers(
-    rows
-      .map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) }))
-      .sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0)),
-  );
+        with locked as (${locking(sql`id as locked_id`)}), marked as (
+          update alerts set analysis_status = 'running' from locked where id = locked_id and taken
+          returning ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket
+        )
+        select locked_id, taken, marked.* from locked left join marked on marked.id = locked_id
+        order by locked_id`)
+    : await ctx.db.execute(
+        locking(sql`id as locked_id, ${sql.raw(ALERT_SELECT_LIST)}, triage_bucket as claimed_bucket`),
+      );
+  const taken = rows.filter((record) => record.taken === true);
+  return {
+    locked: rows.length,
+    last: rows.length === 0 ? null : String(rows[rows.length - 1]?.locked_id),
+    claimed: withPeers(
+      taken.map((record) => ({ row: rowFromRecord(record), bucket: String(record.claimed_bucket) })),
+    ),
+  };
 }
 
 /**
@@ -177,16 +206,16 @@ async function classifyBuckets(ctx: Ctx, data: BucketsOf, attempt: number): Prom
   let after: string | null = null;
   for (;;) {
     const round: Round = { attempt, after, limit };
-    const claimed: string[] = await paced(ctx, () =>
+    const reach: Reach = await paced(ctx, () =>
       port && workflow ? startTriageRuns(ctx, data, round, port, workflow) : classifyRound(ctx, data, round),
     );
-    if (claimed.length < limit) return;
+    if (reach.locked < limit) return;
     // Behind whatever waits in the queue now, critical alerts first (triage.ts).
     if (byModel) {
       await ctx.enqueue(ctx.db, classifyAlertsJob, data);
       return;
     }
-    after = claimed[claimed.length - 1] ?? null;
+    after = reach.last;
   }
 }
 
@@ -221,12 +250,12 @@ async function paced<T>(ctx: Ctx, round: () => Promise<T>): Promise<T> {
   }
 }
 
-/** One round of the built-in classifier; answers the ids it claimed, in order. */
-async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<string[]> {
+/** One round of the built-in classifier. */
+async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<Reach> {
   // With an LLM each alert takes seconds: the alerts are marked running and each is shown as soon
   // as it is classified.
   if (ctx.config.llm) {
-    const claimed = await claim(ctx, data, { ...round, mark: true });
+    const { claimed, ...reach } = await claim(ctx, data, { ...round, mark: true });
     // Every call ends before the round does, a failed one too: a retry must not find them running.
     const settled = await Promise.allSettled(
       claimed.map((alert) =>
@@ -237,7 +266,7 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
     );
     const failure = settled.find((result) => result.status === "rejected");
     if (failure) throw failure.reason;
-    return claimed.map(({ row }) => row.id);
+    return reach;
   }
   // The built-in classifier alone takes microseconds: the alerts are locked, classified and stored
   // in one transaction, queued to completed with no `running` in between. Every change of an alert
@@ -246,11 +275,11 @@ async function classifyRound(ctx: Ctx, data: BucketsOf, round: Round): Promise<s
   return ctx.db.transaction(async (tx) => {
     await useGenericPlans(tx);
     const txCtx = { ...ctx, db: tx };
-    const claimed = await claim(txCtx, data, { ...round, mark: false });
+    const { claimed, ...reach } = await claim(txCtx, data, { ...round, mark: false });
     const results: Classified[] = [];
     for (const alert of claimed) results.push(await classifyBuiltIn(txCtx, alert));
     await storeClassifications(tx, results, ctx.now(), { locked: true });
-    return claimed.map(({ row }) => row.id);
+    return reach;
   });
 }
 
@@ -281,7 +310,7 @@ async function classifyBuiltIn(ctx: Ctx, alert: Claimed): Promise<Classified> {
 
 /**
  * The tenant's triage workflow classifies: one run per claimed alert, each ending in its
- * classification. Answers the ids the round claimed, in order.
+ * classification.
  */
 async function startTriageRuns(
   ctx: Ctx,
@@ -289,9 +318,9 @@ async function startTriageRuns(
   round: Round,
   port: TriageWorkflowPort,
   workflow: string,
-): Promise<string[]> {
-  const claimed = await claim(ctx, data, { ...round, mark: true });
-  if (claimed.length === 0) return [];
+): Promise<Reach> {
+  const { claimed, ...reach } = await claim(ctx, data, { ...round, mark: true });
+  if (claimed.length === 0) return reach;
   const tenant = { orgId: data.orgId, ownerId: data.ownerId };
   const now = ctx.now();
   const results: Classified[] = [];
@@ -307,7 +336,7 @@ async function startTriageRuns(
     if (fallback) results.push(fallback);
   }
   await storeClassifications(ctx.db, results, now);
-  return claimed.map(({ row }) => row.id);
+  return reach;
 }
 
 const asOutput = (result: Classification): TriageOutput => ({
@@ -382,9 +411,15 @@ async function startTriageRun(
 }
 
 async function markFailed(ctx: Ctx, data: BucketsOf, reason: string): Promise<void> {
+  // As in claim(): an alert classified, or queued in another bucket, while this waited for its row
+  // keeps its state.
+  const states = sql`('queued', 'running')`;
   await ctx.db.execute(sql`
-    update alerts set analysis_status = 'failed'
-    where id in (select id from alerts where id = any(${bucketIds(data)}) order by id for update)`);
+    with locked as (
+      select id as locked_id, ${stillWaiting(data, states)} as failing
+      from alerts where id = any(${bucketIds(data, states)}) order by id for update
+    )
+    update alerts set analysis_status = 'failed' from locked where id = locked_id and failing`);
   ctx.log.error({ buckets: data.buckets, reason }, "alert classification failed");
 }
 
