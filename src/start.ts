@@ -64,12 +64,43 @@ export function createLogger(config: Config, destination?: DestinationStream): L
 }
 
 export async function openConfiguredDatabase(config: Config, log?: Logger): Promise<Database> {
-  if (config.databaseUrl) {
+  const { databaseUrl } = config;
+  if (databaseUrl) {
     log?.info({ engine: "postgres" }, "opening the database");
-    return openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
+    try {
+      return await openDatabase({ url: databaseUrl, poolSize: config.databasePoolSize }, log);
+    } catch (err) {
+      // The driver's own words ("connect ECONNREFUSED 127.0.0.1:5432", "role "x" does not exist")
+      // do not say which setting they are about.
+      const reason = reasonOf(err);
+      throw new Error(
+        `cannot connect to the database of DATABASE_URL (${databaseWithoutCredentials(databaseUrl)}): ${reason}`,
+        { cause: err },
+      );
+    }
   }
   log?.info({ engine: "pglite", dataDir: config.dataDir }, "opening the database");
   return openDatabase({ dataDir: config.dataDir, cacheMb: config.pgliteCacheMb }, log);
+}
+
+/** A postgres:// URL's host, port and database, never its user or password: postgres://db:5432/vigil. */
+function databaseWithoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    // A host given as a parameter (a Unix socket's directory) stands in for an empty one.
+    const host = parsed.hostname || parsed.searchParams.get("host") || "localhost";
+    return `${parsed.protocol}//${host}:${parsed.port || "5432"}${parsed.pathname}`;
+  } catch {
+    return "an unreadable URL";
+  }
+}
+
+/** An error's message; a connection tried on several addresses fails with their errors and none of its own. */
+function reasonOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  if (err.message) return err.message;
+  if (err instanceof AggregateError) return err.errors.map(reasonOf).join("; ");
+  return err.name;
 }
 
 /** Applies the pending migrations, saying which one runs ("applying migration 2 of 7"). */

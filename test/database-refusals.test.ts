@@ -201,6 +201,115 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connectio
   });
 });
 
+describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the role [postgres]", () => {
+  const suffix = randomBytes(6).toString("hex");
+  const role = `vigil_refused_${suffix}`;
+  const name = `vigil_test_${suffix}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  let vigil: Vigil;
+  let triggerPath = "";
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`create role ${role} login`);
+    await admin.query(`create database ${name} owner ${role}`);
+    const url = new URL(postgresUrl ?? "");
+    url.username = role;
+    url.password = "";
+    url.pathname = `/${name}`;
+    const database = await openDatabase({ url: url.toString(), poolSize: 4 });
+    vigil = await startVigil(testConfig({ bootstrapApiKey: KEY }), { database, pollingIntervalSeconds: 0.5 });
+    const registered = await vigil.app.inject({
+      method: "POST",
+      url: "/app/sre/api/v1/alerts/webhook",
+      headers: auth,
+      payload: { source: "alertmanager", integration: "refused" },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+    triggerPath = `/platform${registered.json().platform_webhook_url}`;
+  });
+
+  afterAll(async () => {
+    await vigil?.stop();
+    if (vigil) rmSync(vigil.services.config.dataDir, { recursive: true, force: true });
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`drop role if exists ${role}`);
+    await admin.end();
+  });
+
+  /** Ends the pools' connections and waits until both pools have let them go: the next query opens one. */
+  async function emptyPools() {
+    await admin.query(
+      `select pg_terminate_backend(pid, 10000) from pg_stat_activity
+       where datname = $1 and application_name in ('vigil', 'vigil-read')`,
+      [name],
+    );
+    const { database } = vigil.services;
+    const pools = [database.db, database.readDb].map((db) => (db as unknown as { $client: pg.Pool }).$client);
+    while (pools.some((pool) => pool.totalCount > 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  const refusals = [
+    {
+      what: "CONNECT revoked (42501)",
+      refuse: `revoke connect on database ${name} from public, ${role}`,
+      allow: `grant connect on database ${name} to ${role}`,
+    },
+    {
+      what: "connections not allowed (55000)",
+      refuse: `alter database ${name} allow_connections false`,
+      allow: `alter database ${name} allow_connections true`,
+    },
+    {
+      what: "login taken away (28000)",
+      refuse: `alter role ${role} nologin`,
+      allow: `alter role ${role} login`,
+    },
+  ];
+
+  it.each(refusals)(
+    "answers 503 with Retry-After while $what, and stores the delivery once allowed",
+    async ({ refuse, allow }) => {
+      await admin.query(refuse);
+      try {
+        await emptyPools();
+        const delivery = await vigil.app.inject({
+          method: "POST",
+          url: triggerPath,
+          headers: { "content-type": "application/json" },
+          payload: firing(100),
+        });
+        expect(delivery.statusCode, delivery.body).toBe(503);
+        expect(delivery.headers["retry-after"]).toBe("5");
+        expect(delivery.json()).toEqual({
+          msg: "the database cannot be reached or is at its connection limit: send the request again",
+          errCode: "UNAVAILABLE",
+          extras: [],
+        });
+        const list = await vigil.app.inject({ url: "/app/sre/api/v1/alerts", headers: auth });
+        expect(list.statusCode, list.body).toBe(503);
+        expect(list.headers["retry-after"]).toBe("5");
+        expect(list.json()).toMatchObject({ code: "UNAVAILABLE" });
+        const ready = await vigil.app.inject({ url: "/readyz" });
+        expect(ready.statusCode).toBe(503);
+        expect(ready.json().checks.database).toMatch(/^unreachable: /);
+      } finally {
+        await admin.query(allow);
+      }
+      const again = await vigil.app.inject({
+        method: "POST",
+        url: triggerPath,
+        headers: { "content-type": "application/json" },
+        payload: firing(100),
+      });
+      expect(again.statusCode, again.body).toBe(202);
+      expect((await vigil.app.inject({ url: "/readyz" })).statusCode).toBe(200);
+    },
+  );
+});
+
 /**
  * A loopback proxy in front of the PostgreSQL server that cuts every connection it carries the
  * moment a client sends BEGIN, before the server sees it: the connection is lost with BEGIN
@@ -270,6 +379,33 @@ describe.runIf(Boolean(postgresUrl))("a connection lost before BEGIN is answered
       await new Promise((resolve) => setTimeout(resolve, 200));
       goOn();
       expect(isDatabaseUnavailable(await running)).toBe(true);
+    } finally {
+      await database.close();
+      await proxy.close();
+      await test.drop();
+    }
+  });
+
+  it("gives the connection of a drizzle transaction lost at BEGIN back to the pool", async () => {
+    const test = await createTestDatabase("postgres");
+    await test.database.close();
+    const proxy = await cuttingProxy(new URL(test.url ?? ""));
+    // One connection: one the pool never got back would leave every later query waiting.
+    const database = await openDatabase({ url: proxy.url, poolSize: 1 });
+    try {
+      // drizzle's own transaction (withTransaction outside one), which releases its client only
+      // once BEGIN has succeeded.
+      const failure = await database.db
+        .transaction(async (tx) => tx.execute(sql`select 1`))
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      expect(isDatabaseUnavailable(failure)).toBe(true);
+      const pool = (database.db as unknown as { $client: pg.Pool }).$client;
+      expect({ total: pool.totalCount, idle: pool.idleCount }).toEqual({ total: 0, idle: 0 });
+      const { rows } = await database.db.execute(sql`select 1 as one`);
+      expect(rows).toEqual([{ one: 1 }]);
     } finally {
       await database.close();
       await proxy.close();

@@ -104,9 +104,12 @@ function pgliteStartParams(cacheMb: number): string[] {
   ];
 }
 
-/** `log` hears how an embedded database under a DATA_DIR comes to be (found, copied or created). */
+/**
+ * `log` hears how an embedded database under a DATA_DIR comes to be (found, copied or created), and
+ * each connection a PostgreSQL server ends.
+ */
 export async function openDatabase(target: DatabaseTarget, log?: Logger): Promise<Database> {
-  if ("url" in target) return openPostgres(target);
+  if ("url" in target) return openPostgres(target, log);
   let dataPath: string | undefined;
   let unlock = () => {};
   if ("dataDir" in target) {
@@ -164,15 +167,18 @@ const READ_POOL_SIZE = 4;
 /** The main pool's connections unless DATABASE_POOL_SIZE says otherwise. */
 export const DEFAULT_POOL_SIZE = 20;
 
-async function openPostgres({
-  url,
-  poolSize = DEFAULT_POOL_SIZE,
-  connectWaitMs,
-}: {
-  url: string;
-  poolSize?: number;
-  connectWaitMs?: number;
-}): Promise<Database> {
+async function openPostgres(
+  {
+    url,
+    poolSize = DEFAULT_POOL_SIZE,
+    connectWaitMs,
+  }: {
+    url: string;
+    poolSize?: number;
+    connectWaitMs?: number;
+  },
+  logger?: Logger,
+): Promise<Database> {
   // Sized for the ingest path: a delivery holds its connection for a few round trips. Pipeline mode
   // sends a query without waiting for the one before it to be answered (see pipelinedTransaction);
   // queries that are awaited one by one behave exactly as without it.
@@ -182,9 +188,8 @@ async function openPostgres({
     connectWaitMs,
     application_name: "vigil",
     pipeline: true,
+    logger,
   });
-  // An idle client that loses its server emits here; without a listener it would crash the process.
-  pool.on("error", () => {});
   const db = drizzleNodePostgres({ client: pool }) as unknown as Db;
   await pool.query("select 1");
   const readPool = new PatientPool({
@@ -192,8 +197,8 @@ async function openPostgres({
     max: READ_POOL_SIZE,
     connectWaitMs,
     application_name: "vigil-read",
+    logger,
   });
-  readPool.on("error", () => {});
   return {
     engine: "postgres",
     db,

@@ -68,16 +68,38 @@ const NETWORK_ERRORS = new Set([
 /** pg's own errors for a connection that ended under a query, or a client left broken by one. */
 const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error)/;
 
+/** Errors met while opening a connection (markConnectFailure), wherever they are wrapped later. */
+const connectFailures = new WeakSet<object>();
+
+/**
+ * Marks `err` as met while opening a new connection: the server refused us (a wrong password, a
+ * role that may not log in, a database that is gone, that allows no connections or that the role
+ * may no longer connect to) or could not be reached. Nothing ran, and what was refused is the
+ * operator's to fix: isDatabaseUnavailable then takes it as an unavailable database, whatever its
+ * SQLSTATE (a 42501 there is CONNECT revoked, not a statement's missing grant).
+ */
+export function markConnectFailure(err: unknown): unknown {
+  if (err && typeof err === "object") connectFailures.add(err);
+  return err;
+}
+
 /**
  * The database could not be reached or could not take the work (a connection refused, lost or
  * terminated, the server short of resources): a request that met it may succeed when sent again,
- * so it is answered 503, not 500. SQLSTATE classes 08 (connection exception) and 53 (insufficient
- * resources), 57P01..57P03 (the server shutting down or starting), the sockets' own errors, and
- * pg's own for a connection that ended mid-query.
+ * so it is answered 503, not 500. Any failure to open a connection (markConnectFailure); SQLSTATE
+ * classes 08 (connection exception), 28 (authorization: only ever raised as a connection opens)
+ * and 53 (insufficient resources), 57P01..57P04 (the server shutting down or starting, the
+ * database dropped); the sockets' own errors, and pg's own for a connection that ended mid-query.
+ * Any other error of a statement on an open connection is not: a 42501 there is a missing grant on
+ * a table, which sending the request again does not fix, and is answered 500 and logged as an error.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let current = err, depth = 0; current && typeof current === "object" && depth < 5; depth++) {
+    if (connectFailures.has(current)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
   const state = sqlStateOf(err);
-  if (state) return /^(08|53)/.test(state) || /^57P0[123]$/.test(state);
+  if (state) return /^(08|28|53)/.test(state) || /^57P0[1-4]$/.test(state);
   for (let current = err, depth = 0; current && typeof current === "object" && depth < 5; depth++) {
     const { code, message } = current as { code?: unknown; message?: unknown };
     // fetch (a model, a peer) fails with the same socket codes under its own TypeError.
