@@ -2,9 +2,7 @@
 // each request that met one is answered 503 with Retry-After, and the process goes on. A lost
 // connection that no listener hears is an uncaught exception, which ends the process.
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { rmSync } from "node:fs";
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../src/core/db/database.ts";
@@ -13,6 +11,7 @@ import { isDatabaseUnavailable } from "../src/core/db/pg-errors.ts";
 import { createLogger, startVigil, type Vigil } from "../src/start.ts";
 import { amBody } from "./alerts.ts";
 import { createTestDatabase, type TestDatabase, testConfig } from "./harness.ts";
+import { pgProxy } from "./pg-proxy.ts";
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
 const KEY = "database-connection-loss-bootstrap-key";
@@ -59,13 +58,8 @@ function applicationNameOf(startup: Buffer): string {
  * emits the second as an 'error' event before whoever asked for it has it.
  */
 async function terminatingProxy(target: URL, admin: pg.Client, applications: string[]) {
-  const sockets = new Set<Socket>();
   const state = { armed: false, terminated: 0 };
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client).add(upstream);
-    client.on("error", () => {});
-    upstream.on("error", () => {});
+  const proxy = await pgProxy(target, (client, upstream) => {
     let startup: Buffer | null = Buffer.alloc(0);
     let doomed = false;
     client.on("data", (chunk: Buffer) => {
@@ -114,19 +108,7 @@ async function terminatingProxy(target: URL, admin: pg.Client, applications: str
     upstream.on("end", () => client.end());
     client.on("end", () => upstream.end());
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const url = new URL(target);
-  url.port = String((server.address() as AddressInfo).port);
-  return {
-    url: url.toString(),
-    state,
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, "close");
-    },
-  };
+  return { ...proxy, state };
 }
 
 /** The connection pools under a database on PostgreSQL: the main one and the read one. */

@@ -4,9 +4,7 @@
 // body, never a 500. The limit is a role's CONNECTION LIMIT (a superuser is not held to one), on a
 // database of that role's own.
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { rmSync } from "node:fs";
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, sql } from "../src/core/db/database.ts";
@@ -14,6 +12,7 @@ import { isDatabaseUnavailable } from "../src/core/db/pg-errors.ts";
 import { createLogger, startVigil, type Vigil } from "../src/start.ts";
 import { amBody } from "./alerts.ts";
 import { createTestDatabase, testConfig } from "./harness.ts";
+import { pgProxy } from "./pg-proxy.ts";
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
 const KEY = "database-refusals-bootstrap-key";
@@ -237,7 +236,11 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
     await admin.end();
   });
 
-  /** Ends the pools' connections and waits until both pools have let them go: the next query opens one. */
+  /**
+   * Ends the pools' connections and waits until both pools hold no idle one: the next query asks
+   * for a new one. Not until they hold none at all: the workers' loops keep asking for new ones,
+   * which the pools count while the server refuses them.
+   */
   async function emptyPools() {
     await admin.query(
       `select pg_terminate_backend(pid, 10000) from pg_stat_activity
@@ -246,7 +249,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
     );
     const { database } = vigil.services;
     const pools = [database.db, database.readDb].map((db) => (db as unknown as { $client: pg.Pool }).$client);
-    while (pools.some((pool) => pool.totalCount > 0)) {
+    while (pools.some((pool) => pool.idleCount > 0)) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
@@ -316,16 +319,11 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
  * unanswered, as when the server restarts under a flood of deliveries.
  */
 async function cuttingProxy(target: URL) {
-  const sockets = new Set<Socket>();
   let cut = () => {};
   const wasCut = new Promise<void>((resolve) => {
     cut = resolve;
   });
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client).add(upstream);
-    client.on("error", () => {});
-    upstream.on("error", () => {});
+  const proxy = await pgProxy(target, (client, upstream) => {
     client.on("data", (chunk: Buffer) => {
       // A simple-protocol Query message ('Q') whose text is BEGIN.
       if (chunk[0] === 0x51 && /^begin\0/i.test(chunk.subarray(5).toString("latin1"))) {
@@ -338,19 +336,7 @@ async function cuttingProxy(target: URL) {
     });
     upstream.pipe(client);
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const url = new URL(target);
-  url.port = String((server.address() as AddressInfo).port);
-  return {
-    url: url.toString(),
-    wasCut,
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, "close");
-    },
-  };
+  return { ...proxy, wasCut };
 }
 
 describe.runIf(Boolean(postgresUrl))("a connection lost before BEGIN is answered [postgres]", () => {
