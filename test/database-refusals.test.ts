@@ -166,7 +166,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connectio
       expect(delivery.statusCode, delivery.body).toBe(503);
       expect(delivery.headers["retry-after"]).toBe("5");
       expect(delivery.json()).toEqual({
-        msg: "the database cannot be reached or is at its connection limit: send the request again",
+        msg: "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
         errCode: "UNAVAILABLE",
         extras: [],
       });
@@ -287,7 +287,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
         expect(delivery.statusCode, delivery.body).toBe(503);
         expect(delivery.headers["retry-after"]).toBe("5");
         expect(delivery.json()).toEqual({
-          msg: "the database cannot be reached or is at its connection limit: send the request again",
+          msg: "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
           errCode: "UNAVAILABLE",
           extras: [],
         });

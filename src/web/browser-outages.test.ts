@@ -25,7 +25,8 @@ const LIST_REFRESH_MS = 10_000;
 const ALERT_REFRESH_MS = 15_000;
 const BURST = 3;
 const UNAVAILABLE = {
-  error: "the database cannot be reached or is at its connection limit: send the request again",
+  error:
+    "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
   code: "UNAVAILABLE",
   details: {},
 };

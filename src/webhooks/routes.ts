@@ -175,7 +175,7 @@ export async function webhooksRoutes(instance: FastifyInstance, options: { targe
             503: {
               ...jsonError,
               description:
-                "The database cannot be reached or is at its connection limit, or Vigil is shutting down: nothing was stored; send the delivery again (Retry-After)",
+                "The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: nothing was stored; send the delivery again (Retry-After)",
             },
           },
         },

@@ -138,7 +138,7 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (isDatabaseUnavailable(err)) {
     return new AppError(
       "UNAVAILABLE",
-      "the database cannot be reached or is at its connection limit: send the request again",
+      "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
     );
   }
   return new AppError("INTERNAL", "internal error");

@@ -13,7 +13,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   // An operation without a body refuses one of another content type too (input-rules.ts).
   415: "The body is not application/json in UTF-8",
   500: "Unexpected error",
-  503: "The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After)",
+  503: "The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After)",
 };
 
 const BEARER_CHALLENGE = {

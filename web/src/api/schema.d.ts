@@ -2437,7 +2437,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2534,7 +2534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2634,7 +2634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2738,7 +2738,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2836,7 +2836,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2936,7 +2936,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3049,7 +3049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3189,7 +3189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3305,7 +3305,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3448,7 +3448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3546,7 +3546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3651,7 +3651,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3769,7 +3769,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3886,7 +3886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4002,7 +4002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4108,7 +4108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4212,7 +4212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4325,7 +4325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4426,7 +4426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4531,7 +4531,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4630,7 +4630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4731,7 +4731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4835,7 +4835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4933,7 +4933,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5052,7 +5052,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5151,7 +5151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5266,7 +5266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5366,7 +5366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5479,7 +5479,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5578,7 +5578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5681,7 +5681,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5784,7 +5784,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5883,7 +5883,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6008,7 +6008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6141,7 +6141,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6243,7 +6243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6342,7 +6342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6454,7 +6454,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6678,7 +6678,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6790,7 +6790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6909,7 +6909,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7028,7 +7028,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7137,7 +7137,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7250,7 +7250,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7357,7 +7357,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7469,7 +7469,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7578,7 +7578,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7688,7 +7688,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7799,7 +7799,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7907,7 +7907,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8015,7 +8015,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8125,7 +8125,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8237,7 +8237,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8456,7 +8456,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8575,7 +8575,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8684,7 +8684,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8791,7 +8791,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8913,7 +8913,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9022,7 +9022,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9132,7 +9132,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9242,7 +9242,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9347,7 +9347,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: nothing was stored; send the delivery again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: nothing was stored; send the delivery again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9455,7 +9455,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9565,7 +9565,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9676,7 +9676,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9789,7 +9789,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9896,7 +9896,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10014,7 +10014,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10128,7 +10128,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10238,7 +10238,7 @@ export interface operations {
                     "application/json": components["schemas"]["JsonError"];
                 };
             };
-            /** @description The database cannot be reached or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
+            /** @description The database cannot be reached, refuses Vigil's connections or is at its connection limit, or Vigil is shutting down: send the request again (Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
