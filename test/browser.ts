@@ -39,6 +39,26 @@ export const ARTIFACTS = join(REPO, "test-artifacts", "console");
 /** Signs in at `base` with `key` and waits for the console's header (up to `timeoutMs`). */
 export async function signIn(page: Page, base: string, key: string, timeoutMs = 30_000): Promise<void> {
   await page.goto(`${base}/alerts`);
+  await submitKey(page, key, timeoutMs);
+}
+
+/** A new browser context (its own session storage) at `url`, signed in there with `key`. */
+export async function openSignedIn(
+  browser: Browser,
+  url: string,
+  key: string,
+  viewport = { width: 1280, height: 900 },
+  timeoutMs = 30_000,
+): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  await page.goto(url);
+  await submitKey(page, key, timeoutMs);
+  return page;
+}
+
+/** Fills the sign-in screen with `key` and waits for the console's header. */
+async function submitKey(page: Page, key: string, timeoutMs: number): Promise<void> {
   await page.locator("input[name=apiKey]").fill(key);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.locator("header.top").waitFor({ timeout: timeoutMs });

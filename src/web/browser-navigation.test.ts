@@ -14,7 +14,7 @@ import {
   startAs,
   startLoopback,
 } from "../../test/automation-runs.ts";
-import { ensureConsoleBuilt, launchChromium, lowContrastText } from "../../test/browser.ts";
+import { ensureConsoleBuilt, launchChromium, lowContrastText, openSignedIn } from "../../test/browser.ts";
 import { type Auth, call, describeOnOneEngine, listenOnLoopback } from "../../test/harness.ts";
 
 const WAIT = 30_000;
@@ -34,15 +34,7 @@ describeOnOneEngine("web console navigation in chromium", (harness) => {
   let stageError = "";
 
   /** A new browser (its own session storage) at `url`, signed in with `key` there. */
-  const openFresh = async (url: string, key: string): Promise<Page> => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(url);
-    await page.locator("input[name=apiKey]").fill(key);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.locator("header.top").waitFor({ timeout: WAIT });
-    return page;
-  };
+  const openFresh = (url: string, key: string) => openSignedIn(browser, url, key, undefined, WAIT);
   const menu = (page: Page) => page.locator("header.top nav a").allTextContents();
   const emptyTitle = (page: Page) => page.locator("main .empty strong").first().textContent();
   const path = (page: Page) => new URL(page.url()).pathname + new URL(page.url()).search;

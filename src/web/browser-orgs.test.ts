@@ -6,7 +6,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AmAlert, amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
-import { ensureConsoleBuilt, launchChromium } from "../../test/browser.ts";
+import { ensureConsoleBuilt, launchChromium, openSignedIn } from "../../test/browser.ts";
 import { readFixture } from "../../test/fixtures.ts";
 import { type Auth, call, describeOnOneEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
 
@@ -23,15 +23,8 @@ describeOnOneEngine("web console orgs and storms in chromium", (harness) => {
   let personalTitle = "";
 
   /** A new browser (its own session storage), signed in with `key` at `url`. */
-  const openFresh = async (url: string, key: string): Promise<Page> => {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(url);
-    await page.locator("input[name=apiKey]").fill(key);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.locator("header.top").waitFor({ timeout: WAIT });
-    return page;
-  };
+  const openFresh = (url: string, key: string) =>
+    openSignedIn(browser, url, key, { width: 1400, height: 900 }, WAIT);
   const titles = (page: Page) => page.locator("tr.alert-row a.alert-title").allTextContents();
   const switcher = (page: Page) => page.locator("select[aria-label=Organization]");
 
