@@ -10,6 +10,7 @@ import { PatientPool } from "../src/core/db/patient-pool.ts";
 import { isDatabaseUnavailable } from "../src/core/db/pg-errors.ts";
 import { createLogger, startVigil, type Vigil } from "../src/start.ts";
 import { amBody } from "./alerts.ts";
+import { expectDeliveryUnavailable, poolsOf, registerAlertTrigger } from "./database-outage.ts";
 import { createTestDatabase, type TestDatabase, testConfig } from "./harness.ts";
 import { pgProxy } from "./pg-proxy.ts";
 
@@ -111,10 +112,6 @@ async function terminatingProxy(target: URL, admin: pg.Client, applications: str
   return { ...proxy, state };
 }
 
-/** The connection pools under a database on PostgreSQL: the main one and the read one. */
-const poolsOf = (database: Database) =>
-  [database.db, database.readDb].map((db) => (db as unknown as { $client: pg.Pool }).$client);
-
 describe.runIf(Boolean(postgresUrl))("connections the server ends while Vigil uses them [postgres]", () => {
   const admin = new pg.Client({ connectionString: postgresUrl });
   let test: TestDatabase;
@@ -138,16 +135,8 @@ describe.runIf(Boolean(postgresUrl))("connections the server ends while Vigil us
   const start = (database: Database, role: "all" | "api"): Promise<Vigil> =>
     startVigil(testConfig({ bootstrapApiKey: KEY, role }), { database, pollingIntervalSeconds: 0.5 });
 
-  async function registerTrigger(vigil: Vigil): Promise<string> {
-    const registered = await vigil.app.inject({
-      method: "POST",
-      url: "/app/sre/api/v1/alerts/webhook",
-      headers: auth,
-      payload: { source: "alertmanager", integration: `loss-${randomBytes(3).toString("hex")}` },
-    });
-    expect(registered.statusCode, registered.body).toBe(201);
-    return `/platform${registered.json().platform_webhook_url}`;
-  }
+  const registerTrigger = (vigil: Vigil) =>
+    registerAlertTrigger(vigil, auth, `loss-${randomBytes(3).toString("hex")}`);
 
   const deliver = (vigil: Vigil, path: string, n: number) =>
     vigil.app.inject({
@@ -175,14 +164,7 @@ describe.runIf(Boolean(postgresUrl))("connections the server ends while Vigil us
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
 
-      const delivery = await deliver(vigil, path, 1);
-      expect(delivery.statusCode, delivery.body).toBe(503);
-      expect(delivery.headers["retry-after"]).toBe("5");
-      expect(delivery.json()).toEqual({
-        msg: "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
-        errCode: "UNAVAILABLE",
-        extras: [],
-      });
+      expectDeliveryUnavailable(await deliver(vigil, path, 1));
       const list = await vigil.app.inject({ url: "/app/sre/api/v1/alerts", headers: auth });
       expect(list.statusCode, list.body).toBe(503);
       expect(list.headers["retry-after"]).toBe("5");

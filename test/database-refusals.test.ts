@@ -11,6 +11,7 @@ import { openDatabase, sql } from "../src/core/db/database.ts";
 import { isDatabaseUnavailable } from "../src/core/db/pg-errors.ts";
 import { createLogger, startVigil, type Vigil } from "../src/start.ts";
 import { amBody } from "./alerts.ts";
+import { expectDeliveryUnavailable, poolsOf, registerAlertTrigger } from "./database-outage.ts";
 import { createTestDatabase, testConfig } from "./harness.ts";
 import { pgProxy } from "./pg-proxy.ts";
 
@@ -75,14 +76,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connectio
     await admin.query(`create database ${name} owner ${role}`);
     patient = await start(600_000);
     impatient = await start(200, impatientLog);
-    const registered = await patient.app.inject({
-      method: "POST",
-      url: "/app/sre/api/v1/alerts/webhook",
-      headers: auth,
-      payload: { source: "alertmanager", integration: "refusals" },
-    });
-    expect(registered.statusCode, registered.body).toBe(201);
-    triggerPath = `/platform${registered.json().platform_webhook_url}`;
+    triggerPath = await registerAlertTrigger(patient, auth, "refusals");
   });
 
   afterAll(async () => {
@@ -162,15 +156,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL server refusing new connectio
         }),
       ),
     );
-    for (const delivery of deliveries) {
-      expect(delivery.statusCode, delivery.body).toBe(503);
-      expect(delivery.headers["retry-after"]).toBe("5");
-      expect(delivery.json()).toEqual({
-        msg: "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
-        errCode: "UNAVAILABLE",
-        extras: [],
-      });
-    }
+    for (const delivery of deliveries) expectDeliveryUnavailable(delivery);
     // Per request a warning (the operator acts on the pools and max_connections), not an error.
     const lines = impatientLog.map(
       (line) => JSON.parse(line) as { level: number; msg: string; reqId?: string },
@@ -218,14 +204,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
     url.pathname = `/${name}`;
     const database = await openDatabase({ url: url.toString(), poolSize: 4 });
     vigil = await startVigil(testConfig({ bootstrapApiKey: KEY }), { database, pollingIntervalSeconds: 0.5 });
-    const registered = await vigil.app.inject({
-      method: "POST",
-      url: "/app/sre/api/v1/alerts/webhook",
-      headers: auth,
-      payload: { source: "alertmanager", integration: "refused" },
-    });
-    expect(registered.statusCode, registered.body).toBe(201);
-    triggerPath = `/platform${registered.json().platform_webhook_url}`;
+    triggerPath = await registerAlertTrigger(vigil, auth, "refused");
   });
 
   afterAll(async () => {
@@ -247,9 +226,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
        where datname = $1 and application_name in ('vigil', 'vigil-read')`,
       [name],
     );
-    const { database } = vigil.services;
-    const pools = [database.db, database.readDb].map((db) => (db as unknown as { $client: pg.Pool }).$client);
-    while (pools.some((pool) => pool.idleCount > 0)) {
+    while (poolsOf(vigil.services.database).some((pool) => pool.idleCount > 0)) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
@@ -284,13 +261,7 @@ describe.runIf(Boolean(postgresUrl))("a PostgreSQL database that refuses the rol
           headers: { "content-type": "application/json" },
           payload: firing(100),
         });
-        expect(delivery.statusCode, delivery.body).toBe(503);
-        expect(delivery.headers["retry-after"]).toBe("5");
-        expect(delivery.json()).toEqual({
-          msg: "the database cannot be reached, refuses Vigil's connections or is at its connection limit: send the request again",
-          errCode: "UNAVAILABLE",
-          extras: [],
-        });
+        expectDeliveryUnavailable(delivery);
         const list = await vigil.app.inject({ url: "/app/sre/api/v1/alerts", headers: auth });
         expect(list.statusCode, list.body).toBe(503);
         expect(list.headers["retry-after"]).toBe("5");
