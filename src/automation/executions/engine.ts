@@ -23,14 +23,13 @@ import { type ArtifactDraft, storeArtifact } from "../sessions/artifacts.ts";
 import { agents, executionNodes, executions } from "../tables.ts";
 import { type ActionEnv, runAction, StepError } from "./actions.ts";
 import {
-  closeIfDrained,
-  completeIfDone,
   type EnqueueStage,
   type ExecutionRow,
   enqueueReadyStages,
   failRunWhenDrained,
   lockRunningExecution,
   RunStoppedError,
+  settleAfterStage,
   stageKey,
 } from "./execution-state.ts";
 import { registeredAction } from "./extensions.ts";
@@ -471,8 +470,8 @@ async function finishStage(
       .returning({ id: executionNodes.id });
     if (!done) return;
     await enqueueReadyStages(tx, running, enqueueStage, now);
-    // The last stage still running after another failed ends the run.
-    if (!(await completeIfDone(tx, running, now))) await closeIfDrained(tx, execution.traceId, now);
+    // The last stage, or the last still running after another failed, ends the run.
+    await settleAfterStage(tx, running, now);
   });
 }
 

@@ -102,12 +102,40 @@ export function defaultStructuredOutput(stages: Stage[], outputs: Map<string, un
   return { summary, impact: "", recommendations: "", confidence: "" };
 }
 
-/** Completes the run when every stage succeeded; the caller holds the execution lock. */
-export async function completeIfDone(tx: Tx, execution: ExecutionRow, now: Date): Promise<boolean> {
-  const stageNodes = await tx
-    .select({ stageId: executionNodes.stageId, status: executionNodes.status, output: executionNodes.output })
+/** A run's stage nodes, in the order they finished (the first failure first), then in stage order. */
+function stageNodesOf(tx: Tx, traceId: string) {
+  return tx
+    .select({
+      stageId: executionNodes.stageId,
+      status: executionNodes.status,
+      output: executionNodes.output,
+      error: executionNodes.error,
+    })
     .from(executionNodes)
-    .where(and(eq(executionNodes.traceId, execution.traceId), eq(executionNodes.type, "stage")));
+    .where(and(eq(executionNodes.traceId, traceId), eq(executionNodes.type, "stage")))
+    .orderBy(asc(executionNodes.finishedAt), asc(executionNodes.stagePosition));
+}
+
+type StageNode = Awaited<ReturnType<typeof stageNodesOf>>[number];
+
+/**
+ * After a stage succeeded, under the execution lock: the run completes when every stage has, or,
+ * when another stage failed, ends in error once none runs any more (closeIfDrained). One read of
+ * the stage nodes decides both.
+ */
+export async function settleAfterStage(tx: Tx, execution: ExecutionRow, now: Date): Promise<void> {
+  const stageNodes = await stageNodesOf(tx, execution.traceId);
+  if (!(await completeIfDone(tx, execution, stageNodes, now)))
+    await closeIfDrained(tx, execution.traceId, stageNodes, now);
+}
+
+/** Completes the run when every stage succeeded. */
+async function completeIfDone(
+  tx: Tx,
+  execution: ExecutionRow,
+  stageNodes: StageNode[],
+  now: Date,
+): Promise<boolean> {
   if (stageNodes.some((node) => node.status !== "success")) return false;
   const outputs = new Map(stageNodes.map((node) => [node.stageId, node.output]));
   const rows = await tx
@@ -146,16 +174,11 @@ export async function failRunWhenDrained(tx: Tx, traceId: string, stageId: strin
     .update(executionNodes)
     .set({ status: "skipped", error: `skipped: stage ${stageId} failed`, finishedAt: now })
     .where(and(eq(executionNodes.traceId, traceId), eq(executionNodes.status, "pending")));
-  return closeIfDrained(tx, traceId, now);
+  return closeIfDrained(tx, traceId, await stageNodesOf(tx, traceId), now);
 }
 
 /** Closes a run one of whose stages failed when none runs any more; the caller holds the lock. */
-export async function closeIfDrained(tx: Tx, traceId: string, now: Date): Promise<boolean> {
-  const stageNodes = await tx
-    .select({ stageId: executionNodes.stageId, status: executionNodes.status, error: executionNodes.error })
-    .from(executionNodes)
-    .where(and(eq(executionNodes.traceId, traceId), eq(executionNodes.type, "stage")))
-    .orderBy(asc(executionNodes.finishedAt), asc(executionNodes.stagePosition));
+async function closeIfDrained(tx: Tx, traceId: string, stageNodes: StageNode[], now: Date): Promise<boolean> {
   if (stageNodes.some((node) => node.status === "running" || node.status === "pending")) return false;
   const first = stageNodes.find((node) => node.status === "error");
   if (!first) return false;
