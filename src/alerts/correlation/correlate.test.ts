@@ -55,6 +55,9 @@ describe("stormScopeOf", () => {
     expect(stormScopeOf({ alertname: "BatchJobLate", severity: "warning" }, "alertmanager")).toBeNull();
     expect(stormScopeOf({ env: "production" }, "alertmanager")).toBeNull();
     expect(stormScopeOf({ namespace: "AWS/RDS" }, "cloudwatch")).toBeNull();
+    // Splunk's app is where a saved search lives (`search` for most), not a service.
+    expect(stormScopeOf(labelsOf("splunk", "docs-webhook-stats-result.json"), "splunk")).toBeNull();
+    expect(stormScopeOf({ app: "search", host: "web-01" }, "splunk")).toBe("host:web-01");
     expect(stormScopeOf({ namespace: "payments" }, "alertmanager")).toBe("namespace:payments");
   });
 

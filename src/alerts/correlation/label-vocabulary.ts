@@ -100,11 +100,14 @@ function normalizeUncached(key: string): string {
 /**
  * What a label key names, given the source; null for a key outside the vocabulary. CloudWatch's
  * `namespace` is a metric namespace (`AWS/RDS`), not a Kubernetes one; Checkmk's `service` is one
- * check of a host, not a service. Without a source, a key means what it means to most sources.
+ * check of a host, not a service; Splunk's `app` is the Splunk app a saved search lives in (most
+ * often `search`), which would put unrelated searches in one storm. Without a source, a key means
+ * what it means to most sources.
  */
 export function labelKindOf(key: string, sourceType = ""): LabelKind | null {
   const normalized = normalizeLabelKey(key);
   if (sourceType === "cloudwatch" && normalized === "namespace") return null;
+  if (sourceType === "splunk" && normalized === "app") return null;
   if (sourceType === "checkmk" && normalized === "service") return "check";
   return KIND_OF_KEY.get(normalized) ?? null;
 }

@@ -760,6 +760,24 @@ describe("planAlertChange: an existing alert", () => {
     expect(nextOf(apply(next, event({ links: [] }))).links).toEqual(next.links);
   });
 
+  it("keeps the newest five links of a kind when every delivery brings a new one", () => {
+    const runbook = { kind: "runbook" as const, url: "https://runbooks.example/latency" };
+    const run = (n: number) => ({
+      kind: "source" as const,
+      url: `https://splunk.example/app/search/@go?sid=run_${n}`,
+    });
+    let row = stored(event({ links: [runbook, run(1)] }));
+    for (let n = 2; n <= 8; n++) row = nextOf(apply(row, event({ links: [run(n)] })));
+    expect(row.links).toEqual([runbook, run(4), run(5), run(6), run(7), run(8)]);
+  });
+
+  it("never drops a link the delivery carries, however many of one kind it carries", () => {
+    const doc = (n: number) => ({ kind: "runbook" as const, url: `https://wiki.example/doc/${n}` });
+    const seven = [1, 2, 3, 4, 5, 6, 7].map(doc);
+    const row = nextOf(apply(stored(event({ links: [doc(0)] })), event({ links: seven })));
+    expect(row.links.filter((link) => link.kind === "runbook")).toEqual(seven);
+  });
+
   it("keeps the raw payload of the newest delivery", () => {
     const row = stored(event());
     expect(

@@ -56,12 +56,32 @@ function toDate(value: string | null): Date | null {
   return value ? new Date(value) : null;
 }
 
+/**
+ * Links of one kind an alert keeps. Some sources put a per-notification URL in every delivery (a
+ * Splunk run's `results_link`, a Datadog event's `url`, a Zabbix `eventid`): merged without a bound,
+ * a search that runs every minute would give its alert 1,440 links a day.
+ */
+export const LINKS_PER_KIND = 5;
+
+const sameLink = (a: AlertLink, b: AlertLink) => a.kind === b.kind && a.url === b.url;
+
+/**
+ * The stored links with the event's new ones added once, in arrival order. A kind over
+ * LINKS_PER_KIND loses its oldest links, never one the event carries; a link the event carries
+ * again keeps its place, so a repeat changes nothing.
+ */
 function mergeLinks(stored: AlertLink[], incoming: AlertLink[]): AlertLink[] {
   const merged = [...stored];
-  for (const link of incoming) {
-    if (!merged.some((item) => item.kind === link.kind && item.url === link.url)) merged.push(link);
-  }
-  return merged;
+  for (const link of incoming) if (!merged.some((item) => sameLink(item, link))) merged.push(link);
+  if (merged.length === stored.length) return merged;
+  const excess = new Map<string, number>();
+  for (const link of merged) excess.set(link.kind, (excess.get(link.kind) ?? -LINKS_PER_KIND) + 1);
+  return merged.filter((link) => {
+    const over = excess.get(link.kind) ?? 0;
+    if (over <= 0 || incoming.some((item) => sameLink(item, link))) return true;
+    excess.set(link.kind, over - 1);
+    return false;
+  });
 }
 
 function plan(
