@@ -179,6 +179,8 @@ describe("parseCheckmk: notification types", () => {
     ["FLAPPINGDISABLED", "DOWN"],
     ["CUSTOM", "DOWN"],
     ["ALERTHANDLER", "DOWN"],
+    ["ALERTHANDLER (OK)", "DOWN"],
+    ["ALERTHANDLER (FAILED)", "DOWN"],
     ["acknowledgement", "ACKNOWLEDGED"],
   ])("makes %s unchanged, without a time", (type, status) => {
     expect(onlyEvent(service({ notification_type: type, status }))).toMatchObject({

@@ -52,7 +52,6 @@ const NOTIFICATION_TYPE: StatusTable = {
   FLAPPINGSTOP: "unchanged",
   FLAPPINGDISABLED: "unchanged",
   CUSTOM: "unchanged",
-  ALERTHANDLER: "unchanged",
   DOWNTIMESTART: "ignored",
 };
 
@@ -191,8 +190,12 @@ function notificationStatus(notification: Notification): StatusResult {
     const state = text(currentState(notification)).toUpperCase();
     return { status: OK_STATES.includes(state) ? "resolved" : "active", source_event: type };
   }
+  // An alert handler's result comes with its outcome: `ALERTHANDLER (OK)`, `ALERTHANDLER (FAILED)`.
+  if (ALERT_HANDLER.test(type)) return { status: "unchanged", source_event: type };
   return mapStatus(type, NOTIFICATION_TYPE);
 }
+
+const ALERT_HANDLER = /^ALERTHANDLER(?: \(.*\))?$/i;
 
 function statusFlags(notification: Notification): VigilFlag[] {
   const type = text(notification.notificationType).toUpperCase();
