@@ -366,6 +366,8 @@ export async function applyAlertBatches(
           invocation_id: batch.invocationId,
           detail: plan.history.detail,
         });
+      }
+      if (plan.next) {
         current.set(key, plan.next);
         changed.set(plan.next.id, plan.next);
         planned.push({ row: plan.next, outcome: plan.outcome });

@@ -363,7 +363,7 @@ describe("planAlertChange: an existing alert", () => {
     const reminder = (overrides: Partial<AlertEvent> = {}) =>
       event({ triggered_at: T2, source_event: "Renotify", reminder: true, ...overrides });
 
-    it("keeps an operator's ignore and its reason, whatever its date, and is recorded", () => {
+    it("keeps an operator's ignore and its reason, whatever its date, and adds nothing to the history", () => {
       const row: AlertRow = {
         ...stored(event()),
         status: "ignored",
@@ -380,13 +380,7 @@ describe("planAlertChange: an existing alert", () => {
         lastStatusChangeAt: new Date(T0),
         refireCount: 0,
       });
-      expect(plan.history).toEqual({
-        kind: "unchanged",
-        sourceEvent: "Renotify",
-        statusBefore: "ignored",
-        statusAfter: "ignored",
-        detail: {},
-      });
+      expect(plan.history).toBeNull();
       // What it says besides its status still counts, as for any repeat.
       const described = apply(row, reminder({ description: "still above 90%" }));
       expect(described.outcome).toBe("updated");
@@ -465,13 +459,25 @@ describe("planAlertChange: an existing alert", () => {
     expect(nextOf(plan)).toMatchObject({ status: "active", triggeredAt: new Date(T2), refireCount: 0 });
   });
 
-  it("calls a change of data an update and a repeat without changes unchanged", () => {
+  it("calls a change of data an update and a repeat without changes unchanged, kept out of the history", () => {
     const row = stored(event());
     expect(apply(row, event({ description: "new text" })).outcome).toBe("updated");
-    const repeat = apply(row, event());
+    // Another delivery of the same state (a push after a pull sync read it: another source event).
+    const pulled = context({ via: "pull", rawPayloadId: '{"pulled":true}' });
+    const repeat = apply(row, event({ source_event: "active" }), pulled);
     expect(repeat.outcome).toBe("unchanged");
-    expect(repeat.history).toMatchObject({
+    expect(repeat.history).toBeNull();
+    // Its body is still the alert's newest.
+    expect(nextOf(repeat).rawPayloadId).toBe('{"pulled":true}');
+  });
+
+  it("keeps a source's own action that changes nothing in the history (an acknowledge)", () => {
+    const row = stored(event());
+    const acknowledged = apply(row, event({ status: "unchanged", source_event: "acknowledge" }));
+    expect(acknowledged.outcome).toBe("unchanged");
+    expect(acknowledged.history).toMatchObject({
       kind: "unchanged",
+      sourceEvent: "acknowledge",
       statusBefore: "active",
       statusAfter: "active",
     });
@@ -658,6 +664,24 @@ describe("planAlertChange: an existing alert", () => {
       refireCount: 0,
     });
     expect(apply(late, event({ triggered_at: T0 })).outcome).toBe("stale");
+  });
+
+  it("ends an ignore once the source confirms the resolve a pull sync inferred, on time or late", () => {
+    const inhibited = nextOf(
+      apply(
+        stored(event()),
+        event({ status: "ignored", triggered_at: T0, ignore_reason: "alertmanager: inhibited" }),
+      ),
+    );
+    const inferred = nextOf(
+      apply(inhibited, event({ status: "resolved", triggered_at: null, resolved_at: T2, inferred: true })),
+    );
+    // Inferred, it keeps the ignore, for an undo.
+    expect(inferred).toMatchObject({ status: "resolved", ignoreReason: "alertmanager: inhibited" });
+    const ended = { status: "resolved", resolveInferred: false, ignoredBy: null, ignoreReason: null };
+    expect(nextOf(apply(inferred, event({ status: "resolved", resolved_at: T3 })))).toMatchObject(ended);
+    const late = event({ status: "resolved", triggered_at: T0, resolved_at: T1 });
+    expect(nextOf(apply(inferred, late))).toMatchObject(ended);
   });
 
   it("does not treat a resolve at the trigger time itself as stale", () => {

@@ -454,6 +454,7 @@ export function planAlertChange(
       lastEventHash: context.eventHash,
       updatedAt: episodesChanged ? context.receivedAt : existing.updatedAt,
     };
+    clearConfirmedIgnore(next);
     return plan(episodesChanged ? "updated" : "stale", existing, next, event, {
       event_time: new Date(statusTime(event) ?? 0).toISOString(),
       last_status_change_at: existing.lastStatusChangeAt.toISOString(),
@@ -490,7 +491,23 @@ export function planAlertChange(
     next.ignoreReason = event.ignore_reason;
     outcome = "ignored";
   }
+  clearConfirmedIgnore(next);
+  // A repeat of the alert's state that changes nothing (a reminder, or a push of an alert a pull
+  // sync read too: their hashes differ) is no change for the history: HISTORY_LIMIT of them would
+  // push the alert's real changes out. A source's own action (acknowledge, note) stays in it.
+  if (outcome === "unchanged" && event.status !== "unchanged") return { outcome, next, history: null };
   return plan(outcome, existing, next, event);
+}
+
+/**
+ * An ignore ends with the episode: once a source says the alert resolved (its own resolve, or one
+ * confirming a resolve a pull sync inferred), no ignore is kept. Only an inferred resolve keeps it,
+ * so that an undo gives the alert back as it was.
+ */
+function clearConfirmedIgnore(next: AlertRow): void {
+  if (next.status !== "resolved" || next.resolveInferred) return;
+  next.ignoredBy = null;
+  next.ignoreReason = null;
 }
 
 /**
