@@ -499,6 +499,74 @@ describeEachEngine(
       expect(longAgain.prior_session_id).toBe(long.session_id);
     });
 
+    it("finds the prior session of an answered session by the request it answers, under that request's policy", async () => {
+      const h = harness();
+      const policy = { enabled: true, max_age_hours: 1 };
+      /** The prior_session the answer's run received, once the run is over. */
+      const priorOf = async (answer: { session_id: string; trace_id: string }) => {
+        await settledTrace(h, me.auth, answer.trace_id);
+        const path = `/platform/api/v1/sessions/${answer.session_id}/export?parts=evidence`;
+        const runs = (await call(h, me.auth, "GET", path)).json().evidence.executions;
+        return runs.find((run: { trace_id: string }) => run.trace_id === answer.trace_id).input.prior_session;
+      };
+      // An earlier session that asked only "prod-eu" is not the prior session of a restart answered "prod-eu".
+      const bare = await ask(h, me.auth, { message: "prod-eu" });
+      expect(bare.decision).toBe("fallback");
+      await settledTrace(h, me.auth, bare.trace_id);
+      const unrelated = await ask(h, me.auth, {
+        message: "restart the wxyz deployment",
+        prior_session: policy,
+      });
+      expect(unrelated).toMatchObject({ decision: "inputs_required", prior_session_id: null });
+      const unrelatedAnswer = await ask(h, me.auth, {
+        message: "prod-eu",
+        session_id: unrelated.session_id,
+        prior_session: policy,
+      });
+      expect(unrelatedAnswer).toMatchObject({ decision: "continued", prior_session_id: null });
+      expect(await priorOf(unrelatedAnswer)).toBeUndefined();
+
+      // The same restart asked before is, and the answer keeps the policy of the request it answers.
+      const earlier = await ask(h, me.auth, { message: "restart the quux deployment" });
+      const earlierRun = await ask(h, me.auth, { message: "prod-eu", session_id: earlier.session_id });
+      await settledTrace(h, me.auth, earlierRun.trace_id);
+      const again = await ask(h, me.auth, { message: "RESTART the quux deployment.", prior_session: policy });
+      expect(again).toMatchObject({ decision: "inputs_required", prior_session_id: null });
+      const answered = await ask(h, me.auth, { message: "prod-eu", session_id: again.session_id });
+      expect(answered).toMatchObject({ decision: "continued", prior_session_id: earlier.session_id });
+      expect(await priorOf(answered)).toEqual({
+        session_id: earlier.session_id,
+        summary: expect.stringContaining("restart-deployment"),
+      });
+
+      // A policy the answer gives replaces the kept one.
+      const declined = await ask(h, me.auth, {
+        message: "restart the quux deployment",
+        prior_session: policy,
+      });
+      const declinedAnswer = await ask(h, me.auth, {
+        message: "prod-eu",
+        session_id: declined.session_id,
+        prior_session: { enabled: false },
+      });
+      expect(declinedAnswer).toMatchObject({ decision: "continued", prior_session_id: null });
+      expect(await priorOf(declinedAnswer)).toBeUndefined();
+
+      // A request that waits later in a session is matched by its own message, not the session's first.
+      const later = await ask(h, me.auth, {
+        message: "restart the quux deployment",
+        session_id: bare.session_id,
+        prior_session: policy,
+      });
+      expect(later.decision).toBe("inputs_required");
+      const laterAnswer = await ask(h, me.auth, { message: "prod-eu", session_id: bare.session_id });
+      expect(laterAnswer.decision).toBe("continued");
+      expect([earlier.session_id, again.session_id, declined.session_id]).toContain(
+        laterAnswer.prior_session_id,
+      );
+      expect((await priorOf(laterAnswer)).session_id).toBe(laterAnswer.prior_session_id);
+    });
+
     it("shares an org's sessions with its members, but reuses only the caller's own prior session", async () => {
       const h = harness();
       const orgId = await h.createOrg("on-call");

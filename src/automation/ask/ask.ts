@@ -20,6 +20,17 @@ import { inputsFromMessage, routeMessage } from "./route.ts";
 import type { AskPlatformRequest, AskStartResponse } from "./schemas.ts";
 
 type Decision = AskStartResponse["decision"];
+type PriorSessionPolicy = NonNullable<AskPlatformRequest["prior_session"]>;
+
+/**
+ * A waiting Ask as this file keeps it: besides the target and the inputs, the message that asked for
+ * the run and its prior_session policy, so that the answer finds the prior session that message
+ * would have found. Rows written before these fields existed lack them.
+ */
+interface WaitingAsk extends PendingAsk {
+  prompt?: string;
+  priorSession?: PriorSessionPolicy | null;
+}
 
 interface Catalog {
   /** Approved, routing-active workflows and ready agents: what a message may be routed to. */
@@ -191,18 +202,18 @@ const shown = (target: Routable, confidence: number) => ({
   candidate_type: target.type,
 });
 
-/** The earlier session of the caller's that asked the same, within the policy; its summary cut. */
+/** The caller's earlier session whose first prompt is `prompt`, within the policy; its summary cut. */
 async function priorSession(
   tx: Tx,
   tenant: Tenant,
-  policy: NonNullable<AskPlatformRequest["prior_session"]>,
-  message: string,
+  policy: PriorSessionPolicy,
+  prompt: string,
   exclude: string,
   target: Routable,
   now: Date,
 ): Promise<{ id: string; summary: string } | null> {
   const since = new Date(now.getTime() - (policy.max_age_hours ?? 24) * 3_600_000);
-  const key = normalizePrompt(message);
+  const key = normalizePrompt(prompt);
   const conditions: SQL[] = [
     inTenant(sessions, tenant),
     eq(sessions.ownerId, tenant.ownerId),
@@ -286,7 +297,7 @@ export async function startAsk({
       ));
     await addMessage(tx, { sessionId, role: "user", content: message }, now);
     const catalog = await loadCatalog(tx, tenant);
-    const pending = existing?.pending ?? null;
+    const pending: WaitingAsk | null = existing?.pending ?? null;
     const choice = choose(txCtx, catalog, request, pending);
     const answer = (fields: Partial<AskStartResponse> & { message: string }): AskStartResponse => ({
       trace_id: "",
@@ -301,7 +312,7 @@ export async function startAsk({
       prior_session_id: null,
       ...fields,
     });
-    const record = async (reply: AskStartResponse, nextPending: PendingAsk | null) => {
+    const record = async (reply: AskStartResponse, nextPending: WaitingAsk | null) => {
       await tx.update(sessions).set({ pending: nextPending }).where(eq(sessions.id, sessionId));
       const { message: content, session_id: _session, ...data } = reply;
       await addMessage(
@@ -317,6 +328,14 @@ export async function startAsk({
     const given = request.inputs ?? {};
     checkGivenInputs(target, given);
     const continued = choice.decision === "continued" && pending !== null;
+    // An answer completes the request that made the session wait: the prior session is the one that
+    // request's message finds, under its policy unless the answer gives one.
+    const asked = continued
+      ? {
+          prompt: pending.prompt ?? existing?.firstPrompt ?? message,
+          policy: request.prior_session ?? pending.priorSession ?? null,
+        }
+      : { prompt: message, policy: request.prior_session ?? null };
     const carried = continued ? pending.inputs : {};
     const known = { ...carried, ...given };
     // What a caller passes in `inputs`, in this request or an earlier one of the session, stands;
@@ -356,11 +375,13 @@ export async function startAsk({
         inputs: values,
         given: [...givenNames],
         missing,
+        prompt: asked.prompt,
+        priorSession: asked.policy,
       });
     }
     const prior =
-      request.prior_session?.enabled === true
-        ? await priorSession(tx, tenant, request.prior_session, message, sessionId, target, now)
+      asked.policy?.enabled === true
+        ? await priorSession(tx, tenant, asked.policy, asked.prompt, sessionId, target, now)
         : null;
     const started = await startExecution({
       ctx: txCtx,
