@@ -111,8 +111,9 @@ export async function request(url: string, init: RequestInit = {}): Promise<Resp
 
 /**
  * Starts Alertmanager with one inhibit rule (a `critical` alert inhibits `warning` alerts with the
- * same `service` label) and a receiver that sends nowhere, or, given `webhookUrl`, a webhook
- * receiver that groups by alertname, waits 1 s and also sends resolves.
+ * same `service` label) and a receiver that sends nowhere (`nowhere`; `Watchdog` alerts go to
+ * `null`), or, given `webhookUrl`, a webhook receiver that groups by alertname, waits 1 s and also
+ * sends resolves.
  */
 export async function startAlertmanager(
   binary: string,
@@ -134,7 +135,18 @@ export async function startAlertmanager(
         `      - url: ${JSON.stringify(options.webhookUrl)}`,
         "        send_resolved: true",
       ]
-    : ["route:", "  receiver: nowhere", "  group_by: [alertname]", "receivers:", "  - name: nowhere"];
+    : [
+        "route:",
+        "  receiver: nowhere",
+        "  group_by: [alertname]",
+        // As kube-prometheus routes its always-firing Watchdog: to a receiver without configs.
+        "  routes:",
+        "    - matchers: [alertname=Watchdog]",
+        '      receiver: "null"',
+        "receivers:",
+        "  - name: nowhere",
+        '  - name: "null"',
+      ];
   writeFileSync(
     configFile,
     [

@@ -1,6 +1,7 @@
 // Named connections of a tenant to the systems Vigil reads from (an Alertmanager to sync, a GitHub
 // for agents). Credentials are sealed with the secret key and never leave the server.
 import { and, asc, eq } from "drizzle-orm";
+import { RE2JS } from "re2js";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { type Executor, withTransaction } from "../core/db/database.ts";
@@ -59,12 +60,29 @@ function assertWritable(ctx: CallerCtx, input: IntegrationWrite): void {
   if (type === "alertmanager" && pullSync !== undefined && pullSync !== "true" && pullSync !== "false") {
     throw badRequest("settings.pull_sync", "must be true or false");
   }
+  // The receiver filter is Alertmanager's own (a Go regular expression, which RE2 reads alike): one
+  // it cannot compile would fail every sync instead of this request.
+  const receiver = input.settings?.receiver;
+  if (type === "alertmanager" && receiver !== undefined) {
+    const problem = receiverPatternError(receiver);
+    if (problem) throw badRequest("settings.receiver", problem);
+  }
   if (type === "git") {
     for (const [key, value] of Object.entries(input.settings ?? {})) {
       if (key !== "base_branch")
         throw badRequest(`settings.${key}`, "a git integration takes base_branch only");
       if (!BRANCH.test(value)) throw badRequest("settings.base_branch", `${value} is not a branch name`);
     }
+  }
+}
+
+function receiverPatternError(receiver: string): string | null {
+  if (receiver.trim() === "") return "must be a receiver name or a regular expression of receiver names";
+  try {
+    RE2JS.compile(receiver);
+    return null;
+  } catch (err) {
+    return `is not a regular expression Alertmanager reads: ${(err as Error).message}`;
   }
 }
 

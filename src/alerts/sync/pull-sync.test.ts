@@ -184,6 +184,33 @@ describeEachEngine(
       expect(await historyKinds(auth, fingerprints.DiskFull as string)).toEqual(["created"]);
     });
 
+    it("syncs only the alerts routed to settings.receiver when it is set", async () => {
+      const am = await alertmanager();
+      const { auth } = await harness().createKey();
+      await createIntegration(auth, { name: "routed", url: am.base, settings: { receiver: "nowhere" } });
+      await createIntegration(auth, { name: "every", url: am.base });
+      const fingerprints = await fire(am, [alert("DiskFull"), alert("Watchdog")]);
+      expect(await sync(auth, "routed")).toEqual(completed({ fetched: 1, created: 1 }, "routed"));
+      expect(await sync(auth, "every")).toEqual(completed({ fetched: 2, created: 2 }, "every"));
+      const listed = await harness().vigil.app.inject({
+        url: "/app/sre/api/v1/alerts?integration_names=routed",
+        headers: auth,
+      });
+      const routed = (listed.json() as { alerts: AlertV1[] }).alerts.map((item) => item.external_uid);
+      expect(routed).toEqual([fingerprints.DiskFull]);
+      const refused = await harness().vigil.app.inject({
+        method: "POST",
+        url: "/api/v1/integrations",
+        headers: auth,
+        payload: { name: "bad", type: "alertmanager", url: am.base, settings: { receiver: "vigil(" } },
+      });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { field: "settings.receiver" },
+      });
+    });
+
     it("ignores silenced and inhibited alerts, naming why", async () => {
       const am = await alertmanager();
       const { auth } = await harness().createKey();

@@ -74,14 +74,20 @@ function present(row: RunRow): AlertSyncRun {
 
 type FetchResult = { ok: true; body: string } | { ok: false; error: string };
 
-function alertsUrl(base: string): URL {
+/**
+ * The list of every alert Alertmanager holds, muted ones included; with `receiver` (the
+ * integration's settings.receiver, a regular expression) only the alerts routed to a matching
+ * receiver, as Alertmanager filters them.
+ */
+function alertsUrl(base: string, receiver: string | undefined): URL {
   const url = new URL("api/v2/alerts", base.endsWith("/") ? base : `${base}/`);
   url.search = "active=true&silenced=true&inhibited=true";
+  if (receiver !== undefined) url.searchParams.set("receiver", receiver);
   return url;
 }
 
 function requestOf(connection: IntegrationConnection): { url: URL; headers: Record<string, string> } {
-  const url = alertsUrl(connection.url ?? "");
+  const url = alertsUrl(connection.url ?? "", connection.settings.receiver);
   return { url, headers: integrationHeaders(connection, url) };
 }
 
