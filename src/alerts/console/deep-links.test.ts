@@ -78,4 +78,23 @@ describeEachEngine("alert deep links", (harness) => {
       expect(await readAlert(h, auth, "shared-series")).toMatchObject({ id: created.at(-1) });
     }
   });
+
+  it("an external_uid two integrations share resolves to the one still open before a resolved one", async () => {
+    const h = harness();
+    const firing = (startsAt: string, endsAt?: string) =>
+      amBody([
+        {
+          status: endsAt ? "resolved" : "firing",
+          fingerprint: "open-first",
+          startsAt,
+          ...(endsAt && { endsAt }),
+          labels: { alertname: "DeepLink", severity: "warning" },
+        },
+      ]);
+    const [open] = await deliverIds(h, trigger, firing("2026-11-22T12:00:00Z"));
+    // Another integration's alert of the same series, triggered later and resolved since.
+    const other = await registerTrigger(h, auth, { source: "alertmanager", integration: "retired" });
+    await deliverIds(h, other, firing("2026-11-22T13:00:00Z", "2026-11-22T13:05:00Z"));
+    expect(await readAlert(h, auth, "open-first")).toMatchObject({ id: open, status: "active" });
+  });
 });

@@ -1,5 +1,5 @@
 // Reading what arrived: one alert by id or external_uid, and its history.
-import { and, asc, desc, eq, or } from "drizzle-orm";
+import { and, asc, desc, eq, ne, or } from "drizzle-orm";
 import { inTenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { notFound } from "../../core/errors.ts";
@@ -19,8 +19,14 @@ async function findAlertRow(ctx: CallerCtx, id: string) {
     .leftJoin(webhookInvocations, eq(webhookInvocations.id, alerts.rawPayloadId))
     .where(and(inTenant(alerts, tenantOf(ctx.actor)), isUuid(id) ? or(eq(alerts.id, id), byUid) : byUid))
     // The alert whose internal id it is comes first, whatever a source put in an external_uid; an
-    // external_uid shared by two sources resolves to the most recent trigger, then the newest alert.
-    .orderBy(...(isUuid(id) ? [desc(eq(alerts.id, id))] : []), desc(alerts.triggeredAt), desc(alerts.id))
+    // external_uid shared by two sources or integrations resolves to one still open (a deep link from
+    // a firing alert wants it), then the most recent trigger, then the newest alert.
+    .orderBy(
+      ...(isUuid(id) ? [desc(eq(alerts.id, id))] : []),
+      desc(ne(alerts.status, "resolved")),
+      desc(alerts.triggeredAt),
+      desc(alerts.id),
+    )
     .limit(1);
   if (!row) throw notFound("alert", { id });
   return row;
