@@ -305,7 +305,11 @@ export function conclude(
       how_we_got_here: steps,
     };
   }
-  const resultSummary = `${plain.verdict}: ${best ? best.statement : plain.what_broke} ${plain.what_to_do}`;
+  const resultSummary = resultSummaryOf(
+    plain.verdict,
+    best ? best.statement : plain.what_broke,
+    plain.what_to_do,
+  );
   const rca: InvestigationStructuredRCA = {
     summary: best ? `${best.statement} (${best.rationale})` : (plain.what_broke ?? ""),
     root_cause: best?.statement ?? null,
@@ -368,4 +372,15 @@ export function reportOf(title: string, conclusion: Conclusion, prior: Investiga
       : ["none"]),
     "",
   ].join("\n");
+}
+
+/** `verdict: what broke. What to do.`, the lead closed as a sentence so the advice does not run into it. */
+export function resultSummaryOf(
+  verdict: string | undefined,
+  lead: string | null | undefined,
+  whatToDo: string | null | undefined,
+) {
+  const trimmed = (lead ?? "").trimEnd();
+  const sentence = trimmed === "" || /[.!?…]["')\]]?$/.test(trimmed) ? trimmed : `${trimmed}.`;
+  return `${verdict ?? "not_enough_information"}: ${sentence} ${whatToDo ?? ""}`.trimEnd();
 }

@@ -212,10 +212,37 @@ describeEachEngine(
       expect(done.hypotheses).toEqual([
         { statement: "A bad\ufffd deploy", confidence: 0.7, status: "confirmed", rationale: "\ufffd" },
       ]);
-      expect(done.result_summary).toBe("real_problem: A bad\ufffd deploy Roll back \ufffdthe deploy.");
+      expect(done.result_summary).toBe("real_problem: A bad\ufffd deploy. Roll back \ufffdthe deploy.");
       expect(done.evidence.filter((item: { source: string }) => item.source === "llm")).toEqual([
         expect.objectContaining({ title: "Dash\ufffdboard \ufffd", url: "https://grafana.example.com/d/x" }),
       ]);
+    });
+
+    it("files a misconfigured alert's RCA under the alert rule, whatever the rules had found", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const answer = {
+        ...ANSWER,
+        verdict: "alert_is_misconfigured",
+        what_broke: "Nothing broke: the threshold is below the normal error rate.",
+        what_to_do: "Raise the rule's threshold to 5%.",
+        hypotheses: [
+          { statement: "The alert rule threshold is too low", confidence: 0.8, status: "confirmed" },
+        ],
+        citations: [],
+      };
+      stub.script([], (request) =>
+        request.body?.tools?.length ? { content: JSON.stringify(answer) } : { status: 500, body: {} },
+      );
+      const done = await investigateNew(h, auth);
+      expect(done.triage_metadata.investigator).toBe("llm:stub-model");
+      expect(done.structured_rca).toMatchObject({
+        category: "alert_rule",
+        root_cause: "The alert rule threshold is too low",
+      });
+      expect(done.result_summary).toBe(
+        "alert_is_misconfigured: The alert rule threshold is too low. Raise the rule's threshold to 5%.",
+      );
     });
   },
   { llm: { baseUrl: stub.baseUrl, model: "stub-model", apiKey: null } },

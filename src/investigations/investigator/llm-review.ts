@@ -15,7 +15,7 @@ import { storableValue } from "../../webhooks/index.ts";
 import { rank } from "../callbacks.ts";
 import type { EvidenceDraft } from "../evidence.ts";
 import { EVIDENCE_KINDS, type InvestigationHypothesis, type InvestigationPriorIncident } from "../schemas.ts";
-import type { Conclusion } from "./conclude.ts";
+import { type Conclusion, resultSummaryOf } from "./conclude.ts";
 import type { Gathered } from "./gather.ts";
 import type { IntegrationFindings } from "./query-integrations.ts";
 
@@ -236,9 +236,10 @@ export async function reviewWithLlm(input: {
     citations: citationsOf(answer.citations),
     conclusion: {
       hypotheses,
-      resultSummary: `${plain.verdict}: ${top?.statement ?? plain.what_broke} ${plain.what_to_do}`,
+      resultSummary: resultSummaryOf(plain.verdict, top?.statement ?? plain.what_broke, plain.what_to_do),
       rca: {
         ...deterministic.rca,
+        category: categoryFor(plain.verdict, deterministic.rca.category),
         summary: top ? `${top.statement}${top.rationale ? ` (${top.rationale})` : ""}` : plain.what_broke,
         root_cause: top?.statement ?? null,
         remediation: [plain.what_to_do],
@@ -249,4 +250,14 @@ export async function reviewWithLlm(input: {
       fix: plain.verdict === "alert_is_misconfigured" ? deterministic.fix : null,
     },
   });
+}
+
+/**
+ * The RCA's category under the model's verdict: a misconfigured alert is the alert rule's fault,
+ * as a reported conclusion has it; otherwise the rules' category, unless it blamed the alert rule
+ * the model did not.
+ */
+function categoryFor(verdict: string, rules: Conclusion["rca"]["category"]): Conclusion["rca"]["category"] {
+  if (verdict === "alert_is_misconfigured") return "alert_rule";
+  return rules === "alert_rule" ? "unknown" : rules;
 }
