@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { describedPattern } from "../core/http/pattern-words.ts";
-import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
+import { DateTime, KeyedRecord, Nullable, Uuid } from "../core/http/schemas.ts";
 
 export const IntegrationName = Type.String({
   pattern: describedPattern(
@@ -37,17 +37,17 @@ export const IntegrationWrite = Type.Object(
     ),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     settings: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 1024 }), {
+      KeyedRecord(128, Type.String({ maxLength: 1024 }), {
         maxProperties: 50,
         description:
-          "Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main)",
+          "Options of the type that are not secret (each key holds 1 to 128 characters); omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main)",
       }),
     ),
     credentials: Type.Optional(
       Nullable(
-        Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 8192 }), {
+        KeyedRecord(128, Type.String({ maxLength: 8192 }), {
           description:
-            "Write-only; kept encrypted at rest and never returned. git: token (for an https remote)",
+            "Write-only; kept encrypted at rest and never returned; each key holds 1 to 128 characters. git: token (for an https remote)",
         }),
       ),
     ),
@@ -63,7 +63,9 @@ export const Integration = Type.Object(
     type: Type.String(),
     url: Nullable(Type.String()),
     description: Type.String(),
-    settings: Type.Record(Type.String(), Type.String()),
+    // Any key: a plain Record's key pattern `^(.*)$` misses one with a line break, and the
+    // serializer left such a setting out of every answer.
+    settings: Type.Record(Type.String({ pattern: "^[\\s\\S]*$" }), Type.String()),
     has_credentials: Type.Boolean(),
     org_id: Nullable(Uuid()),
     created_at: DateTime(),

@@ -210,6 +210,40 @@ describeEachEngine("MCP server", (harness) => {
     await foreign.close();
   });
 
+  it("counts a text's length in characters, as the HTTP API does, and checks every key of ask's inputs", async () => {
+    const h = harness();
+    // A fresh caller: its sessions and refusals touch no other test's.
+    const caller = await h.createKey();
+    const client = await connect(caller.key);
+    // Each emoji is one character and two UTF-16 units: 6,000 of them are within message's 10,000.
+    const message = "😀".repeat(6_000);
+    const http = await call(h, caller.auth, "POST", "/platform/api/v1/platform/ask/start", { message });
+    expect(http.statusCode, http.body).toBe(200);
+    expect(await jsonOf(client, "ask", { message })).toMatchObject({ decision: http.json().decision });
+    const found = await jsonOf(client, "list_sessions", { q: "😀".repeat(150) });
+    expect(found.items.map((item: { source_app: string | null }) => item.source_app).sort()).toEqual([
+      "mcp",
+      null,
+    ]);
+    const operatorMessage = "😀".repeat(3_000);
+    expect(
+      textOf(
+        await call_(client, "investigate_alert", { alert_id: ids[0], operator_message: operatorMessage }),
+      ),
+    ).toBe("NOT_FOUND: alert not found");
+    expect(textOf(await call_(client, "ask", { message: "😀".repeat(10_001) }))).toBe(
+      "VALIDATION_FAILED: message: must NOT have more than 10000 characters",
+    );
+    // A key with a line break is checked like any other: its value must be text.
+    expect(textOf(await call_(client, "ask", { message: "hi", inputs: { "a\nb": { x: [1, 2] } } }))).toBe(
+      "VALIDATION_FAILED: inputs.a\nb: must be string",
+    );
+    expect(textOf(await call_(client, "ask", { message: "hi", inputs: { "x\n": "v".repeat(10_001) } }))).toBe(
+      "VALIDATION_FAILED: inputs.x\n: must NOT have more than 10000 characters",
+    );
+    await client.close();
+  });
+
   it("answers bad requests in JSON-RPC: params as -32602, JSON syntax as -32700, unstorable text as the tool's error", async () => {
     const post = (body: string) =>
       fetch(`${base}/app/sre/mcp`, {

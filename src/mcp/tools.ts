@@ -1,16 +1,10 @@
 // The MCP tools: one declaration each (name, scope, TypeBox input schema, handler calling a domain's
-// index.ts). Inputs are checked against the same schemas as the HTTP API (listAlerts' filters are
-// its query schema, list_investigations' and list_sessions' theirs, ask's a part of Ask's body).
+// index.ts). Inputs are checked against the same schemas, by the same validator, as the HTTP API
+// (listAlerts' filters are its query schema, list_investigations' and list_sessions' theirs, ask's a
+// part of Ask's body).
 // Each tool needs the scope of its HTTP route.
-import {
-  FormatRegistry,
-  type Static,
-  type TObject,
-  type TProperties,
-  type TSchema,
-  Type,
-} from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type AjvCompiler from "@fastify/ajv-compiler";
+import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import {
   getAlert,
   getAlertHistory,
@@ -27,9 +21,10 @@ import {
 } from "../automation/index.ts";
 import type { Scope } from "../core/auth/scopes.ts";
 import type { CallerCtx } from "../core/context.ts";
-import { AppError } from "../core/errors.ts";
+import { toAppError } from "../core/http/error-handler.ts";
 import { unstorableTextError } from "../core/http/input-rules.ts";
 import { Uuid } from "../core/http/schemas.ts";
+import { validationOptions } from "../core/http/validation.ts";
 import {
   getInvestigation,
   InvestigateAlertRequest,
@@ -37,10 +32,6 @@ import {
   ListInvestigationsQuery,
   listInvestigations,
 } from "../investigations/index.ts";
-
-// TypeBox's checker knows no formats of its own; these match what the HTTP API's validator accepts.
-const UUID = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-if (!FormatRegistry.Has("uuid")) FormatRegistry.Set("uuid", (value) => UUID.test(value));
 
 export interface McpTool<S extends TSchema = TSchema> {
   name: string;
@@ -206,21 +197,32 @@ export const MCP_TOOLS: McpTool[] = [
   }),
 ];
 
-/** The input with the schema's defaults, or a 400-like error naming the first bad field. */
+type InputCheck = ((input: unknown) => boolean) & { errors?: AjvCompiler.ErrorObject[] | null };
+
+/**
+ * Compiles a tool's input schema as the HTTP API compiles a JSON body: the same Ajv, options and
+ * formats, so a length counts characters as the routes do (TypeBox's checker counts UTF-16 units,
+ * and refused an emoji message the route accepts), and defaults are filled in the same way.
+ */
+const compileInputCheck = (() => {
+  const { ajv, schemaController } = validationOptions();
+  const build = schemaController?.compilersFactory?.buildValidator as AjvCompiler.BuildCompilerFromPool;
+  const compile = build({}, ajv) as unknown as (route: AjvCompiler.RouteDefinition) => InputCheck;
+  return (schema: TSchema) =>
+    compile({ schema, method: "POST", url: "/app/sre/mcp", httpPart: "body" as AjvCompiler.HttpParts });
+})();
+
+const inputChecks = new Map(MCP_TOOLS.map((tool) => [tool, compileInputCheck(tool.input)]));
+
+/** The input with the schema's defaults, or the HTTP API's 400 naming the first bad field. */
 export function validInput(tool: McpTool, args: unknown): unknown {
   const unstorable = unstorableTextError(args, "arguments");
   if (unstorable) throw unstorable;
-  const value = Value.Default(tool.input, structuredClone(args ?? {}));
-  const error = Value.Errors(tool.input, value).First();
-  if (!error) return value;
-  const field = error.path.replace(/^\//, "").replaceAll("/", ".") || "(input)";
-  // A closed list says its values, as the HTTP routes do (TypeBox says "Expected union value").
-  const allowed = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((branch) => branch.const);
-  const message =
-    allowed?.length && allowed.every((item) => typeof item === "string")
-      ? `must be one of ${allowed.join(", ")}`
-      : error.message;
-  throw new AppError("VALIDATION_FAILED", `${field}: ${message}`, { field });
+  const value = structuredClone(args ?? {});
+  const check = inputChecks.get(tool) ?? compileInputCheck(tool.input);
+  if (check(value)) return value;
+  const failure = { validation: check.errors ?? [], validationContext: "arguments" };
+  throw toAppError(Object.assign(new Error("invalid arguments"), failure));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { Nullable } from "../../core/http/schemas.ts";
+import { KeyedRecord, Nullable } from "../../core/http/schemas.ts";
 
 export const CANDIDATE_TYPES = ["any", "agent", "workflow", "integration", "knowledge"] as const;
 const CandidateType = Type.Union(
@@ -24,9 +24,10 @@ export const AskPlatformRequest = Type.Object(
       Type.String({ maxLength: 100, description: "Continue a conversation of the caller (404 otherwise)" }),
     ),
     inputs: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 10_000 }), {
+      KeyedRecord(64, Type.String({ maxLength: 10_000 }), {
         maxProperties: 50,
-        description: "Workflow inputs; they win over values read from the message",
+        description:
+          "Workflow inputs; they win over values read from the message. Each key holds 1 to 64 characters",
       }),
     ),
     entity_refs: Type.Optional(
@@ -47,9 +48,9 @@ export const AskPlatformRequest = Type.Object(
     ),
     source_app: Type.Optional(Type.String({ maxLength: 100, description: "Calling application, for audit" })),
     source_metadata: Type.Optional(
-      Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 1000 }), {
+      KeyedRecord(100, Type.String({ maxLength: 1000 }), {
         maxProperties: 50,
-        description: "Stored with the session and searchable",
+        description: "Stored with the session and searchable; each key holds 1 to 100 characters",
       }),
     ),
     prior_session: Type.Optional(

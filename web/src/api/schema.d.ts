@@ -1330,7 +1330,7 @@ export interface components {
                 /** @description any, agent, workflow, integration, knowledge; only agents and workflows run */
                 type: "any" | "agent" | "workflow" | "integration" | "knowledge";
             }[];
-            /** @description Workflow inputs; they win over values read from the message */
+            /** @description Workflow inputs; they win over values read from the message. Each key holds 1 to 64 characters */
             inputs?: {
                 [key: string]: string;
             };
@@ -1354,7 +1354,7 @@ export interface components {
             session_id?: string;
             /** @description Calling application, for audit */
             source_app?: string;
-            /** @description Stored with the session and searchable */
+            /** @description Stored with the session and searchable; each key holds 1 to 100 characters */
             source_metadata?: {
                 [key: string]: string;
             };
@@ -1558,7 +1558,7 @@ export interface components {
             description?: string;
             /** @description Unique per tenant; lower-case letters, digits, '.', '_' and '-' */
             name: string;
-            /** @description Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
+            /** @description Options of the type that are not secret (each key holds 1 to 128 characters); omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
             settings?: {
                 [key: string]: string;
             };
@@ -3079,7 +3079,7 @@ export interface operations {
                     description?: string;
                     /** @description Unique per tenant; lower-case letters, digits, '.', '_' and '-' */
                     name: string;
-                    /** @description Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
+                    /** @description Options of the type that are not secret (each key holds 1 to 128 characters); omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
                     settings?: {
                         [key: string]: string;
                     };
@@ -3338,7 +3338,7 @@ export interface operations {
                     description?: string;
                     /** @description Unique per tenant; lower-case letters, digits, '.', '_' and '-' */
                     name: string;
-                    /** @description Options of the type that are not secret; omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
+                    /** @description Options of the type that are not secret (each key holds 1 to 128 characters); omitted: none on create, unchanged on update. git: base_branch (the branch proposed changes start from, default main) */
                     settings?: {
                         [key: string]: string;
                     };
