@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { describedPattern } from "../core/http/pattern-words.ts";
-import { DateTime, KeyedRecord, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
+import { AnyKeyRecord, DateTime, KeyedRecord, Nullable, refOf, Uuid } from "../core/http/schemas.ts";
 import { SOURCE_TYPES } from "./sources/types.ts";
 
 const literals = <T extends string>(values: readonly T[], options: object = {}) =>
@@ -178,7 +178,7 @@ export const AlertV1 = Type.Object(
     refire_count: Type.Integer({ minimum: 0 }),
     last_resolved_at: Nullable(DateTime()),
     investigation: Nullable(refOf(InvestigationRef)),
-    labels: Type.Record(Type.String(), Type.String()),
+    labels: AnyKeyRecord(Type.String()),
     links: Type.Array(Type.Object({ kind: Type.String(), url: Type.String() })),
     alert_role: literals(ALERT_ROLES),
     storm_id: Nullable(Uuid()),
@@ -300,7 +300,7 @@ export const AlertHistoryEvent = Type.Object(
     status_before: Nullable(Type.String()),
     status_after: Type.String(),
     invocation_id: Nullable(Uuid()),
-    detail: Type.Record(Type.String(), Type.Unknown()),
+    detail: AnyKeyRecord(Type.Unknown()),
   },
   { $id: "AlertHistoryEvent" },
 );

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { describedPattern } from "../core/http/pattern-words.ts";
-import { KeyedRecord, Nullable } from "../core/http/schemas.ts";
+import { AnyKeyRecord, KeyedRecord, Nullable } from "../core/http/schemas.ts";
 
 const NAME_PATTERN = describedPattern(
   "^[A-Za-z0-9][A-Za-z0-9._-]*$",
@@ -87,7 +87,7 @@ export const AppInstallation = Type.Object(
     workflow_assignments: Type.Array(
       Type.Object({ purpose: Type.String(), workflow_name: Type.String(), is_default: Type.Boolean() }),
     ),
-    config: Type.Record(Type.String(), Type.String()),
+    config: AnyKeyRecord(Type.String()),
     enabled: Type.Boolean(),
     app_token: Type.Optional(
       Type.String({

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { describedPattern } from "../core/http/pattern-words.ts";
-import { DateTime, KeyedRecord, Nullable, Uuid } from "../core/http/schemas.ts";
+import { AnyKeyRecord, DateTime, KeyedRecord, Nullable, Uuid } from "../core/http/schemas.ts";
 
 export const IntegrationName = Type.String({
   pattern: describedPattern(
@@ -63,9 +63,7 @@ export const Integration = Type.Object(
     type: Type.String(),
     url: Nullable(Type.String()),
     description: Type.String(),
-    // Any key: a plain Record's key pattern `^(.*)$` misses one with a line break, and the
-    // serializer left such a setting out of every answer.
-    settings: Type.Record(Type.String({ pattern: "^[\\s\\S]*$" }), Type.String()),
+    settings: AnyKeyRecord(Type.String()),
     has_credentials: Type.Boolean(),
     org_id: Nullable(Uuid()),
     created_at: DateTime(),

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { SLUG_PATTERN } from "../core/http/pattern-words.ts";
-import { DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
+import { AnyKeyRecord, DateTime, Nullable, Uuid } from "../core/http/schemas.ts";
 
 const runFields = {
   invocation_id: Uuid("The invocation id"),
@@ -19,7 +19,7 @@ const runFields = {
   session_id: Nullable(Type.String()),
   trace_id: Nullable(Type.String()),
   run_id: Nullable(Type.String({ description: "Run id of the execution the invocation started" })),
-  outcome: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "What the target did" })),
+  outcome: Nullable(AnyKeyRecord(Type.Unknown(), { description: "What the target did" })),
 };
 
 export const WebhookRun = Type.Object(runFields, { $id: "WebhookRun" });

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { KeyedRecord, Nullable } from "../../core/http/schemas.ts";
+import { AnyKeyRecord, KeyedRecord, Nullable } from "../../core/http/schemas.ts";
 
 export const CANDIDATE_TYPES = ["any", "agent", "workflow", "integration", "knowledge"] as const;
 const CandidateType = Type.Union(
@@ -108,7 +108,7 @@ export const AskStartResponse = Type.Object(
       { description: "Best first, at most 5" },
     ),
     inputs_required: Type.Array(Type.String(), { description: "Missing required inputs; nothing started" }),
-    extracted: Type.Record(Type.String(), Type.String(), { description: "Inputs read from the message" }),
+    extracted: AnyKeyRecord(Type.String(), { description: "Inputs read from the message" }),
     fallback_agent: Type.String({ description: "The fallback agent when it answered; empty otherwise" }),
     plan: Type.String({
       description:

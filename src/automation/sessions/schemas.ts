@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { DateTime, Nullable, OrgQuery } from "../../core/http/schemas.ts";
+import { AnyKeyRecord, DateTime, Nullable, OrgQuery } from "../../core/http/schemas.ts";
 
 export const EXPORT_PARTS = ["notes", "report", "evidence"] as const;
 export type ExportPart = (typeof EXPORT_PARTS)[number];
@@ -25,7 +25,7 @@ const SessionFields = {
     description: "user:<id>, webhook:<id>, app:sre (the app token) or auto_investigate",
   }),
   source_app: Nullable(Type.String()),
-  source_metadata: Type.Record(Type.String(), Type.String()),
+  source_metadata: AnyKeyRecord(Type.String()),
   responder: Responder,
   status: Type.Union([Type.Literal("running"), Type.Literal("waiting_for_input"), Type.Literal("idle")], {
     description: "running: a run is under way; waiting_for_input: Ask asked for inputs; idle otherwise",
@@ -55,7 +55,7 @@ const Message = Type.Object({
   role: Type.Union([Type.Literal("user"), Type.Literal("assistant")]),
   content: Type.String(),
   trace_id: Nullable(Type.String({ description: "The run this message started" })),
-  data: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "What Ask decided" })),
+  data: Nullable(AnyKeyRecord(Type.Unknown(), { description: "What Ask decided" })),
   created_at: DateTime(),
 });
 

@@ -47,6 +47,14 @@ export const KeyedRecord = <T extends TSchema>(maxKeyLength: number, value: T, o
     additionalProperties: false,
   });
 
+/**
+ * A map in an answer whose keys are data (labels, metadata, settings): any key at all. A plain
+ * Record's key pattern `^(.*)$` misses a key with a line break, and the serializer leaves such an
+ * entry out of the answer without a word.
+ */
+export const AnyKeyRecord = <T extends TSchema>(value: T, options: ObjectOptions = {}) =>
+  Type.Record(Type.String({ pattern: "^[\\s\\S]*$" }), value, options);
+
 /** Error statuses declared on every route; routes add their own success and specific error statuses. */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 500, 503] as const;
 
