@@ -178,6 +178,9 @@ describeEachEngine("MCP server", (harness) => {
     const small = JSON.parse(textOf(await client.callTool({ name: "get_alert", arguments: { id: ids[0] } })));
     expect(small.raw_payload).toBe((await readAlert(h, auth, ids[0] as string)).raw_payload);
     expect(small).not.toHaveProperty("raw_payload_truncated");
+    // An alert in no storm: the storm's answer has the same fields, empty.
+    const alone = JSON.parse(textOf(await client.callTool({ name: "get_alert_storm", arguments: { id } })));
+    expect(alone).toEqual({ alert_id: id, storm_id: null, total: 0, alerts: [] });
     await client.close();
   });
 
@@ -196,6 +199,12 @@ describeEachEngine("MCP server", (harness) => {
       arguments: { id: "x", extra: 1 },
     })) as ToolResult;
     expect(unknownField.isError).toBe(true);
+    // An id no external_uid can be, as the HTTP route's path says.
+    const long = (await client.callTool({
+      name: "get_alert",
+      arguments: { id: "x".repeat(129) },
+    })) as ToolResult;
+    expect(textOf(long)).toMatch(/^VALIDATION_FAILED: id: /);
     await client.close();
 
     const stranger = await harness().createKey();

@@ -46,7 +46,8 @@ const defineTool = <S extends TSchema>(tool: McpTool<S>) => tool as unknown as M
 
 const AlertId = Type.Object(
   {
-    id: Type.String({ minLength: 1, maxLength: 512, description: "Alert UUID or the source's external_uid" }),
+    // As the HTTP route's path id: no external_uid is longer.
+    id: Type.String({ minLength: 1, maxLength: 128, description: "Alert UUID or the source's external_uid" }),
   },
   { additionalProperties: false },
 );
@@ -128,7 +129,7 @@ export const MCP_TOOLS: McpTool[] = [
     input: AlertId,
     async run(ctx, input) {
       const alert = await getAlert({ ctx, input });
-      if (!alert.storm_id) return { alert_id: alert.id, storm_id: null, alerts: [] };
+      if (!alert.storm_id) return { alert_id: alert.id, storm_id: null, total: 0, alerts: [] };
       const list = JSON.parse(
         await listAlerts({
           ctx,
