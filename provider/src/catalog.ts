@@ -6,7 +6,9 @@ import { type Diagnostic, error } from "./diagnostics.ts";
 /** An error on `app_name` when the catalog has no app of that name; null when it has one. */
 export async function catalogLacks(client: Client, appName: string): Promise<Diagnostic | null> {
   try {
-    await client.request("GET", `/api/v1/apps/${encodeURIComponent(appName)}`);
+    await client.request("GET", `/api/v1/apps/${encodeURIComponent(appName)}`, {
+      shape: { app_name: "string" },
+    });
     return null;
   } catch (thrown) {
     if (!isGone(thrown, ["app_name"]))

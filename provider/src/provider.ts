@@ -19,9 +19,12 @@ const diagnosticsField = (diagnostics: Diagnostic[]) => diagnostics.map(protoDia
 const dynamic = (value: Value) => ({ msgpack: encodeValue(value) });
 
 /** The handlers of one provider process offering `resources`. */
-export function createProvider(resources: Resource[], onStop: () => void = () => {}): ProviderHandlers {
+export function createProvider(resources: Resource[]): ProviderHandlers {
   const byName = new Map(resources.map((resource) => [resource.typeName, resource]));
   let settings: Settings | null = null;
+  // Aborted by StopProvider (OpenTofu sends it on Ctrl-C): requests and polls in flight end at once
+  // with a diagnostic, and later ones are refused, as the stop holds for the rest of the process.
+  const stop = new AbortController();
 
   /** The context of one request; its warnings join the request's answer. */
   function contextFor(warnings: Diagnostic[]): ResourceContext {
@@ -30,7 +33,7 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
         if (!settings) throw new Error("the provider is not configured");
         return settings;
       },
-      client: () => clientFor(ctx.settings),
+      client: () => clientFor(ctx.settings, stop.signal),
       warn: (diagnostic) => warnings.push(diagnostic),
     };
     return ctx;
@@ -197,7 +200,7 @@ export function createProvider(resources: Resource[], onStop: () => void = () =>
     },
 
     async StopProvider() {
-      onStop();
+      stop.abort();
       return { Error: "" };
     },
   };

@@ -1,6 +1,6 @@
 // The provider block: workspace_id, service_url and api_key, each also read from the environment
 // (SVC_WORKSPACE_ID, SVC_SERVICE_URL, SVC_API_KEY) when the block leaves it out.
-import { Client, type Settings } from "./client.ts";
+import { Client, type Settings, withoutCredentials } from "./client.ts";
 import { type Diagnostic, DiagnosticError, error } from "./diagnostics.ts";
 import type { ResourceSchema } from "./schema.ts";
 import { asObject, UNKNOWN, type Value } from "./values.ts";
@@ -54,14 +54,35 @@ export function validateSettings(configValue: Value): Diagnostic[] {
     );
   }
   const url = text(config, "service_url");
-  if (typeof url === "string" && !isHttpUrl(url)) {
+  if (typeof url === "string" && hasCredentials(url)) {
     diagnostics.push(
-      error("Invalid service_url", `service_url must be an http:// or https:// URL, got "${url}".`, [
-        "service_url",
-      ]),
+      error(
+        "Invalid service_url",
+        "service_url must not carry credentials; set api_key (or SVC_API_KEY) instead.",
+        ["service_url"],
+      ),
+    );
+  } else if (typeof url === "string" && !isHttpUrl(url)) {
+    diagnostics.push(
+      error(
+        "Invalid service_url",
+        `service_url must be an http:// or https:// URL, got "${withoutCredentials(url)}".`,
+        ["service_url"],
+      ),
     );
   }
   return diagnostics;
+}
+
+/** A user name or password in the URL: fetch refuses such URLs, and messages would show them. */
+function hasCredentials(text: string): boolean {
+  if (withoutCredentials(text) !== text) return true;
+  try {
+    const url = new URL(text);
+    return url.username !== "" || url.password !== "";
+  } catch {
+    return false;
+  }
 }
 
 function isHttpUrl(text: string): boolean {
@@ -95,10 +116,20 @@ export function resolveSettings(configValue: Value, env: NodeJS.ProcessEnv = pro
       error("Invalid SVC_WORKSPACE_ID", "SVC_WORKSPACE_ID must be a workspace UUID.", ["workspace_id"]),
     );
   }
-  if (serviceUrl && !isHttpUrl(serviceUrl) && text(config, "service_url") === null) {
-    diagnostics.push(
-      error("Invalid SVC_SERVICE_URL", "SVC_SERVICE_URL must be an http(s) URL.", ["service_url"]),
-    );
+  if (serviceUrl && text(config, "service_url") === null) {
+    if (hasCredentials(serviceUrl)) {
+      diagnostics.push(
+        error(
+          "Invalid SVC_SERVICE_URL",
+          "SVC_SERVICE_URL must not carry credentials; set SVC_API_KEY (or api_key) instead.",
+          ["service_url"],
+        ),
+      );
+    } else if (!isHttpUrl(serviceUrl)) {
+      diagnostics.push(
+        error("Invalid SVC_SERVICE_URL", "SVC_SERVICE_URL must be an http(s) URL.", ["service_url"]),
+      );
+    }
   }
   if (!workspaceId && config.workspace_id !== UNKNOWN) {
     diagnostics.push(
@@ -117,8 +148,11 @@ export function resolveSettings(configValue: Value, env: NodeJS.ProcessEnv = pro
   };
 }
 
-/** A client for the settings; both resources act within one workspace, so it must be set. */
-export function clientFor(settings: Settings): Client {
+/**
+ * A client for the settings; both resources act within one workspace, so it must be set.
+ * `stopSignal` is the provider's: StopProvider aborts what the client is doing.
+ */
+export function clientFor(settings: Settings, stopSignal: AbortSignal): Client {
   if (!settings.workspaceId) {
     throw new DiagnosticError([
       error(
@@ -127,5 +161,7 @@ export function clientFor(settings: Settings): Client {
       ),
     ]);
   }
-  return new Client(settings.serviceUrl ?? DEFAULT_SERVICE_URL, settings.workspaceId, settings.apiKey);
+  return new Client(settings.serviceUrl ?? DEFAULT_SERVICE_URL, settings.workspaceId, settings.apiKey, {
+    stopSignal,
+  });
 }

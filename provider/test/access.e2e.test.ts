@@ -1,11 +1,14 @@
 // Both resources driven by the real OpenTofu under keys that cannot do everything: a key not
 // allowed in the workspace and a wrong workspace_id are errors (never "deleted", which would drop
 // the resources from state), and a read-only key refreshes without losing the secrets the service
-// hides from it. Also which of the service's 404s count as "gone".
+// hides from it. Also which of the service's 404s count as "gone", and service_url pointing at
+// something else than Vigil: a login page's 200 is an error that keeps state, Ctrl-C ends a plan
+// waiting on a silent listener, and a service_url with a password is refused without showing it.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeOnOneEngine, type Harness, listenOnLoopback } from "../../test/harness.ts";
 import { ApiError, apiDiagnostic, Client, isGone } from "../src/client.ts";
+import { loginPage, silentListener } from "./stand-ins.ts";
 import { buildDevProvider, createWorkspace, oneLine, providerBlock, type Workspace } from "./tofu.ts";
 
 const RESOURCES = `
@@ -31,8 +34,8 @@ describeOnOneEngine("svc_app and svc_sre_alert_webhook under restricted keys", (
   let fullKey = "";
   let ws: Workspace;
   /** The configuration acting in `workspaceId` with `apiKey` (the workspace's own key by default). */
-  const config = (options: { apiKey?: string; workspaceId?: string } = {}) =>
-    providerBlock(options.workspaceId ?? org, base).replace(
+  const config = (options: { apiKey?: string; workspaceId?: string; serviceUrl?: string } = {}) =>
+    providerBlock(options.workspaceId ?? org, options.serviceUrl ?? base).replace(
       'provider "svc" {',
       `provider "svc" {\n  api_key = "${options.apiKey ?? fullKey}"`,
     ) + RESOURCES;
@@ -132,6 +135,69 @@ describeOnOneEngine("svc_app and svc_sre_alert_webhook under restricted keys", (
     expect(await ws.state()).toEqual(before);
     ws.write(config());
     expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("reports a login page answering at service_url as an error and keeps both resources in state", async () => {
+    const before = await ws.state();
+    const login = await loginPage();
+    try {
+      ws.write(config({ serviceUrl: login.url }));
+      const plan = await ws.plan();
+      expect(plan.code, plan.stdout + plan.stderr).toBe(1);
+      expect(plan.stdout).not.toContain("has been deleted");
+      const message = oneLine(plan.stderr);
+      expect(message).toContain(`Unexpected answer from the service at ${login.url}`);
+      expect(message).toContain("GET /api/v1/apps/sre answered 200 with text/html, not Vigil's JSON.");
+      expect(message).toContain(
+        "answered 200 with text/html, not Vigil's JSON. Is service_url the Vigil server, not a proxy or a login page in front of it?",
+      );
+      expect(message).not.toContain("is not a function");
+      const refresh = await ws.tofu("apply", "-refresh-only", "-auto-approve", "-no-color");
+      expect(refresh.code, refresh.stdout + refresh.stderr).toBe(1);
+      expect(await ws.state()).toEqual(before);
+    } finally {
+      await login.close();
+    }
+    ws.write(config());
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("ends a plan waiting on a silent service at Ctrl-C, saying the run was stopped, and keeps state", async () => {
+    const before = await ws.state();
+    const silent = await silentListener();
+    try {
+      ws.write(config({ serviceUrl: silent.url }));
+      // OpenTofu sends StopProvider on Ctrl-C in plan (and while apply changes things; not while
+      // apply plans, so there only the request timeout ends a read).
+      const plan = ws.start("plan", "-no-color");
+      await silent.received(1);
+      plan.child.kill("SIGINT");
+      // Without the stop, each read would wait for its request timeout (longer than this test's).
+      const result = await plan.result;
+      expect(result.code, result.stdout + result.stderr).toBe(1);
+      expect(oneLine(result.stderr)).toContain("The run was stopped");
+      expect(await ws.state()).toEqual(before);
+    } finally {
+      await silent.close();
+    }
+    ws.write(config());
+    expect((await ws.plan()).code).toBe(0);
+  });
+
+  it("refuses a service_url with a password on its line, never showing the password", async () => {
+    const withPassword = `http://admin:s3cr3tpass@${base.replace("http://", "")}`;
+    ws.write(config({ serviceUrl: withPassword }));
+    const plan = await ws.plan();
+    expect(plan.code, plan.stdout + plan.stderr).toBe(1);
+    expect(oneLine(plan.stderr)).toContain(
+      "service_url must not carry credentials; set api_key (or SVC_API_KEY) instead.",
+    );
+    expect(plan.stderr).toMatch(/on main\.tf line \d+, in provider "svc":/);
+    // OpenTofu quotes the line of the configuration; nothing else shows the password.
+    const quoted = `service_url  = "${withPassword}"`;
+    expect(plan.stderr).toContain(quoted);
+    expect((plan.stdout + plan.stderr).replaceAll(quoted, "")).not.toContain("s3cr3tpass");
+    ws.write(config());
   });
 
   it("keeps the app token and the trigger URL in state when a read-only key refreshes", async () => {

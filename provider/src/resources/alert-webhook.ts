@@ -7,6 +7,7 @@ import { ApiError, apiDiagnostic, isGone } from "../client.ts";
 import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
+import type { Shape } from "../shape.ts";
 import { type ObjectValue, outsideWholeRange, sameValue, textOf, UNKNOWN, type Value } from "../values.ts";
 
 interface Registration {
@@ -22,6 +23,21 @@ interface Registration {
   classify_bucket_by: string;
   classify_critical_bypass: boolean;
 }
+
+/** Every field of Registration: state is made of them. */
+const REGISTRATION: Shape = {
+  id: "string",
+  platform_webhook_id: "string",
+  platform_webhook_url: "string",
+  app_name: "string",
+  source: "string",
+  integration: "string",
+  auto_investigate: "boolean",
+  classify_mode: "string",
+  classify_batch_window_seconds: "number",
+  classify_bucket_by: "string",
+  classify_critical_bypass: "boolean",
+};
 
 /** The value an omitted setting plans to (the service's own defaults). */
 export const WEBHOOK_DEFAULTS = {
@@ -238,7 +254,10 @@ async function checkReplacement(
   if (typeof integration === "string") query.integration = integration;
   let holders: Registration[] = [];
   try {
-    holders = await client.request<Registration[]>("GET", basePath(appName), { query });
+    holders = await client.request<Registration[]>("GET", basePath(appName), {
+      query,
+      shape: [REGISTRATION],
+    });
   } catch (thrown) {
     if (thrown instanceof ApiError && thrown.status === 400 && thrown.body?.details?.field === "source") {
       return [
@@ -307,9 +326,11 @@ export const alertWebhookResource: Resource = {
       const registration = prior
         ? await client.request<Registration>("PUT", `${basePath(planned.app_name)}/${textOf(prior.id)}`, {
             body: settingsBody(planned),
+            shape: REGISTRATION,
           })
         : await client.request<Registration>("POST", basePath(planned.app_name), {
             body: { source: planned.source, integration: planned.integration, ...settingsBody(planned) },
+            shape: REGISTRATION,
           });
       return stateOf(registration, serviceUrl, prior);
     } catch (thrown) {
@@ -326,7 +347,9 @@ export const alertWebhookResource: Resource = {
     try {
       const registration = await ctx
         .client()
-        .request<Registration>("GET", `${basePath(state.app_name)}/${textOf(state.id)}`);
+        .request<Registration>("GET", `${basePath(state.app_name)}/${textOf(state.id)}`, {
+          shape: REGISTRATION,
+        });
       return stateOf(registration, serviceUrl, state);
     } catch (thrown) {
       if (isGone(thrown, GONE)) return null;
@@ -348,9 +371,10 @@ export const alertWebhookResource: Resource = {
     }
     let found: Registration[];
     try {
-      found = await ctx
-        .client()
-        .request<Registration[]>("GET", basePath(appName), { query: { source, integration } });
+      found = await ctx.client().request<Registration[]>("GET", basePath(appName), {
+        query: { source, integration },
+        shape: [REGISTRATION],
+      });
     } catch (thrown) {
       throw apiDiagnostic(thrown, "Cannot look up the alert-ingest webhook", ATTRIBUTES);
     }

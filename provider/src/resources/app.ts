@@ -4,9 +4,10 @@
 // read back for drift. bootstrap_discovery starts the SRE discovery run after binding.
 import { catalogLacks } from "../catalog.ts";
 import { apiDiagnostic, type Client, isGone } from "../client.ts";
-import { type Diagnostic, DiagnosticError, error, warning } from "../diagnostics.ts";
+import { type Diagnostic, DiagnosticError, diagnosticsOf, error, warning } from "../diagnostics.ts";
 import { fullObject, type Resource, type ResourceContext } from "../resource.ts";
 import type { ResourceSchema } from "../schema.ts";
+import type { Shape } from "../shape.ts";
 import {
   asObject,
   type ObjectValue,
@@ -39,11 +40,36 @@ export interface Installation {
   app_token?: string;
 }
 
+/** What state is made of: every field of Installation but the token, which a key may not see. */
+const INSTALLATION: Shape = {
+  app_name: "string",
+  id: "string",
+  configured: "boolean",
+  status: "string",
+  installed_at: "string",
+  updated_at: "string",
+  app_version: "string",
+  category: "string",
+  description: "string",
+  display_name: "string",
+  mcp_url: "string",
+  remote_runners: ["string"],
+  workflow_purposes: [{ purpose: "string", workflow_name: "string" }],
+  integrations: ["string"],
+  attached_workflows: ["string"],
+  workflow_assignments: [{ purpose: "string", workflow_name: "string", "is_default?": "boolean" }],
+  config: "string map",
+  enabled: "boolean",
+  "app_token?": "string",
+};
+
 interface DiscoveryRun {
   id: string;
   status: string;
   error: string | null;
 }
+
+const DISCOVERY_RUN: Shape = { id: "string", status: "string", "error?": "string" };
 
 /** Defaults of the discovery settings (the spec leaves them open). */
 export const DISCOVERY_DEFAULTS = { pollTimeoutSeconds: 300, setupWaitAttempts: 0 };
@@ -363,7 +389,6 @@ export function putBody(planned: ObjectValue) {
 const GONE = ["app_name"];
 
 const appPath = (name: Value | undefined) => `/api/v1/apps/${encodeURIComponent(textOf(name))}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Whether the service hides app_token from the provider's key. It shows the token only to keys with
@@ -372,7 +397,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function tokenHiddenFrom(client: Client): Promise<boolean> {
   try {
-    const caller = await client.request<{ scopes: string[] }>("GET", "/api/v1/me");
+    const caller = await client.request<{ scopes: string[] }>("GET", "/api/v1/me", {
+      shape: { scopes: ["string"] },
+    });
     return !caller.scopes.includes("apps_write");
   } catch (thrown) {
     throw apiDiagnostic(thrown, "Cannot read the scopes of the API key (GET /api/v1/me)", []);
@@ -421,6 +448,7 @@ async function waitForObservability(client: Client, planned: ObjectValue, ctx: R
     const setup = await client.request<{ observability_ready: boolean; missing?: string[] }>(
       "GET",
       "/api/setup",
+      { shape: { observability_ready: "boolean", "missing?": ["string"] } },
     );
     if (setup.observability_ready) break;
     if (attempt === attempts) {
@@ -432,10 +460,28 @@ async function waitForObservability(client: Client, planned: ObjectValue, ctx: R
         ),
       );
     } else {
-      await sleep(SETUP_POLL_INTERVAL_MS);
+      await client.pause(SETUP_POLL_INTERVAL_MS, "GET /api/setup");
     }
   }
 }
+
+/** Polls the run until it is no longer running or `timeoutSeconds` have passed. */
+async function followRun(client: Client, started: DiscoveryRun, timeoutSeconds: number) {
+  const path = `/app/sre/api/discovery/runs/${encodeURIComponent(started.id)}`;
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  let run = started;
+  while (run.status === "running" && Date.now() < deadline) {
+    await client.pause(RUN_POLL_INTERVAL_MS, `GET ${path}`);
+    run = await client.request<DiscoveryRun>("GET", path, { shape: DISCOVERY_RUN });
+  }
+  return run;
+}
+
+/** A failure as one line of text for a warning: each diagnostic's detail, or its summary. */
+const failureText = (thrown: unknown) =>
+  diagnosticsOf(thrown)
+    .map((diagnostic) => diagnostic.detail || diagnostic.summary)
+    .join(" ");
 
 /** Waits for observability, starts discovery and follows it; answers the run's id and status. */
 async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: ResourceContext) {
@@ -446,24 +492,33 @@ async function bootstrapDiscovery(client: Client, planned: ObjectValue, ctx: Res
     (
       await client.request<DiscoveryRun[]>("GET", "/app/sre/api/discovery/runs", {
         query: { limit: "1" },
+        shape: [DISCOVERY_RUN],
       })
     ).length > 0;
   if (!runExists) await waitForObservability(client, planned, ctx);
-  let run = await client.request<DiscoveryRun>("POST", "/app/sre/api/discovery/runs", {
+  const started = await client.request<DiscoveryRun>("POST", "/app/sre/api/discovery/runs", {
     body: { skip_if_exists: skipIfExists },
+    shape: DISCOVERY_RUN,
   });
-  if (run.status === "skipped") return { id: "", status: "skipped" };
+  if (started.status === "skipped") return { id: "", status: "skipped" };
   const timeout =
     typeof planned.discovery_poll_timeout_seconds === "number"
       ? planned.discovery_poll_timeout_seconds
       : DISCOVERY_DEFAULTS.pollTimeoutSeconds;
-  const deadline = Date.now() + timeout * 1000;
-  while (run.status === "running" && Date.now() < deadline) {
-    await sleep(RUN_POLL_INTERVAL_MS);
-    run = await client.request<DiscoveryRun>(
-      "GET",
-      `/app/sre/api/discovery/runs/${encodeURIComponent(run.id)}`,
+  let run: DiscoveryRun;
+  try {
+    run = await followRun(client, started, timeout);
+  } catch (thrown) {
+    if (!client.stopped) throw thrown;
+    // The run goes on in the service; state records it as running, like a wait that ran out.
+    ctx.warn(
+      warning(
+        "Stopped waiting for discovery",
+        `${failureText(thrown)} Discovery run ${started.id} goes on in the service: GET /app/sre/api/discovery/runs/${started.id} shows how it ends.`,
+        ["bootstrap_discovery"],
+      ),
     );
+    return { id: started.id, status: "running" };
   }
   if (run.status === "running") {
     ctx.warn(
@@ -542,6 +597,7 @@ export const appResource: Resource = {
       try {
         remote = await client.request<Installation>("PUT", appPath(planned.app_name), {
           body: putBody(planned),
+          shape: INSTALLATION,
         });
       } catch (thrown) {
         throw apiDiagnostic(thrown, `Cannot bind app "${textOf(planned.app_name)}"`, ATTRIBUTES);
@@ -560,7 +616,7 @@ export const appResource: Resource = {
         state.discovery_run_id = "";
         state.discovery_run_status = "failed";
         ctx.warn(
-          warning("Discovery could not run", apiDiagnostic(thrown, "Discovery", []).message, [
+          warning("Discovery could not run", failureText(apiDiagnostic(thrown, "Discovery", [])), [
             "bootstrap_discovery",
           ]),
         );
@@ -574,7 +630,10 @@ export const appResource: Resource = {
 
   async read(state, ctx) {
     try {
-      const remote = await ctx.client().request<Installation>("GET", appPath(state.app_name));
+      const remote = await ctx
+        .client()
+        .request<Installation>("GET", appPath(state.app_name), { shape: INSTALLATION });
+      // The shape is checked: configured is the service's own false, not a field missing.
       return remote.configured ? await installedState(remote, state, ctx) : null;
     } catch (thrown) {
       if (isGone(thrown, GONE)) return null;
@@ -585,7 +644,7 @@ export const appResource: Resource = {
   async importState(id, ctx) {
     let remote: Installation;
     try {
-      remote = await ctx.client().request<Installation>("GET", appPath(id));
+      remote = await ctx.client().request<Installation>("GET", appPath(id), { shape: INSTALLATION });
     } catch (thrown) {
       if (isGone(thrown, GONE)) {
         throw new DiagnosticError([error("Cannot import: unknown app", `The catalog has no app "${id}".`)]);
