@@ -5,7 +5,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { amBody, deliverIds, registerTrigger } from "../../test/alerts.ts";
+import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { createApprovedWorkflow } from "../../test/automation-runs.ts";
 import {
   type Auth,
@@ -16,6 +16,7 @@ import {
   startHarness,
   waitFor,
 } from "../../test/harness.ts";
+import { findActiveKey } from "../core/auth/keys.ts";
 import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 import { moveInvestigation } from "./lifecycle.ts";
 
@@ -57,11 +58,23 @@ const PLAIN_SUMMARY = {
   how_we_got_here: ["Read the alert", "Read the pool metrics"],
 };
 
+interface InvestigationOptions {
+  /** false: the built-in investigator runs it. */
+  handOff?: boolean;
+  generatorURL?: string;
+  /** The alert's labels beside its alertname and service. */
+  labels?: Record<string, string>;
+}
+
 /**
  * An investigation of a new alert. `handOff` (the default): its workflow hands it to the agent, which
  * holds the request, so the investigation stays unfinished until a callback or terminate ends it.
  */
-async function startInvestigation(h: Harness, auth: Auth, handOff = true, generatorURL?: string) {
+async function startInvestigation(
+  h: Harness,
+  auth: Auth,
+  { handOff = true, generatorURL, labels = {} }: InvestigationOptions = {},
+) {
   let remove = () => {};
   if (handOff) {
     const workflow = uid("hand-off");
@@ -95,7 +108,7 @@ async function startInvestigation(h: Harness, auth: Auth, handOff = true, genera
             status: "firing",
             fingerprint: uid("fp"),
             startsAt: new Date().toISOString(),
-            labels: { alertname: "CheckoutErrors", service: "checkout" },
+            labels: { alertname: "CheckoutErrors", service: "checkout", ...labels },
           },
         ],
         generatorURL ? { generatorURL } : {},
@@ -295,12 +308,10 @@ describeEachEngine("investigation callbacks", (harness) => {
     ]);
 
     // The built-in investigator cites the alert's generatorURL, as Prometheus sends it.
-    const builtIn = await startInvestigation(
-      h,
-      auth,
-      false,
-      "http://prom:9090/graph?g0.expr=rate(x[5m])>0.05",
-    );
+    const builtIn = await startInvestigation(h, auth, {
+      handOff: false,
+      generatorURL: "http://prom:9090/graph?g0.expr=rate(x[5m])>0.05",
+    });
     const done = await waitFor(async () => {
       const read = (await call(h, auth, "GET", builtIn.base)).json();
       return read.status === "completed" ? read : undefined;
@@ -315,7 +326,10 @@ describeEachEngine("investigation callbacks", (harness) => {
     );
 
     // A link an alert carried that can be no URI (a tab in it) is left out; the investigation ends.
-    const tabbed = await startInvestigation(h, auth, false, "http://prom:9090/graph?g0.expr=up\t== 0");
+    const tabbed = await startInvestigation(h, auth, {
+      handOff: false,
+      generatorURL: "http://prom:9090/graph?g0.expr=up\t== 0",
+    });
     const ended = await waitFor(async () => {
       const read = (await call(h, auth, "GET", tabbed.base)).json();
       return read.finished_at ? read : undefined;
@@ -377,7 +391,7 @@ describeEachEngine("investigation callbacks", (harness) => {
     await refused(cancelled.base, cancelled.id, "cancelled", []);
 
     // Completed by the built-in investigator's run.
-    const builtIn = await startInvestigation(h, auth, false);
+    const builtIn = await startInvestigation(h, auth, { handOff: false });
     const done = await waitFor(async () => {
       const read = (await call(h, auth, "GET", builtIn.base)).json();
       return read.status === "completed" ? read : undefined;
@@ -451,6 +465,80 @@ describeEachEngine("investigation callbacks", (harness) => {
         remediation: [PLAIN_SUMMARY.what_to_do],
         plain_summary: PLAIN_SUMMARY,
       },
+    });
+  });
+
+  it("status: failed without a summary says who reported it failed; a summary given or held is kept", async () => {
+    const h = harness();
+    const { key, auth } = await h.createKey();
+    const owner = await findActiveKey(h.vigil.services.database.db, key);
+    const why = `Investigation failed: reported failed by user:${owner?.userId} without a summary`;
+    /** The summary of an investigation failed by `body`, after `before`; the alert shows the same. */
+    const failWith = async (body: object, before?: object) => {
+      const { base } = await startInvestigation(h, auth);
+      if (before) expect((await call(h, auth, "POST", `${base}/status`, before)).statusCode).toBe(200);
+      const failed = await call(h, auth, "POST", `${base}/status`, { status: "failed", ...body });
+      expect(failed.statusCode, failed.body).toBe(200);
+      const { alert_id, result_summary } = failed.json();
+      expect((await readAlert(h, auth, alert_id)).investigation).toMatchObject({
+        status: "failed",
+        result_summary,
+      });
+      return result_summary;
+    };
+
+    expect(await failWith({})).toBe(why);
+    expect(await failWith({ result_summary: null })).toBe(why);
+    expect(await failWith({ result_summary: "The agent lost its Prometheus token." })).toBe(
+      "The agent lost its Prometheus token.",
+    );
+    expect(await failWith({}, { status: "running", result_summary: "Pool metrics unreadable" })).toBe(
+      "Pool metrics unreadable",
+    );
+  });
+
+  it("status: an RCA built from the report names what the alert affects and its rule's expression", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const report = {
+      status: "completed",
+      hypotheses: [{ statement: "Pool exhausted", confidence: 0.9, status: "confirmed" }],
+      plain_summary: PLAIN_SUMMARY,
+    };
+    const rca = {
+      summary: PLAIN_SUMMARY.what_broke,
+      root_cause: "Pool exhausted",
+      category: "unknown",
+      contributing_factors: [],
+      remediation: [PLAIN_SUMMARY.what_to_do],
+      confidence: 0.9,
+      plain_summary: PLAIN_SUMMARY,
+    };
+
+    // Labels of the shared vocabulary (kube_cluster_name is a cluster, node a host), as triage reads them.
+    const placed = await startInvestigation(h, auth, {
+      generatorURL: "http://prom:9090/graph?g0.expr=rate(checkout_errors[5m])>0.05",
+      labels: { kube_cluster_name: "prod-eu-west-1", node: "node-7" },
+    });
+    const reported = await call(h, auth, "POST", `${placed.base}/status`, report);
+    expect(reported.statusCode, reported.body).toBe(200);
+    expect(reported.json().structured_rca).toEqual({
+      ...rca,
+      affected: { service: "checkout", host: "node-7", cluster: "prod-eu-west-1" },
+      trigger: "rate(checkout_errors[5m])>0.05",
+    });
+    // Reported without a result_summary, the conclusion's summary reads as the investigator's own.
+    expect(reported.json().result_summary).toBe(
+      "real_problem: Pool exhausted. Raise the pool size of checkout-db.",
+    );
+
+    // What the alert does not name stays null.
+    const bare = await startInvestigation(h, auth);
+    const unplaced = await call(h, auth, "POST", `${bare.base}/status`, report);
+    expect(unplaced.json().structured_rca).toEqual({
+      ...rca,
+      affected: { service: "checkout", host: null, cluster: null },
+      trigger: null,
     });
   });
 });

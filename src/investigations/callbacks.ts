@@ -1,13 +1,16 @@
 // The two callbacks an investigating agent uses (the spec names them sre_update_investigation_status
 // and sre_submit_investigation_evidence), served as HTTP endpoints for external agents and used by
 // Vigil's own investigator the same way.
+import { type InvestigatedAlert, readInvestigatedAlert } from "../alerts/index.ts";
 import { tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
 import { withTransaction } from "../core/db/database.ts";
 import { AppError, badRequest } from "../core/errors.ts";
 import { recordEvidence } from "./evidence.ts";
-import { isFinal, lockInvestigation, moveInvestigation } from "./lifecycle.ts";
+import { expressionOf } from "./investigator/gather.ts";
+import { isFinal, lockInvestigation, moveInvestigation, summaryOrWhy } from "./lifecycle.ts";
 import { findInvestigation, readInvestigation } from "./read-investigations.ts";
+import { resultSummaryOf } from "./result-summary.ts";
 import type {
   EvidenceSubmission,
   HypothesisSubmission,
@@ -77,6 +80,14 @@ export async function updateInvestigationStatus({
     );
   }
   requireText(texts);
+  const reporter = `user:${ctx.actor.userId}`;
+  const summary = summaryOf(body, reporter);
+  // The alert is read only for an RCA built from this report: where it fired is what it affects.
+  const rca = body.plain_summary && {
+    ...(row.structuredRca ??
+      reportedRca(body, row, await readInvestigatedAlert(ctx.db, tenantOf(ctx.actor), row.alertId))),
+    plain_summary: body.plain_summary,
+  };
   const now = ctx.now();
   const final = body.status !== "running";
   const moved = await withTransaction(ctx.db, (tx) =>
@@ -87,18 +98,10 @@ export async function updateInvestigationStatus({
         status: body.status,
         updatedAt: now,
         ...(final && { finishedAt: now }),
-        ...(body.result_summary !== undefined && { resultSummary: body.result_summary }),
+        ...(summary !== undefined && { resultSummary: summary }),
         ...(body.hypotheses && { hypotheses: rank(body.hypotheses.map(completeHypothesis)) }),
-        ...(body.plain_summary && {
-          structuredRca: {
-            ...(row.structuredRca ?? reportedRca(body, row)),
-            plain_summary: body.plain_summary,
-          },
-        }),
-        triageMetadata: row.triageMetadata && {
-          ...row.triageMetadata,
-          investigator: `user:${ctx.actor.userId}`,
-        },
+        ...(rca && { structuredRca: rca }),
+        triageMetadata: row.triageMetadata && { ...row.triageMetadata, investigator: reporter },
       },
     ),
   );
@@ -107,12 +110,33 @@ export async function updateInvestigationStatus({
 }
 
 /**
+ * The summary a status update writes: the one it gives. A failure reported without one keeps the
+ * summary the investigation has, else says why it ended, as a run that fails does: the run's own end
+ * passes over an investigation that is already final.
+ */
+function summaryOf(body: StatusUpdate, reporter: string) {
+  if (body.result_summary) return body.result_summary;
+  if (body.status === "failed") {
+    return summaryOrWhy(`Investigation failed: reported failed by ${reporter} without a summary`);
+  }
+  // A conclusion reported with its plain summary reads as the investigator's own would.
+  const plain = body.plain_summary;
+  if (body.status !== "completed" || !plain) return body.result_summary;
+  const top = rank((body.hypotheses ?? []).map(completeHypothesis)).find(
+    (item) => item.status !== "rejected",
+  );
+  return summaryOrWhy(resultSummaryOf(plain.verdict, top?.statement ?? plain.what_broke, plain.what_to_do));
+}
+
+/**
  * An RCA from what an external agent reported, for an investigation that has none yet: its root
- * cause is the top hypothesis still standing (confirmed or open), as the investigator's own RCA has.
+ * cause is the top hypothesis still standing (confirmed or open), and what it affects and its trigger
+ * come from the investigated alert, as the investigator's own RCA has them.
  */
 function reportedRca(
   body: StatusUpdate,
   row: { resultSummary: string | null; hypotheses: InvestigationHypothesis[] },
+  alert: InvestigatedAlert | null,
 ): Omit<InvestigationStructuredRCA, "plain_summary"> {
   const hypotheses = body.hypotheses ? rank(body.hypotheses.map(completeHypothesis)) : row.hypotheses;
   const top = hypotheses.find((item) => item.status !== "rejected");
@@ -121,8 +145,12 @@ function reportedRca(
     summary: body.result_summary ?? row.resultSummary ?? plain?.what_broke ?? "",
     root_cause: top?.statement ?? null,
     category: plain?.verdict === "alert_is_misconfigured" ? "alert_rule" : "unknown",
-    affected: { service: null, host: null, cluster: null },
-    trigger: null,
+    affected: {
+      service: alert?.scope.service ?? null,
+      host: alert?.scope.host ?? null,
+      cluster: alert?.scope.cluster ?? null,
+    },
+    trigger: (alert && expressionOf(alert.links)?.expr) ?? null,
     contributing_factors: [],
     remediation: plain?.what_to_do ? [plain.what_to_do] : [],
     confidence: top?.confidence ?? 0,

@@ -50,6 +50,9 @@ export async function lockInvestigation(tx: Tx, id: string): Promise<string | nu
 
 export const isFinal = (status: string) => !(UNFINISHED as string[]).includes(status);
 
+/** The summary to write when an investigation ends without a conclusion: the one it has, else `why`. */
+export const summaryOrWhy = (why: string) => sql`coalesce(${investigations.resultSummary}, ${why})`;
+
 export function markRunning(db: Executor, id: string, now: Date) {
   return moveInvestigation(db, { id }, { status: "running", updatedAt: now }, ["queued"]);
 }
@@ -68,7 +71,7 @@ export async function endInvestigationOfRun(db: Executor, end: ExecutionEnd): Pr
       finishedAt: end.now,
       updatedAt: end.now,
       error,
-      ...(why && { resultSummary: sql`coalesce(${investigations.resultSummary}, ${why})` }),
+      ...(why && { resultSummary: summaryOrWhy(why) }),
     },
   );
   // A workflow that completed without reporting through the callbacks leaves its own summary. Read

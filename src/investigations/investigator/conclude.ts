@@ -5,6 +5,7 @@
 // in its storm, weighed in upstream.ts),
 // or not_enough_information, naming the integration that would have answered.
 import { rank } from "../callbacks.ts";
+import { resultSummaryOf } from "../result-summary.ts";
 import type {
   InvestigationHypothesis,
   InvestigationPlainSummary,
@@ -372,15 +373,4 @@ export function reportOf(title: string, conclusion: Conclusion, prior: Investiga
       : ["none"]),
     "",
   ].join("\n");
-}
-
-/** `verdict: what broke. What to do.`, the lead closed as a sentence so the advice does not run into it. */
-export function resultSummaryOf(
-  verdict: string | undefined,
-  lead: string | null | undefined,
-  whatToDo: string | null | undefined,
-) {
-  const trimmed = (lead ?? "").trimEnd();
-  const sentence = trimmed === "" || /[.!?…]["')\]]?$/.test(trimmed) ? trimmed : `${trimmed}.`;
-  return `${verdict ?? "not_enough_information"}: ${sentence} ${whatToDo ?? ""}`.trimEnd();
 }

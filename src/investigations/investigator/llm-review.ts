@@ -14,8 +14,9 @@ import { createLlmModel, describeLlmError, type LlmConfig, type Usage } from "..
 import { storableValue } from "../../webhooks/index.ts";
 import { rank } from "../callbacks.ts";
 import type { EvidenceDraft } from "../evidence.ts";
+import { resultSummaryOf } from "../result-summary.ts";
 import { EVIDENCE_KINDS, type InvestigationHypothesis, type InvestigationPriorIncident } from "../schemas.ts";
-import { type Conclusion, resultSummaryOf } from "./conclude.ts";
+import type { Conclusion } from "./conclude.ts";
 import type { Gathered } from "./gather.ts";
 import type { IntegrationFindings } from "./query-integrations.ts";
 

@@ -6,6 +6,7 @@ import { and, eq } from "drizzle-orm";
 import { correlateStormOf, readInvestigatedAlert, reclassifyAfterRoleChange } from "../../alerts/index.ts";
 import { type ActionOutcome, type RegisteredActionInput, StepError } from "../../automation/index.ts";
 import { inTenant } from "../../core/auth/tenancy.ts";
+import type { Executor } from "../../core/db/database.ts";
 import { listTenantIntegrationConnections } from "../../integrations/index.ts";
 import type { Usage } from "../../llm/index.ts";
 import { recordEvidence } from "../evidence.ts";
@@ -150,10 +151,13 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
   // Concluded meanwhile through the status callback (an agent, an operator): that record stands, and
   // a report or a proposed change of this run's own would contradict it.
   if (!concluded) {
-    return outcome(
-      { verdict: null, result_summary: null, superseded: "the investigation was already final" },
-      usage,
-    );
+    return {
+      ...outcome(
+        { verdict: null, result_summary: null, superseded: "the investigation was already final" },
+        usage,
+      ),
+      structuredOutput: await supersededOutput(ctx.db, investigation.id),
+    };
   }
   if (review?.citations.length) {
     await recordEvidence(ctx, ctx.db, {
@@ -189,6 +193,35 @@ async function concludeStep(input: RegisteredActionInput): Promise<ActionOutcome
       confidence: String(conclusion.rca.confidence),
     },
     usage,
+  };
+}
+
+/**
+ * The run's summary when the investigation was concluded without it: who concluded it and what they
+ * said, as a sentence (the session shows it), rather than the step's output as JSON.
+ */
+async function supersededOutput(
+  db: Executor,
+  id: string,
+): Promise<NonNullable<ActionOutcome["structuredOutput"]>> {
+  const [final] = await db
+    .select({
+      status: investigations.status,
+      resultSummary: investigations.resultSummary,
+      triageMetadata: investigations.triageMetadata,
+    })
+    .from(investigations)
+    .where(eq(investigations.id, id));
+  const by = final?.triageMetadata?.investigator;
+  const summary = final?.resultSummary?.trim();
+  return {
+    summary: [
+      `The investigation was already ${final?.status ?? "final"}${by ? ` by ${by}` : ""} when this run concluded.`,
+      ...(summary ? [`Its summary: ${summary}`] : []),
+    ].join(" "),
+    impact: "",
+    recommendations: "",
+    confidence: "",
   };
 }
 
