@@ -13,10 +13,18 @@ describeEachEngine("integration settings and credentials", (harness) => {
     for (const [maps, field, message] of [
       [{ settings: { "a\nb": { x: [1, 2] } } }, "settings.a\nb", "must be string"],
       [{ settings: { "b\n": "v".repeat(1025) } }, "settings.b\n", "must NOT have more than 1024 characters"],
-      [{ settings: { "": "v" } }, "settings.", "is not a known field"],
-      [{ settings: { [longKey]: "v" } }, `settings.${longKey}`, "is not a known field"],
+      [{ settings: { "": "v" } }, "settings.", "is not an allowed key: a key holds 1 to 128 characters"],
+      [
+        { settings: { [longKey]: "v" } },
+        `settings.${longKey}`,
+        "is not an allowed key: a key holds 1 to 128 characters",
+      ],
       [{ credentials: { "t\n": 5 } }, "credentials.t\n", "must be string"],
-      [{ credentials: { [longKey]: "s3cret" } }, `credentials.${longKey}`, "is not a known field"],
+      [
+        { credentials: { [longKey]: "s3cret" } },
+        `credentials.${longKey}`,
+        "is not an allowed key: a key holds 1 to 128 characters",
+      ],
     ] as const) {
       const body = { name: "am-maps", type: "alertmanager", ...maps };
       const created = await call(h, auth, "POST", INTEGRATIONS, body);

@@ -16,15 +16,23 @@ describeEachEngine("ask inputs and source_metadata", (harness) => {
     for (const [body, field, message] of [
       [{ inputs: { "a\nb": { x: [1, 2] } } }, "inputs.a\nb", "must be string"],
       [{ inputs: { "x\n": "v".repeat(10_001) } }, "inputs.x\n", "must NOT have more than 10000 characters"],
-      [{ inputs: { [longKey]: "v" } }, `inputs.${longKey}`, "is not a known field"],
-      [{ inputs: { "": "v" } }, "inputs.", "is not a known field"],
+      [
+        { inputs: { [longKey]: "v" } },
+        `inputs.${longKey}`,
+        "is not an allowed key: a key holds 1 to 64 characters",
+      ],
+      [{ inputs: { "": "v" } }, "inputs.", "is not an allowed key: a key holds 1 to 64 characters"],
       [
         { source_metadata: { "m\n": "v".repeat(1001) } },
         "source_metadata.m\n",
         "must NOT have more than 1000 characters",
       ],
       [{ source_metadata: { "m\r\n": 7 } }, "source_metadata.m\r\n", "must be string"],
-      [{ source_metadata: { [longKey]: "v" } }, `source_metadata.${longKey}`, "is not a known field"],
+      [
+        { source_metadata: { [longKey]: "v" } },
+        `source_metadata.${longKey}`,
+        "is not an allowed key: a key holds 1 to 100 characters",
+      ],
     ] as const) {
       const response = await call(h, auth, "POST", ASK, { ...NO_MATCH, ...body });
       expect(response.statusCode, JSON.stringify(body)).toBe(400);

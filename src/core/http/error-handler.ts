@@ -17,8 +17,19 @@ interface AjvIssue {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
-  /** Set by ajv's verbose option: the failing keyword's value. */
+  /** Set by ajv's verbose option: the failing keyword's value, and the schema holding it. */
   schema?: unknown;
+  parentSchema?: { patternProperties?: Record<string, unknown> };
+}
+
+/**
+ * What a map's keys may be, for a key its pattern refused: a KeyedRecord's keys hold 1 to N
+ * characters, which "is not a known field" would hide.
+ */
+function keyRule(issue: AjvIssue): string | null {
+  const patterns = Object.keys(issue.parentSchema?.patternProperties ?? {});
+  const bound = patterns.length === 1 ? /^\^\[\\s\\S\]\{1,(\d+)\}\$$/.exec(patterns[0] as string) : null;
+  return bound ? `is not an allowed key: a key holds 1 to ${bound[1]} characters` : null;
 }
 
 /** The values a schema admits when it is a literal, an enum, null, or a union of those; else null. */
@@ -103,7 +114,7 @@ function fromValidation(issues: AjvIssue[], location: string): AppError {
     message = "is required";
   } else if (issue.keyword === "additionalProperties") {
     path.push(String(issue.params.additionalProperty));
-    message = "is not a known field";
+    message = keyRule(issue) ?? "is not a known field";
   } else if (issue.keyword === "pattern") {
     const words = wordsOfPattern(issue.params.pattern);
     if (words) message = `must be ${words}`;
