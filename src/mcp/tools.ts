@@ -3,7 +3,6 @@
 // (listAlerts' filters are its query schema, list_investigations' and list_sessions' theirs, ask's a
 // part of Ask's body).
 // Each tool needs the scope of its HTTP route.
-import type AjvCompiler from "@fastify/ajv-compiler";
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import {
   getAlert,
@@ -24,7 +23,7 @@ import type { CallerCtx } from "../core/context.ts";
 import { toAppError } from "../core/http/error-handler.ts";
 import { unstorableTextError } from "../core/http/input-rules.ts";
 import { Uuid } from "../core/http/schemas.ts";
-import { validationOptions } from "../core/http/validation.ts";
+import { compileBodyValidator } from "../core/http/validation.ts";
 import {
   getInvestigation,
   InvestigateAlertRequest,
@@ -198,29 +197,16 @@ export const MCP_TOOLS: McpTool[] = [
   }),
 ];
 
-type InputCheck = ((input: unknown) => boolean) & { errors?: AjvCompiler.ErrorObject[] | null };
-
-/**
- * Compiles a tool's input schema as the HTTP API compiles a JSON body: the same Ajv, options and
- * formats, so a length counts characters as the routes do (TypeBox's checker counts UTF-16 units,
- * and refused an emoji message the route accepts), and defaults are filled in the same way.
- */
-const compileInputCheck = (() => {
-  const { ajv, schemaController } = validationOptions();
-  const build = schemaController?.compilersFactory?.buildValidator as AjvCompiler.BuildCompilerFromPool;
-  const compile = build({}, ajv) as unknown as (route: AjvCompiler.RouteDefinition) => InputCheck;
-  return (schema: TSchema) =>
-    compile({ schema, method: "POST", url: "/app/sre/mcp", httpPart: "body" as AjvCompiler.HttpParts });
-})();
-
-const inputChecks = new Map(MCP_TOOLS.map((tool) => [tool, compileInputCheck(tool.input)]));
+// Checked as the HTTP API checks a JSON body (compileBodyValidator): TypeBox's own checker counts a
+// length in UTF-16 units, and refused an emoji message the route accepts.
+const inputChecks = new Map(MCP_TOOLS.map((tool) => [tool, compileBodyValidator(tool.input)]));
 
 /** The input with the schema's defaults, or the HTTP API's 400 naming the first bad field. */
 export function validInput(tool: McpTool, args: unknown): unknown {
   const unstorable = unstorableTextError(args, "arguments");
   if (unstorable) throw unstorable;
   const value = structuredClone(args ?? {});
-  const check = inputChecks.get(tool) ?? compileInputCheck(tool.input);
+  const check = inputChecks.get(tool) ?? compileBodyValidator(tool.input);
   if (check(value)) return value;
   const failure = { validation: check.errors ?? [], validationContext: "arguments" };
   throw toAppError(Object.assign(new Error("invalid arguments"), failure));

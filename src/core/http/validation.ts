@@ -157,6 +157,26 @@ export function validationOptions(): Pick<FastifyServerOptions, "ajv" | "schemaC
   };
 }
 
+/** A body check that keeps ajv's issues of its last run, as a route's validator does. */
+export type BodyCheck = ((body: unknown) => boolean) & { errors?: AjvCompiler.ErrorObject[] | null };
+
+/**
+ * A validator for a JSON body checked outside a route (an MCP tool's arguments): the routes' own
+ * Ajv, options and formats, so a length counts characters and defaults are filled in alike.
+ */
+export const compileBodyValidator: (schema: unknown) => BodyCheck = (() => {
+  const { ajv, schemaController } = validationOptions();
+  const build = schemaController?.compilersFactory?.buildValidator as BuildFromPool;
+  const compile = once(() => build({}, ajv as Parameters<BuildFromPool>[1]));
+  return (schema) =>
+    compile()({
+      schema,
+      method: "POST",
+      url: "",
+      httpPart: "body",
+    } as AjvCompiler.RouteDefinition) as BodyCheck;
+})();
+
 // Compiling every route's validators and serializers at start-up costs about a second of CPU for
 // several hundred schemas; each is compiled instead when its route first needs it.
 type Compiled = ((...args: never[]) => unknown) & Record<string, unknown>;
