@@ -193,6 +193,19 @@ describeEachEngine(
       });
       const trace = await settledTrace(h, me.auth, answered.trace_id);
       expect(trace.structured_output.summary).toBe("restarted payments in staging-us");
+      // The run reads the request the answer completed, and the answer beside it.
+      const exported = await call(
+        h,
+        me.auth,
+        "GET",
+        `/platform/api/v1/sessions/${first.session_id}/export?parts=evidence`,
+      );
+      expect(exported.json().evidence.executions[0].input).toMatchObject({
+        message: "restart the payments deployment",
+        answer: "cluster=staging-us",
+        cluster: "staging-us",
+        service: "payments",
+      });
 
       // An answer that names an input given before corrects it, and is not taken as the missing one.
       const located = await ask(h, me.auth, { message: "restart the deployment in prod-eu" });

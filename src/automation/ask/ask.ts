@@ -389,7 +389,10 @@ export async function startAsk({
       input: {
         target: { type: target.type, name: target.name },
         input: {
-          message,
+          // The request, not the answer that completed it: "restart the foo deployment", with
+          // `answer` "prod-eu" beside it.
+          message: continued ? asked.prompt : message,
+          ...(continued && { answer: message }),
           ...values,
           ...(prior ? { prior_session: { session_id: prior.id, summary: prior.summary } } : {}),
         },
