@@ -183,6 +183,37 @@ describeEachEngine(
       for (const id of ids.slice(0, 4)) expect((await readAlert(h, auth, id)).storm_id).toBeNull();
     });
 
+    it("queues for classification again each classified member whose role or pointed-at cause changed", async () => {
+      const h = harness();
+      const { auth } = await h.createKey();
+      const prometheus = await registerTrigger(h, auth, { source: "alertmanager", integration: "requeue" });
+      const [databaseId] = await deliverIds(h, prometheus, amBody([database]));
+      const [crashLoopId] = await deliverIds(
+        h,
+        prometheus,
+        readFixture("alertmanager", "firing-single-critical.json"),
+      );
+      const [latencyId, errorRateId] = await deliverIds(h, prometheus, amBody([latency, errorRate]));
+      await settle(h);
+      // As if classified: only a completed classification is queued again.
+      const ids = [databaseId, crashLoopId, latencyId, errorRateId] as string[];
+      await h.vigil.services.database.db.execute(
+        sql`update alerts set analysis_status = 'completed' where id = any(${boundArray(ids, "uuid")})`,
+      );
+      // The database recovers: the crash loop becomes the cause, and the two others its symptoms.
+      await deliverIds(h, prometheus, amBody([resolved(database, "2024-05-14T09:20:00.000Z")]));
+      const requeued: string[] = [];
+      await correlatePendingStorms(h.vigil.services.database.db, {
+        now: h.vigil.services.now,
+        wait: true,
+        reclassify: async (_tx, _tenant, changed) => {
+          requeued.push(...changed);
+        },
+      });
+      expect((await readAlert(h, auth, latencyId as string)).likely_upstream).toBe("KubePodCrashLooping");
+      expect(requeued.sort()).toEqual([crashLoopId, latencyId, errorRateId].sort());
+    });
+
     it("leaves an isolated alert, and alerts without scope labels, outside any storm", async () => {
       const h = harness();
       const { auth } = await h.createKey();

@@ -529,7 +529,12 @@ function planScope(
       impact_score: change.impactScore,
       impact_explanation: change.impactExplanation,
       ...historyOf(original, change),
-      requeue: reclassify && change.alertRole !== original.alertRole,
+      // A new role is classified again, and so is a symptom that points at another cause: its
+      // attention reason names the cause to look at first.
+      requeue:
+        reclassify &&
+        (change.alertRole !== original.alertRole ||
+          (change.alertRole === "symptom" && change.likelyUpstream !== original.likelyUpstream)),
     });
   }
   return writes;
