@@ -320,7 +320,7 @@ export async function applyAlertBatches(
   const investigations: { data: { alertId: string; orgId: string | null; ownerId: string } }[] = [];
   const results: IngestResult[][] = [];
   for (const batch of hashed) {
-    const planned: { row: AlertRow; outcome: IngestOutcome }[] = [];
+    const planned: { row: AlertRow; outcome: IngestOutcome; before: AlertRow | null }[] = [];
     const delivery: IngestResult[] = [];
     // A pushed delivery's body is its invocation record's payload, written in this transaction
     // (trigger.ts): its alerts point at the invocation. Only a pulled answer is stored here.
@@ -370,7 +370,7 @@ export async function applyAlertBatches(
       if (plan.next) {
         current.set(key, plan.next);
         changed.set(plan.next.id, plan.next);
-        planned.push({ row: plan.next, outcome: plan.outcome });
+        planned.push({ row: plan.next, outcome: plan.outcome, before: existing });
       }
       delivery.push({
         id: (plan.next ?? existing)?.id ?? "",

@@ -527,6 +527,38 @@ describeEachEngine("automatic triage", (harness) => {
     expect(after.slice(-2)).toEqual(["reclassify_requested", "classified"]);
   }, 60_000);
 
+  it("classifies again an active alert whose severity a later event changes within its episode", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const url = await registerTrigger(h, auth, {
+      source: "alertmanager",
+      integration: "escalated",
+      classify_mode: "immediate",
+    });
+    const startsAt = new Date().toISOString();
+    const body = (severity: string) =>
+      amBody([
+        {
+          status: "firing",
+          fingerprint: "fp-escalated",
+          startsAt,
+          labels: { alertname: "QueueBacklog", severity, env: "production" },
+        },
+      ]);
+    const id = (await deliver(h, url, body("info"))).json().alerts[0].id;
+    expect((await settled(h, auth, id)).attention).not.toBe("needs_attention");
+    const escalated = await deliver(h, url, body("critical"));
+    expect(escalated.json().alerts[0]).toMatchObject({ id, outcome: "updated" });
+    expect(await settled(h, auth, id)).toMatchObject({
+      attention: "needs_attention",
+      attention_reason: "Critical severity, in production",
+    });
+    // The same severity again changes nothing: no classification is queued.
+    const repeated = await deliver(h, url, body("critical"));
+    expect(repeated.json().alerts[0].outcome).toBe("duplicate");
+    expect((await readAlert(h, auth, id)).analysis_status).toBe("completed");
+  });
+
   it("classifies again on request", async () => {
     const h = harness();
     const { auth } = await h.createKey();

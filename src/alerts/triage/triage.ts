@@ -50,20 +50,28 @@ export function triageBucketOf(
   return { key: `${settings.mode}:${settings.bucketBy}:${group}`, delaySeconds: settings.windowSeconds };
 }
 
-/** Marks the delivery's new and re-fired alerts for classification; returns their buckets. */
+/**
+ * Marks the delivery's alerts that need a classification: new, re-fired, or active with another
+ * severity than before (a warning escalated to critical within its episode); returns their buckets.
+ */
 export function queueForTriage(
-  planned: { row: AlertRow; outcome: IngestOutcome }[],
+  planned: { row: AlertRow; outcome: IngestOutcome; before: AlertRow | null }[],
   settings: TriageSettings,
 ): Map<string, number> {
   const buckets = new Map<string, number>();
-  for (const { row, outcome } of planned) {
-    if ((outcome !== "created" && outcome !== "refired") || row.isTest) continue;
+  for (const { row, outcome, before } of planned) {
+    if (row.isTest || !needsClassification(row, outcome, before)) continue;
     const bucket = triageBucketOf(row, settings);
     row.analysisStatus = "queued";
     row.triageBucket = bucket.key;
     buckets.set(bucket.key, bucket.delaySeconds);
   }
   return buckets;
+}
+
+function needsClassification(row: AlertRow, outcome: IngestOutcome, before: AlertRow | null): boolean {
+  if (outcome === "created" || outcome === "refired") return true;
+  return row.status === "active" && before !== null && before.severity !== row.severity;
 }
 
 export interface ClassifyJobData {
