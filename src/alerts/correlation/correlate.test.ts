@@ -291,6 +291,17 @@ describe("assignRoles", () => {
       cart: { role: "symptom", likelyUpstream: "HighRequestLatency" },
     });
   });
+
+  it("in a cycle of dependency labels, takes the cause among the members others depend on", () => {
+    const roles = assignRoles([
+      member("a", "HighErrorRate", 3, { service: "a", depends_on: "b" }),
+      member("b", "HighErrorRate", 2, { service: "b", depends_on: "a" }),
+      // Earliest, but only downstream: nothing depends on c.
+      member("c", "HighErrorRate", 0, { service: "c", depends_on: "a" }),
+    ]);
+    expect(roles.get("b")?.role).toBe("cause");
+    expect(roles.get("c")).toEqual({ role: "symptom", likelyUpstream: "HighErrorRate (service=a)" });
+  });
 });
 
 let ids = 0;

@@ -297,7 +297,8 @@ export function upstreamHintOf(upstream: RoleInput, members: RoleInput[]): strin
 
 /**
  * Roles within one storm. The cause is, among the members no dependency label puts downstream of
- * another member (and not of the info bucket, unless all are), the one lowest in the layers, then
+ * another member (in a cycle of labels, among those another member depends on; and not of the info
+ * bucket, unless all are), the one lowest in the layers, then
  * the earliest, then the smallest id. Another
  * member is a symptom when there is evidence: its dependency label names a member (likely_upstream
  * names that one), or the cause is in a lower layer, or the cause triggered earlier. A member with
@@ -328,7 +329,10 @@ export function assignRoles(members: RoleInput[]): Map<string, RoleResult> {
     if (named[0]) upstreamOf.set(member.id, named[0]);
   }
   const roots = members.filter((member) => !upstreamOf.has(member.id));
-  const candidates = roots.length > 0 ? roots : members;
+  // When the labels name each other in a cycle, the cause is among the members some other member
+  // depends on: one that only depends on others is downstream whatever its time.
+  const dependedOn = new Set([...upstreamOf.values()].map((upstream) => upstream.id));
+  const candidates = roots.length > 0 ? roots : members.filter((member) => dependedOn.has(member.id));
   // An informational alert is not the cause to look at first while an actionable one fires beside
   // it (an info rule on the same expression fired before the critical one's `for:` ran out).
   const actionable = candidates.filter((member) => (member.displayPriority ?? 1) < INFO_PRIORITY);
