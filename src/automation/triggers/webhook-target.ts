@@ -7,6 +7,7 @@ import { inTenant, type Tenant } from "../../core/auth/tenancy.ts";
 import { workContext } from "../../core/context.ts";
 import type { Executor } from "../../core/db/database.ts";
 import { AppError, type ErrorCode } from "../../core/errors.ts";
+import { tooDeepAt } from "../../core/json-depth.ts";
 import { integrationNamesOf } from "../../integrations/index.ts";
 import type { TargetInput, TargetResult, WebhookTarget, WebhookTargets } from "../../webhooks/index.ts";
 import { storableText, storableValue } from "../../webhooks/index.ts";
@@ -81,7 +82,7 @@ export function bodyToInput(body: string, contentType: string | undefined): unkn
   }
   if (typeof parsed === "string") return asText(parsed);
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return asText(body);
-  if (nestingDepth(parsed) > MAX_INPUT_DEPTH) return asText(body);
+  if (tooDeepAt(parsed)) return asText(body);
   return storableValue(parsed);
 }
 
@@ -101,23 +102,6 @@ function promptOf(input: unknown): string | undefined {
   const textOnly = typeof message === "string" && Object.keys(record).length === 1;
   const text = textOnly ? message : JSON.stringify(input);
   return storableText(text.slice(0, PROMPT_MAX_CHARS));
-}
-
-/** Deeper input would overflow the stack of every recursive reader on its way (storage, templates). */
-const MAX_INPUT_DEPTH = 256;
-
-/** How deep a parsed JSON value nests, read without recursion; stops counting past the limit. */
-function nestingDepth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (item === null || typeof item !== "object") continue;
-    deepest = Math.max(deepest, depth);
-    if (deepest > MAX_INPUT_DEPTH) return deepest;
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 function refused(reason: { errCode: ErrorCode; msg: string; extras: Record<string, unknown> }): TargetResult {

@@ -56,6 +56,8 @@ const logger = pino(
   }),
 );
 
+const JSON_TYPE = { "content-type": "application/json" };
+
 async function probeRoutes(app: FastifyInstance) {
   for (const prefix of ["/platform/api/v1", "/app/sre/api/v1"]) {
     app.post(
@@ -152,6 +154,29 @@ describeEachEngine(
           expect(response.statusCode, payload).toBe(400);
           const body = response.json();
           expect(body.code ?? body.errCode).toMatch(/^(INVALID_JSON|BAD_REQUEST)$/);
+        }
+      });
+
+      it(`${prefix}: JSON nested deeper than 256 levels is 400 naming where it starts, not a 500`, async () => {
+        const nested = (levels: number) =>
+          `{"name":"a","count":1,"colour":${"[".repeat(levels)}${"]".repeat(levels)}}`;
+        // The body itself is one level: 255 arrays inside it are 256 levels, the most there may be.
+        const deepest = await inject({
+          method: "POST",
+          url: `${prefix}/probe`,
+          headers: JSON_TYPE,
+          payload: nested(255),
+        });
+        expect(JSON.stringify(deepest.json())).toContain("colour: is not a known field");
+        for (const levels of [256, 900]) {
+          const response = await inject({
+            method: "POST",
+            url: `${prefix}/probe`,
+            headers: JSON_TYPE,
+            payload: nested(levels),
+          });
+          expect(response.statusCode, String(levels)).toBe(400);
+          expect(JSON.stringify(response.json())).toContain("colour.0.0: nests deeper than 256 levels");
         }
       });
 

@@ -13,6 +13,7 @@ declare module "fastify" {
 }
 
 import { AppError } from "../errors.ts";
+import { MAX_JSON_DEPTH, tooDeepAt } from "../json-depth.ts";
 import { jsonSyntaxReason } from "../json-syntax.ts";
 import { takesOptionalBody } from "./schemas.ts";
 
@@ -116,7 +117,19 @@ export function registerInputRules(app: FastifyInstance): void {
       done(new AppError("INVALID_JSON", "body is empty: send a JSON value"));
       return;
     }
-    parseJson(request, text, (err, value) => done(err ? invalidJson(text) : null, value));
+    parseJson(request, text, (err, value) => {
+      if (err) return done(invalidJson(text));
+      const deep = tooDeepAt(value);
+      if (!deep) return done(null, value);
+      // Named by where it starts: the keys below that are the nesting itself.
+      const field = deep.slice(0, 3).join(".") || "body";
+      done(
+        new AppError("VALIDATION_FAILED", `${field}: nests deeper than ${MAX_JSON_DEPTH} levels`, {
+          field,
+          location: "body",
+        }),
+      );
+    });
   });
   // No body under another content type (`curl -d ''` sends a form type) is still no body; a body
   // that is not JSON is 415.
