@@ -59,16 +59,25 @@ function literalsOfBranches(branches: unknown[]): unknown[] | null {
  * off the last issue is the keyword that decided: when it is an enum, a literal, or a union whose
  * branches are all literals, the answer lists the allowed values instead.
  */
-function choiceIssue(issues: AjvIssue[]): { issue: AjvIssue; allowed: unknown[] } | null {
+function choiceIssue(issues: AjvIssue[]): Choice | null {
   const last = issues.at(-1);
   const decided = last ? choiceOf(last) : null;
   // A literal inside an optional object (Nullable: the object or null) fails the object's branch
-  // first, and the union last: the first issue is the literal's own.
-  return decided ?? (issues[0] && last?.keyword === "anyOf" ? leafChoice(issues[0]) : null);
+  // first, and the union last: the first issue, deeper than the union, is the literal's own.
+  const first = issues[0];
+  const inside = first && last?.keyword === "anyOf" && first.instancePath !== last.instancePath;
+  return decided ?? (inside ? leafChoice(first) : null);
+}
+
+/** A closed list of values, or one that also admits what `or` says (a union of literals and a pattern). */
+interface Choice {
+  issue: AjvIssue;
+  allowed: unknown[];
+  or?: string;
 }
 
 /** An enum or a literal that failed by itself. */
-function leafChoice(issue: AjvIssue): { issue: AjvIssue; allowed: unknown[] } | null {
+function leafChoice(issue: AjvIssue): Choice | null {
   if (issue.keyword === "enum" && Array.isArray(issue.params.allowedValues)) {
     return { issue, allowed: issue.params.allowedValues };
   }
@@ -78,16 +87,31 @@ function leafChoice(issue: AjvIssue): { issue: AjvIssue; allowed: unknown[] } | 
   return null;
 }
 
-function choiceOf(issue: AjvIssue): { issue: AjvIssue; allowed: unknown[] } | null {
+function choiceOf(issue: AjvIssue): Choice | null {
   // A union of one literal is the literal itself (exportSession's format=json).
   const leaf = leafChoice(issue);
   if (leaf) return leaf;
   if ((issue.keyword === "anyOf" || issue.keyword === "oneOf") && Array.isArray(issue.schema)) {
     const allowed = literalsOfBranches(issue.schema);
-    return allowed ? { issue, allowed } : null;
+    if (allowed) return { issue, allowed };
+    return mixedChoice(issue, issue.schema);
   }
   return null;
 }
+
+/**
+ * Literals beside one described branch of another kind (an action type: a built-in's name, or a
+ * name a domain registers): the literals listed, and the other branch by its description.
+ */
+function mixedChoice(issue: AjvIssue, branches: unknown[]): Choice | null {
+  const literals = branches.map(literalValues);
+  const others = branches.filter((_, index) => literals[index] === null) as { description?: unknown }[];
+  const listed = literals.flatMap((values) => values ?? []);
+  const or = others.length === 1 ? others[0]?.description : undefined;
+  return listed.length > 0 && typeof or === "string" ? { issue, allowed: listed, or: lowerFirst(or) } : null;
+}
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
 function fromValidation(issues: AjvIssue[], location: string): AppError {
   const choice = choiceIssue(issues);
@@ -102,7 +126,8 @@ function fromValidation(issues: AjvIssue[], location: string): AppError {
     const allowed = choice.allowed.map((value) =>
       typeof value === "string" ? value : JSON.stringify(value),
     );
-    return new AppError("VALIDATION_FAILED", `${field}: must be one of ${allowed.join(", ")}`, {
+    const or = choice.or ? `, or ${choice.or}` : "";
+    return new AppError("VALIDATION_FAILED", `${field}: must be one of ${allowed.join(", ")}${or}`, {
       field,
       location,
       rule: "enum",
