@@ -121,11 +121,18 @@ function ownedNamed(targets: WebhookTargets, tenant: Tenant): SQL {
   ) as SQL;
 }
 
-async function findNamed(db: Executor, targets: WebhookTargets, tenant: Tenant, id: string) {
-  const [row] = await db
+async function findNamed(
+  db: Executor,
+  targets: WebhookTargets,
+  tenant: Tenant,
+  id: string,
+  { lock = false } = {},
+) {
+  const query = db
     .select()
     .from(webhooks)
     .where(and(ownedNamed(targets, tenant), eq(webhooks.id, id)));
+  const [row] = lock ? await query.for("update") : await query;
   if (!row) throw notFound("webhook", { webhook_id: id });
   return row;
 }
@@ -242,23 +249,25 @@ export async function updateNamedWebhook({
 }): Promise<Webhook> {
   const tenant = tenantOf(ctx.actor);
   const { changes } = input;
-  const current = await findNamed(ctx.db, targets, tenant, input.webhookId);
-  const next = {
-    name: changes.name ?? current.name,
-    targetType: changes.target_type ?? current.targetType,
-    targetName: changes.target_name ?? current.targetName,
-    description: changes.description ?? current.description,
-    enabled: changes.enabled ?? current.enabled,
-  };
-  // Saving an enabled webhook vouches for its target; disabling one never needs a ready target.
-  if (next.enabled)
-    await assertReady(ctx.db, targets, tenant, { type: next.targetType, name: next.targetName });
   const row = await withTransaction(ctx.db, async (tx) => {
+    // Locked: a concurrent update waits, then merges its fields onto what this one wrote, so
+    // neither brings back a field the other changed (a disable undone by a description edit).
+    const current = await findNamed(tx, targets, tenant, input.webhookId, { lock: true });
+    const next = {
+      name: changes.name ?? current.name,
+      targetType: changes.target_type ?? current.targetType,
+      targetName: changes.target_name ?? current.targetName,
+      description: changes.description ?? current.description,
+      enabled: changes.enabled ?? current.enabled,
+    };
+    // Saving an enabled webhook vouches for its target; disabling one never needs a ready target.
+    if (next.enabled)
+      await assertReady(tx, targets, tenant, { type: next.targetType, name: next.targetName });
     if (next.name !== current.name) await assertNameFree(tx, tenant, next.name, current.id);
     const [updated] = await tx
       .update(webhooks)
       .set({ ...next, updatedAt: ctx.now() })
-      .where(and(ownedNamed(targets, tenant), eq(webhooks.id, current.id)))
+      .where(eq(webhooks.id, current.id))
       .returning();
     if (!updated) throw notFound("webhook", { webhook_id: input.webhookId });
     return updated;

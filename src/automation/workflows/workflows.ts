@@ -6,7 +6,7 @@ import { and, asc, desc, eq, max, sql } from "drizzle-orm";
 import { inTenant, type Tenant, tenantOf } from "../../core/auth/tenancy.ts";
 import type { CallerCtx } from "../../core/context.ts";
 import { boundArray } from "../../core/db/bound-array.ts";
-import { type Executor, withTransaction } from "../../core/db/database.ts";
+import { type Executor, type Tx, withTransaction } from "../../core/db/database.ts";
 import { AppError, badRequest, notFound } from "../../core/errors.ts";
 import { agentNames } from "../agents/agents.ts";
 import type { Stage, Workflow, WorkflowInput, WorkflowVersion, WorkflowWrite } from "../schemas.ts";
@@ -133,11 +133,32 @@ async function findWorkflow(db: Executor, ctx: CallerCtx, name: string): Promise
   return row;
 }
 
-async function findVersion(db: Executor, workflow: WorkflowRow, version: number): Promise<VersionRow> {
-  const [row] = await db
+/**
+ * The workflow's row, locked until the transaction ends. Every edit of a workflow or of its draft
+ * takes it first, so concurrent edits run one after the other, each reading what the one before
+ * wrote; taken before any version's row, in the order a delete takes them.
+ */
+async function lockWorkflow(tx: Tx, ctx: CallerCtx, name: string): Promise<WorkflowRow> {
+  const [row] = await tx
+    .select()
+    .from(workflows)
+    .where(and(inTenant(workflows, tenantOf(ctx.actor)), eq(workflows.name, name)))
+    .for("update");
+  if (!row) throw notFound("workflow", { name });
+  return row;
+}
+
+async function findVersion(
+  db: Executor,
+  workflow: WorkflowRow,
+  version: number,
+  { lock = false } = {},
+): Promise<VersionRow> {
+  const query = db
     .select()
     .from(workflowVersions)
     .where(and(eq(workflowVersions.workflowId, workflow.id), eq(workflowVersions.version, version)));
+  const [row] = lock ? await query.for("update") : await query;
   if (!row) throw notFound("workflow version", { name: workflow.name, version });
   return row;
 }
@@ -232,13 +253,14 @@ export async function updateWorkflow({
       field: "name",
     });
   }
-  const workflow = await findWorkflow(ctx.db, ctx, input.name);
   await withTransaction(ctx.db, async (tx) => {
+    const workflow = await lockWorkflow(tx, ctx, input.name);
     if (hasContent(write)) {
       const [draft] = await tx
         .select()
         .from(workflowVersions)
-        .where(and(eq(workflowVersions.workflowId, workflow.id), eq(workflowVersions.status, "draft")));
+        .where(and(eq(workflowVersions.workflowId, workflow.id), eq(workflowVersions.status, "draft")))
+        .for("update");
       if (!draft) {
         throw new AppError("NOT_A_DRAFT", `workflow ${input.name} has no draft: create a version first`, {
           name: input.name,
@@ -246,22 +268,19 @@ export async function updateWorkflow({
       }
       await writeDraft(ctx, tx, draft, write);
     }
+    // Only a given routing status is written: none given leaves the stored one as it is.
     await tx
       .update(workflows)
-      .set({ routingStatus: write.routing_status ?? workflow.routingStatus, updatedAt: ctx.now() })
+      .set({ ...(write.routing_status && { routingStatus: write.routing_status }), updatedAt: ctx.now() })
       .where(eq(workflows.id, workflow.id));
   });
   return present(ctx, await findWorkflow(ctx.db, ctx, input.name), true);
 }
 
-async function writeDraft(
-  ctx: CallerCtx,
-  tx: Executor,
-  draft: VersionRow,
-  write: WorkflowWrite,
-): Promise<void> {
+/** `draft` was read locked, in `tx`: the fields not given keep what it holds now. */
+async function writeDraft(ctx: CallerCtx, tx: Tx, draft: VersionRow, write: WorkflowWrite): Promise<void> {
   const content = await validContent(ctx, tx, draft, write);
-  // Conditional: an approval that won the race leaves the version untouched.
+  // Conditional: a version approved is never written, whatever the caller read.
   const rows = await tx
     .update(workflowVersions)
     .set({ ...content, updatedAt: ctx.now() })
@@ -272,9 +291,10 @@ async function writeDraft(
 }
 
 export async function createWorkflowVersion({ ctx, input }: { ctx: CallerCtx; input: { name: string } }) {
-  const workflow = await findWorkflow(ctx.db, ctx, input.name);
   const now = ctx.now();
-  await withTransaction(ctx.db, async (tx) => {
+  const workflow = await withTransaction(ctx.db, async (tx) => {
+    // Locked: the copy is of the latest version as the last edit of its draft left it.
+    const workflow = await lockWorkflow(tx, ctx, input.name);
     const latest = await latestVersion(tx, workflow);
     const [top] = await tx
       .select({ version: max(workflowVersions.version) })
@@ -306,6 +326,7 @@ export async function createWorkflowVersion({ ctx, input }: { ctx: CallerCtx; in
         },
       );
     }
+    return workflow;
   });
   return present(ctx, workflow, true);
 }
@@ -322,16 +343,16 @@ export async function updateWorkflowVersion({
       field: "name",
     });
   }
-  const workflow = await findWorkflow(ctx.db, ctx, input.name);
-  const version = await findVersion(ctx.db, workflow, input.version);
-  if (version.status !== "draft") {
-    throw new AppError("NOT_A_DRAFT", `version ${input.version} is approved and cannot change`, {
-      name: input.name,
-      version: input.version,
-    });
-  }
   // One transaction: the draft's content and the routing status change together or not at all.
   await withTransaction(ctx.db, async (tx) => {
+    const workflow = await lockWorkflow(tx, ctx, input.name);
+    const version = await findVersion(tx, workflow, input.version, { lock: true });
+    if (version.status !== "draft") {
+      throw new AppError("NOT_A_DRAFT", `version ${input.version} is approved and cannot change`, {
+        name: input.name,
+        version: input.version,
+      });
+    }
     await writeDraft(ctx, tx, version, input.write);
     if (input.write.routing_status) {
       await tx

@@ -1,0 +1,177 @@
+// A PUT of a workflow or of its draft changes only the fields it gives: read in sequence, and on
+// PostgreSQL when it waits on another edit of the same workflow (a routing change or a draft field
+// was lost to an edit of another field).
+import { and, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { uniqueName } from "../../../test/automation-runs.ts";
+import {
+  type Auth,
+  call,
+  describeEachEngine,
+  ENGINES,
+  type Harness,
+  startHarness,
+  waitFor,
+} from "../../../test/harness.ts";
+import type { Database, Tx } from "../../core/db/database.ts";
+import { workflows, workflowVersions } from "../tables.ts";
+
+const BASE = "/platform/api/v1/workflows";
+
+const STAGES = [{ id: "report", action_type: "write_report", config: { title: "t" } }];
+
+/** An inactive workflow whose draft, version 1, holds a description, a stage and a routing example. */
+async function createDraftWorkflow(h: Harness, auth: Auth) {
+  const name = uniqueName("wf");
+  const response = await call(h, auth, "POST", BASE, {
+    name,
+    routing_status: "inactive",
+    description: "first",
+    stages: STAGES,
+    routing_examples: ["restart checkout"],
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return name;
+}
+
+async function put(h: Harness, auth: Auth, url: string, body: object) {
+  const response = await call(h, auth, "PUT", url, body);
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json();
+}
+
+/** What the tests look at: the routing status and the draft's content. */
+function edited(workflow: {
+  routing_status: string;
+  versions: { description: string; stages: unknown; routing_examples: string[] }[];
+}) {
+  const [draft] = workflow.versions;
+  return {
+    routing_status: workflow.routing_status,
+    description: draft?.description,
+    stages: draft?.stages,
+    routing_examples: draft?.routing_examples,
+  };
+}
+
+describeEachEngine("workflow edits", (harness) => {
+  it("changes only the fields a PUT gives, on the workflow and on its draft", async () => {
+    const h = harness();
+    const { auth } = await h.createKey();
+    const name = await createDraftWorkflow(h, auth);
+    const content = { stages: STAGES, routing_examples: ["restart checkout"] };
+
+    expect(edited(await put(h, auth, `${BASE}/${name}`, { description: "second" }))).toEqual({
+      routing_status: "inactive",
+      description: "second",
+      ...content,
+    });
+    expect(edited(await put(h, auth, `${BASE}/${name}`, { routing_status: "active" }))).toEqual({
+      routing_status: "active",
+      description: "second",
+      ...content,
+    });
+    const examples = ["roll back checkout"];
+    expect(edited(await put(h, auth, `${BASE}/${name}/versions/1`, { routing_examples: examples }))).toEqual({
+      routing_status: "active",
+      description: "second",
+      stages: STAGES,
+      routing_examples: examples,
+    });
+  });
+});
+
+/** Waits until a backend of this test's database waits on a lock, or `done()` (it did not wait). */
+function untilSomeoneWaitsOnALock(database: Database, done: () => boolean) {
+  return waitFor(async () => {
+    if (done()) return true;
+    const { rows } = await database.db.execute(
+      sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return rows.length > 0 ? true : undefined;
+  });
+}
+
+// On PostgreSQL, where two edits of one workflow run at once: the second waits for the first's
+// transaction to commit, then writes its fields onto what the first wrote.
+if (ENGINES.includes("postgres")) {
+  describe("workflow edits at once [postgres]", () => {
+    let h: Harness & { stop(): Promise<void> };
+    beforeAll(async () => {
+      h = await startHarness("postgres");
+    });
+    afterAll(async () => {
+      await h?.stop();
+    });
+
+    /**
+     * Holds `write` (another request's write) open in a transaction, sends `request`, and commits
+     * once the request waits on a lock; answers the request's body.
+     */
+    async function sendWhileHeld(
+      write: (tx: Tx) => PromiseLike<unknown>,
+      request: () => ReturnType<typeof call>,
+    ) {
+      const { database } = h.vigil.services;
+      let sent: ReturnType<typeof call> | undefined;
+      let settled = false;
+      await database.transaction(async (tx) => {
+        await write(tx);
+        sent = request();
+        void sent.then(() => {
+          settled = true;
+        });
+        await untilSomeoneWaitsOnALock(database, () => settled);
+        expect(settled).toBe(false);
+      });
+      if (!sent) throw new Error("the request was not sent");
+      const answer = await sent;
+      expect(answer.statusCode, answer.body).toBe(200);
+      return answer.json();
+    }
+
+    it("keeps a routing change that commits while a description edit waits", async () => {
+      const { auth } = await h.createKey();
+      const name = await createDraftWorkflow(h, auth);
+      await put(h, auth, `${BASE}/${name}`, { routing_status: "active" });
+      const answer = await sendWhileHeld(
+        (tx) => tx.update(workflows).set({ routingStatus: "inactive" }).where(eq(workflows.name, name)),
+        () => call(h, auth, "PUT", `${BASE}/${name}`, { description: "second" }),
+      );
+      const expected = {
+        routing_status: "inactive",
+        description: "second",
+        stages: STAGES,
+        routing_examples: ["restart checkout"],
+      };
+      expect(edited(answer)).toEqual(expected);
+      expect(edited((await call(h, auth, "GET", `${BASE}/${name}`)).json())).toEqual(expected);
+    });
+
+    it("keeps a draft's description that commits while an edit of its routing examples waits", async () => {
+      const { auth } = await h.createKey();
+      const name = await createDraftWorkflow(h, auth);
+      const [workflow] = await h.vigil.services.database.db
+        .select({ id: workflows.id })
+        .from(workflows)
+        .where(eq(workflows.name, name));
+      const examples = ["roll back checkout"];
+      const answer = await sendWhileHeld(
+        (tx) =>
+          tx
+            .update(workflowVersions)
+            .set({ description: "second" })
+            .where(and(eq(workflowVersions.workflowId, workflow?.id ?? ""), eq(workflowVersions.version, 1))),
+        () => call(h, auth, "PUT", `${BASE}/${name}/versions/1`, { routing_examples: examples }),
+      );
+      const expected = {
+        routing_status: "inactive",
+        description: "second",
+        stages: STAGES,
+        routing_examples: examples,
+      };
+      expect(edited(answer)).toEqual(expected);
+      expect(edited((await call(h, auth, "GET", `${BASE}/${name}`)).json())).toEqual(expected);
+    });
+  });
+}
