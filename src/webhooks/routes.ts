@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { contextOf } from "../core/context.ts";
+import { givenTwice } from "../core/http/input-rules.ts";
 import { anyRawBody, OrgQuery, Uuid } from "../core/http/schemas.ts";
 import { decodeContent } from "./content-coding.ts";
 import { namedWebhooksRoutes } from "./named-routes.ts";
@@ -21,6 +22,8 @@ const webhooksOfTriggers = new WeakMap<FastifyRequest, WebhookRow>();
 /** The webhook token of a trigger: `apiKey` in the query, else `Authorization: Bearer <token>`. */
 function tokenOf(request: FastifyRequest): string | null {
   const apiKey = (request.query as { apiKey?: unknown }).apiKey;
+  // Read before the rule that refuses a repeated query parameter runs: the same rule, here.
+  if (Array.isArray(apiKey)) throw givenTwice("apiKey", apiKey.length);
   if (typeof apiKey === "string" && apiKey) return apiKey;
   return /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? "")?.[1] ?? null;
 }

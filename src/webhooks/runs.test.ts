@@ -116,6 +116,19 @@ describeEachEngine(
         }
       });
 
+      it("answers 400 naming apiKey when the token is given twice in the query", async () => {
+        const h = harness();
+        const { token } = await setup(h);
+        const key = encodeURIComponent(token);
+        const response = await trigger(h, { query: `?apiKey=${key}&apiKey=${key}` });
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toMatchObject({
+          msg: "apiKey: given 2 times: give it once",
+          errCode: "VALIDATION_FAILED",
+          extras: [expect.objectContaining({ field: "apiKey" })],
+        });
+      });
+
       it("takes the token from Authorization: Bearer as well as from ?apiKey=", async () => {
         const h = harness();
         const { registration, token } = await setup(h);
