@@ -1,8 +1,9 @@
 // The `llm` agent runner end to end on the real queue, against a loopback server speaking the
 // OpenAI chat completions protocol: a tool call then a final answer (trace nodes, output, usage and
 // cost, the tool result sent back to the model), a failing tool reported to the model, the
-// max_steps and token bounds, endpoint errors (5xx retried then error, 401 at once), and the clear
-// error with no LLM configured.
+// max_steps and token bounds, endpoint errors (5xx retried then error, 401 at once), the tokens of
+// every call that answered counted whatever became of its attempt (failed, retried, over budget),
+// and the clear error with no LLM configured.
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
@@ -60,6 +61,43 @@ async function stageOutput(h: Harness, traceId: string, stageId: string) {
 
 const toolMessages = (body: ChatRequestBody | undefined) =>
   (body?.messages ?? []).filter((message) => message.role === "tool");
+
+/** The usage of a gpt-4o agent run alone: its tokens, and their price (USD) the test works out. */
+interface ExpectedUsage {
+  prompt: number;
+  completion: number;
+  cost: number;
+}
+
+/**
+ * The run's model usage wherever it is told: on the agent's node alone (the stage node reads 0), in
+ * the run's total_cost, and in its session's cost (token totals, by run and by model).
+ */
+async function expectAgentRunCost(
+  h: Harness,
+  me: Owner,
+  run: { traceId: string; sessionId: string },
+  trace: { execution: { total_cost: number }; nodes: { id: string; cost: number }[] },
+  agent: string,
+  expected: ExpectedUsage,
+) {
+  const cost = expect.closeTo(expected.cost, 12);
+  expect(trace.nodes.filter((node) => node.cost !== 0).map((node) => [node.id, node.cost])).toEqual([
+    [`stage:${agent}/agent:${agent}`, cost],
+  ]);
+  expect(trace.execution.total_cost).toEqual(cost);
+  const session = await call(h, me.auth, "GET", `/platform/api/v1/sessions/${run.sessionId}`);
+  expect(session.statusCode, session.body).toBe(200);
+  expect(session.json().cost).toEqual({
+    total_cost: cost,
+    prompt_tokens: expected.prompt,
+    completion_tokens: expected.completion,
+    by_execution: [{ trace_id: run.traceId, target_name: agent, total_cost: cost }],
+    by_model: [
+      { model: "gpt-4o", prompt_tokens: expected.prompt, completion_tokens: expected.completion, cost },
+    ],
+  });
+}
 
 describeEachEngine(
   "llm agent runner",
@@ -325,11 +363,16 @@ describeEachEngine(
       expect(gate.gaveUp).toBe(false);
     });
 
-    it("stops at the token budget", async () => {
+    it("stops at the token budget, counting the tokens that spent it", async () => {
       const h = harness();
       const me = await owner();
       const agent = uniqueName("spender");
-      await registerAgent(h, me.auth, { name: agent, kind: "llm", tools: ["json_transform"] });
+      await registerAgent(h, me.auth, {
+        name: agent,
+        kind: "llm",
+        model: "gpt-4o",
+        tools: ["json_transform"],
+      });
       const budget = LLM_RUNNER_DEFAULTS.tokenBudget;
       stub.script([
         {
@@ -342,6 +385,87 @@ describeEachEngine(
       const reason = `agent ${agent}: no final answer: the token budget of ${budget} was spent (${budget + 10} tokens)`;
       expect(body.execution).toMatchObject({ status: "error", error: `stage ${agent} failed: ${reason}` });
       expect(chatBodies(stub)).toHaveLength(1);
+      // gpt-4o: 99,990 prompt tokens * 0.0025 / 1K + 20 completion tokens * 0.01 / 1K
+      await expectAgentRunCost(h, me, started, body, agent, {
+        prompt: budget - 10,
+        completion: 20,
+        cost: 0.250175,
+      });
+    });
+
+    it("counts the calls that answered before the endpoint refused the next one (400)", async () => {
+      const h = harness();
+      const me = await owner();
+      const agent = uniqueName("refused");
+      await registerAgent(h, me.auth, {
+        name: agent,
+        kind: "llm",
+        model: "gpt-4o",
+        tools: ["json_transform"],
+      });
+      const refusal = { error: { message: "the context is too long", type: "invalid_request_error" } };
+      stub.script([
+        {
+          toolCalls: [{ name: "json_transform", arguments: { expression: "1 + 1" } }],
+          usage: { prompt_tokens: 5_000, completion_tokens: 1_000 },
+        },
+        { status: 400, body: refusal },
+      ]);
+      const started = await startAs(h, me, { target: { type: "agent", name: agent } });
+      const body = await settledTrace(h, me.auth, started.traceId);
+      const reason = `agent ${agent}: the model endpoint answered 400: ${JSON.stringify(refusal)}`;
+      expect(body.execution).toMatchObject({ status: "error", error: `stage ${agent} failed: ${reason}` });
+      expect(nodeSummary(body)).toEqual([
+        [`stage:${agent}`, "error", reason],
+        [`stage:${agent}/agent:${agent}`, "error", reason],
+        [`stage:${agent}/agent:${agent}/tool:1:json_transform`, "success", null],
+      ]);
+      // Not retried: the 400 is the endpoint's refusal.
+      expect(chatBodies(stub)).toHaveLength(2);
+      // gpt-4o: 5,000 prompt tokens * 0.0025 / 1K + 1,000 completion tokens * 0.01 / 1K
+      await expectAgentRunCost(h, me, started, body, agent, {
+        prompt: 5_000,
+        completion: 1_000,
+        cost: 0.0225,
+      });
+    });
+
+    it("counts each attempt's answered calls once when the stage is retried", async () => {
+      const h = harness();
+      const me = await owner();
+      const agent = uniqueName("persistent");
+      await registerAgent(h, me.auth, {
+        name: agent,
+        kind: "llm",
+        model: "gpt-4o",
+        tools: ["json_transform"],
+      });
+      // Attempts 1 and 2: a tool call answered, then the endpoint fails (500, retried); attempt 3 answers.
+      const answeredThenFailed = [
+        {
+          toolCalls: [{ name: "json_transform", arguments: { expression: "1 + 1" } }],
+          usage: { prompt_tokens: 5_000, completion_tokens: 1_000 },
+        },
+        { status: 500, body: { error: { message: "overloaded", type: "server_error" } } },
+      ];
+      stub.script([
+        ...answeredThenFailed,
+        ...answeredThenFailed,
+        { content: "all good", usage: { prompt_tokens: 1_000, completion_tokens: 100 } },
+      ]);
+      const started = await startAs(h, me, { target: { type: "agent", name: agent } });
+      const body = await settledTrace(h, me.auth, started.traceId);
+      expect(body.execution).toMatchObject({ status: "completed", error: null });
+      expect(body.nodes).toContainEqual(
+        expect.objectContaining({ id: `stage:${agent}/agent:${agent}`, state: "success", attempt: 3 }),
+      );
+      expect(chatBodies(stub)).toHaveLength(5);
+      // gpt-4o: 11,000 prompt tokens * 0.0025 / 1K + 2,100 completion tokens * 0.01 / 1K
+      await expectAgentRunCost(h, me, started, body, agent, {
+        prompt: 11_000,
+        completion: 2_100,
+        cost: 0.0485,
+      });
     });
 
     it("retries a stage whose model endpoint answers 500, then fails the node with the reason", async () => {

@@ -25,11 +25,12 @@
 //     after totalTimeoutMs (both retried by the engine, as are the endpoint's 5xx and 429 answers;
 //     the SDK itself does not retry, so the stage job's retry policy is the only one).
 // - Output: { agent, model, text, json (the answer parsed when it is a JSON object, else null),
-//   steps, tool_calls, finish_reason }; usage: the tokens summed over every call, under the model
-//   name sent (the agent's `model`, else LLM_MODEL), priced by the price table.
+//   steps, tool_calls, finish_reason }; usage: the tokens summed over every call that answered, under
+//   the model name sent (the agent's `model`, else LLM_MODEL), priced by the price table. A failure
+//   (a StepError) carries the same usage: calls that answered before it were paid for.
 import { generateText, jsonSchema, stepCountIs, type ToolSet, tool } from "ai";
 import { abortAfter } from "../../core/abort.ts";
-import { createLlmModel, describeLlmError, type LlmConfig } from "../../llm/index.ts";
+import { createLlmModel, describeLlmError, type LlmConfig, type Usage } from "../../llm/index.ts";
 import { StepError } from "../executions/actions.ts";
 import { RunStoppedError } from "../executions/execution-state.ts";
 import { renderText } from "../executions/template.ts";
@@ -212,8 +213,21 @@ async function runToolLoop(
   }
   const system = [PREAMBLE, renderText(agent.instructions, context).trim()].filter(Boolean).join("\n\n");
   const prompt = clip(JSON.stringify({ ...context, config: stageConfig }, null, 2), options.maxContextChars);
-  let spent = 0;
-  const overBudget = () => spent >= options.tokenBudget;
+  // Summed per finished call, so a failure after some calls still carries what they spent (the SDK's
+  // error holds no usage of its own): they were paid for, whatever becomes of the attempt.
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let answered = 0;
+  const usageOf = (): Usage | null =>
+    answered === 0 ? null : { model: modelId, promptTokens, completionTokens };
+  const spent = () => promptTokens + completionTokens;
+  const overBudget = () => spent() >= options.tokenBudget;
+  const failure = (err: unknown): Error => {
+    if (err instanceof RunStoppedError) return err;
+    if (err instanceof StepError) return new StepError(err.message, err.retryable, usageOf());
+    const { message, retryable } = describeLlmError(err);
+    return new StepError(`agent ${agent.name}: ${message}`, retryable, usageOf());
+  };
   let result: Awaited<ReturnType<typeof generateText>>;
   try {
     result = await generateText({
@@ -229,28 +243,23 @@ async function runToolLoop(
       prepareStep: ({ stepNumber }) =>
         stepNumber === maxSteps - 1 && Object.keys(tools).length > 0 ? { toolChoice: "none" } : undefined,
       onStepFinish: (step) => {
-        spent += (step.usage.inputTokens ?? 0) + (step.usage.outputTokens ?? 0);
+        answered += 1;
+        promptTokens += step.usage.inputTokens ?? 0;
+        completionTokens += step.usage.outputTokens ?? 0;
       },
     });
   } catch (err) {
-    if (fatal) throw fatal;
-    if (err instanceof StepError || err instanceof RunStoppedError) throw err;
-    const { message, retryable } = describeLlmError(err);
-    throw new StepError(`agent ${agent.name}: ${message}`, retryable);
+    throw failure(fatal ?? err);
   }
-  if (fatal) throw fatal;
-  const usage = {
-    model: modelId,
-    promptTokens: result.totalUsage.inputTokens ?? 0,
-    completionTokens: result.totalUsage.outputTokens ?? 0,
-  };
+  if (fatal) throw failure(fatal);
+  const usage = usageOf();
   const last = result.steps.at(-1);
   if (!last || last.toolCalls.length > 0 || last.finishReason === "tool-calls") {
     const why = overBudget()
-      ? `the token budget of ${options.tokenBudget} was spent (${spent} tokens)`
+      ? `the token budget of ${options.tokenBudget} was spent (${spent()} tokens)`
       : `the model was still calling tools after ${result.steps.length} of ${maxSteps} steps (max_steps)`;
     log.warn({ agent: agent.name, model: modelId, usage }, `llm agent stopped without an answer: ${why}`);
-    throw new StepError(`agent ${agent.name}: no final answer: ${why}`, false);
+    throw new StepError(`agent ${agent.name}: no final answer: ${why}`, false, usage);
   }
   const text = result.text.trim();
   return {

@@ -12,10 +12,16 @@ import { asText, renderText, renderValue } from "./template.ts";
 /** A step's failure. `retryable` failures are tried again (pg-boss retry); others fail at once. */
 export class StepError extends Error {
   readonly retryable: boolean;
-  constructor(message: string, retryable: boolean) {
+  /**
+   * The model calls the failed step paid for all the same (an llm agent's calls that answered
+   * before the failure): recorded on its node and in the run's tokens and cost, as a success's are.
+   */
+  readonly usage: Usage | null;
+  constructor(message: string, retryable: boolean, usage: Usage | null = null) {
     super(message);
     this.name = "StepError";
     this.retryable = retryable;
+    this.usage = usage;
   }
 }
 

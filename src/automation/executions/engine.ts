@@ -373,25 +373,57 @@ async function runStep(
   } catch (caught) {
     // Whatever the aborted work threw, the cause is the stopped run (its nodes are already marked).
     const err = stop.signal.aborted ? new RunStoppedError(traceId) : caught;
-    if (!(err instanceof RunStoppedError)) {
-      await ctx.db
-        .update(executionNodes)
-        .set({ status: "error", error: storableText((err as Error).message), finishedAt: ctx.now() })
-        .where(
-          and(
-            eq(executionNodes.traceId, traceId),
-            eq(executionNodes.key, spec.key),
-            eq(executionNodes.status, "running"),
-            eq(executionNodes.attempt, attempt),
-          ),
-        );
-    }
+    if (!(err instanceof RunStoppedError)) await failStep(ctx, execution, spec.key, attempt, err as Error);
     throw err;
   } finally {
     stop.end();
   }
   await completeStep(ctx, execution, spec.key, attempt, result);
   return result.output;
+}
+
+/**
+ * The model usage a step adds to its node and its run. A node adds up its attempts: the calls that
+ * answered in an attempt that failed were paid for, and a retry's calls come on top of them.
+ */
+const nodeUsage = (usage: Usage) => ({
+  model: usage.model,
+  promptTokens: sql`${executionNodes.promptTokens} + ${usage.promptTokens}`,
+  completionTokens: sql`${executionNodes.completionTokens} + ${usage.completionTokens}`,
+  cost: sql`${executionNodes.cost} + ${costOf(usage)}`,
+});
+
+const runUsage = (usage: Usage) => ({
+  promptTokens: sql`${executions.promptTokens} + ${usage.promptTokens}`,
+  completionTokens: sql`${executions.completionTokens} + ${usage.completionTokens}`,
+  totalCost: sql`${executions.totalCost} + ${costOf(usage)}`,
+});
+
+/** A step's failure, and the model calls it paid for all the same (its StepError's usage). */
+async function failStep(ctx: Ctx, execution: ExecutionRow, key: string, attempt: number, err: Error) {
+  const usage = err instanceof StepError ? err.usage : null;
+  await withTransaction(ctx.db, async (tx) => {
+    const [failed] = await tx
+      .update(executionNodes)
+      .set({
+        status: "error",
+        error: storableText(err.message),
+        finishedAt: ctx.now(),
+        ...(usage ? nodeUsage(usage) : {}),
+      })
+      .where(
+        and(
+          eq(executionNodes.traceId, execution.traceId),
+          eq(executionNodes.key, key),
+          eq(executionNodes.status, "running"),
+          eq(executionNodes.attempt, attempt),
+        ),
+      )
+      .returning({ id: executionNodes.id });
+    if (failed && usage) {
+      await tx.update(executions).set(runUsage(usage)).where(eq(executions.traceId, execution.traceId));
+    }
+  });
 }
 
 async function completeStep(
@@ -402,7 +434,6 @@ async function completeStep(
   result: StepResult,
 ): Promise<void> {
   const usage = result.usage ?? null;
-  const cost = costOf(usage);
   const now = ctx.now();
   await withTransaction(ctx.db, async (tx) => {
     if (!(await lockRunningExecution(tx, execution.traceId))) throw new RunStoppedError(execution.traceId);
@@ -412,10 +443,7 @@ async function completeStep(
         status: "success",
         output: result.output ?? null,
         finishedAt: now,
-        model: usage?.model ?? null,
-        promptTokens: usage?.promptTokens ?? 0,
-        completionTokens: usage?.completionTokens ?? 0,
-        cost,
+        ...(usage ? nodeUsage(usage) : {}),
       })
       .where(
         and(
@@ -435,9 +463,7 @@ async function completeStep(
         .update(executions)
         .set({
           ...(result.structuredOutput ? { structuredOutput: result.structuredOutput } : {}),
-          promptTokens: sql`${executions.promptTokens} + ${usage?.promptTokens ?? 0}`,
-          completionTokens: sql`${executions.completionTokens} + ${usage?.completionTokens ?? 0}`,
-          totalCost: sql`${executions.totalCost} + ${cost}`,
+          ...(usage ? runUsage(usage) : {}),
         })
         .where(eq(executions.traceId, execution.traceId));
     }
