@@ -61,12 +61,13 @@ function literalsOfBranches(branches: unknown[]): unknown[] | null {
  */
 function choiceIssue(issues: AjvIssue[]): Choice | null {
   const last = issues.at(-1);
-  const decided = last ? choiceOf(last) : null;
-  // A literal inside an optional object (Nullable: the object or null) fails the object's branch
-  // first, and the union last: the first issue, deeper than the union, is the literal's own.
+  // A value inside an optional object or map (Nullable: it or null) fails that branch first, and
+  // the union last: the first issue, deeper than the union, is the value's own and decides.
   const first = issues[0];
-  const inside = first && last?.keyword === "anyOf" && first.instancePath !== last.instancePath;
-  return decided ?? (inside ? leafChoice(first) : null);
+  if (first && last?.keyword === "anyOf" && first.instancePath !== last.instancePath) {
+    return leafChoice(first);
+  }
+  return last ? choiceOf(last) : null;
 }
 
 /** A closed list of values, or one that also admits what `or` says (a union of literals and a pattern). */
@@ -105,9 +106,13 @@ function choiceOf(issue: AjvIssue): Choice | null {
  */
 function mixedChoice(issue: AjvIssue, branches: unknown[]): Choice | null {
   const literals = branches.map(literalValues);
-  const others = branches.filter((_, index) => literals[index] === null) as { description?: unknown }[];
+  const others = branches.filter((_, index) => literals[index] === null) as {
+    type?: unknown;
+    description?: unknown;
+  }[];
   const listed = literals.flatMap((values) => values ?? []);
-  const or = others.length === 1 ? others[0]?.description : undefined;
+  // Only a text branch: an object's own issues (Nullable of an object or a map) say more.
+  const or = others.length === 1 && others[0]?.type === "string" ? others[0].description : undefined;
   return listed.length > 0 && typeof or === "string" ? { issue, allowed: listed, or: lowerFirst(or) } : null;
 }
 
