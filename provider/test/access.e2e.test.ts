@@ -210,7 +210,7 @@ describeOnOneEngine("svc_app and svc_sre_alert_webhook under restricted keys", (
     // The service really hides both from this key.
     const readOnly = new Client(base, org, reader);
     const app = await readOnly.request<Record<string, unknown>>("GET", "/api/v1/apps/sre");
-    expect(app.app_token).toBeUndefined();
+    expect(app.app_token).toBeNull();
     const [registration] = await readOnly.request<{ platform_webhook_url: string }[]>(
       "GET",
       "/app/sre/api/v1/alerts/webhook",
@@ -223,6 +223,23 @@ describeOnOneEngine("svc_app and svc_sre_alert_webhook under restricted keys", (
     await ws.ok("apply", "-refresh-only", "-auto-approve", "-no-color");
     expect(await secrets()).toEqual(before);
     expect(await ws.ok("output", "-raw", "url")).toBe(before.triggerUrl);
+    ws.write(config());
+  });
+
+  it("keeps the app token in state for a key with apps_write that lacks a scope the token holds", async () => {
+    const before = await secrets();
+    const scopes = ["apps_read", "apps_write", "sre_alerts_read", "sre_alerts_write"] as const;
+    const writer = (await h.createKey({ orgIds: [org], scopes })).key;
+    const app = await new Client(base, org, writer).request<Record<string, unknown>>(
+      "GET",
+      "/api/v1/apps/sre",
+    );
+    expect(app.app_token).toBeNull();
+    ws.write(config({ apiKey: writer }));
+    const refresh = await ws.ok("apply", "-refresh-only", "-auto-approve", "-no-color");
+    // Hidden from this key, not revoked: no warning, and state keeps the token.
+    expect(refresh).not.toContain("was revoked");
+    expect(await secrets()).toEqual(before);
     ws.write(config());
   });
 });

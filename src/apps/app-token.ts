@@ -1,7 +1,8 @@
 // The app token: the installed app's credential toward Vigil. It is an API key of the installing
 // user, limited to the app's tenant and to the scopes the app needs, so every route and the MCP
 // server accept it with no special path. The clear token is kept sealed (core/secrets.ts) because
-// the installation shows it again to callers holding apps_write; lookups go by hash, like any key.
+// the installation shows it again to callers holding apps_write and every scope of the token; lookups
+// go by hash, like any key.
 import { randomBytes } from "node:crypto";
 import { appTokenName, createApiKey, revokeApiKey } from "../core/auth/keys.ts";
 import type { Scope } from "../core/auth/scopes.ts";
@@ -20,6 +21,16 @@ export const APP_TOKEN_SCOPES: readonly Scope[] = [
   "aios_automation_read",
   "aios_automation_write",
 ];
+
+/**
+ * The first scope a caller needs to see or rotate the app token that `scopes` lacks, or null:
+ * apps_write, then each scope the token holds. A key never gets hold of a credential that can do
+ * more than it can.
+ */
+export function scopeLackedForAppToken(scopes: readonly string[]): Scope | null {
+  const needed: readonly Scope[] = ["apps_write", ...APP_TOKEN_SCOPES];
+  return needed.find((scope) => !scopes.includes(scope)) ?? null;
+}
 
 export interface IssuedToken {
   sealed: string;

@@ -5,8 +5,12 @@ import { amBody, deliver, registerAlerts, registerTrigger, triggerPathOf } from 
 import { itEnforcesAuth } from "../../test/auth-matrix.ts";
 import { readFixture } from "../../test/fixtures.ts";
 import { type Auth, call, describeEachEngine, type Harness } from "../../test/harness.ts";
+import { SCOPES, type Scope } from "../core/auth/scopes.ts";
 import { tenantOf } from "../core/auth/tenancy.ts";
 import { workflowForPurpose } from "./index.ts";
+import { appInstallations } from "./tables.ts";
+
+const ALL_BUT = (...left: Scope[]) => SCOPES.filter((scope) => !left.includes(scope));
 
 const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -330,11 +334,11 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       ],
       [{ integrations: "prom" }, "integrations", "integrations: must be array"],
       [{ config: { k: 1 } }, "config.k", "config.k: must be string"],
-      [{ config: { "": "x" } }, "config.", "config.: is not a known field"],
+      [{ config: { "": "x" } }, "config.", "config.: is not an allowed key: a key holds 1 to 128 characters"],
       [
         { config: { ["k".repeat(129)]: "x" } },
         `config.${"k".repeat(129)}`,
-        `config.${"k".repeat(129)}: is not a known field`,
+        `config.${"k".repeat(129)}: is not an allowed key: a key holds 1 to 128 characters`,
       ],
       [{ enabled: true, surprise: 1 }, "surprise", "surprise: is not a known field"],
       [{ app_name: "other" }, "app_name", 'app_name: must be "sre", the app of the path'],
@@ -403,6 +407,10 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       }
     };
     await expectRefused();
+    // Who it is needs no namespace: GET /api/v1/me names the token and its org (the console's sign-in).
+    const me = await call(h, tokenAuth, "GET", "/api/v1/me");
+    expect(me.statusCode, me.body).toBe(200);
+    expect(me.json()).toMatchObject({ key_name: "app token: sre", orgs: [{ id: orgId, name: "org" }] });
     // A personal installation's token keeps its personal namespace.
     const own = (await put(h, admin.auth, {})).json();
     const ownAuth = { authorization: `Bearer ${own.app_token}` };
@@ -487,6 +495,76 @@ describeEachEngine("apps: catalog and installations", (harness) => {
       config: {},
     });
     expect((await call(h, admin.auth, "POST", "/api/v1/apps/sre/token/rotate")).statusCode).toBe(404);
+  });
+
+  it("shows and rotates the app token only for a key holding every scope of the token: null and 403 otherwise", async () => {
+    const h = harness();
+    const orgId = await h.createOrg();
+    const q = `?orgId=${orgId}`;
+    const admin = await h.createKey({ orgIds: [orgId] });
+    // apps_write without one of the token's scopes, and a reader: the same org, other users.
+    const writer = await h.createKey({ orgIds: [orgId], scopes: ALL_BUT("aios_automation_write") });
+    const reader = await h.createKey({ orgIds: [orgId], scopes: ["apps_read"] });
+
+    const put = await call(h, writer.auth, "PUT", `/api/v1/apps/sre${q}`, { config: { team: "sre" } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.json()).toMatchObject({ configured: true, config: { team: "sre" }, app_token: null });
+    const shown = (await call(h, admin.auth, "GET", `/api/v1/apps/sre${q}`)).json();
+    expect(shown.app_token).toMatch(/^vga_/);
+    for (const caller of [writer, reader]) {
+      const read = await call(h, caller.auth, "GET", `/api/v1/apps/sre${q}`);
+      expect(read.json()).toEqual({ ...shown, app_token: null });
+      expect((await call(h, caller.auth, "GET", `/api/v1/apps${q}`)).json()).toEqual([
+        { ...shown, app_token: null },
+      ]);
+    }
+
+    const rotated = await call(h, writer.auth, "POST", `/api/v1/apps/sre/token/rotate${q}`);
+    expect(rotated.statusCode).toBe(403);
+    expect(rotated.json()).toEqual({
+      error:
+        "this API key lacks the scope aios_automation_write, which the app token holds: only a key holding all of the token's scopes may rotate it",
+      code: "INSUFFICIENT_SCOPE",
+      details: { scope: "aios_automation_write" },
+    });
+    // Nothing was rotated: the token works and is the one shown.
+    const tokenAuth = { authorization: `Bearer ${shown.app_token}` };
+    expect((await call(h, tokenAuth, "GET", `/app/sre/api/v1/alerts${q}`)).statusCode).toBe(200);
+    expect((await call(h, admin.auth, "GET", `/api/v1/apps/sre${q}`)).json()).toEqual(shown);
+    // Refused before the installation is looked for: a workspace without one answers the same 403.
+    const elsewhere = await call(h, writer.auth, "POST", "/api/v1/apps/sre/token/rotate");
+    expect(elsewhere.statusCode).toBe(403);
+    expect((await call(h, admin.auth, "POST", `/api/v1/apps/sre/token/rotate${q}`)).statusCode).toBe(200);
+  });
+
+  it("takes an install another instance committed at the next delivery, after refusing one", async () => {
+    const h = harness();
+    const orgId = await h.createOrg();
+    const { auth } = await h.createKey({ orgIds: [orgId] });
+    const q = `?orgId=${orgId}`;
+    const registration = await registerAlerts(h, auth, { source: "alertmanager", integration: "prod" }, q);
+    expect((await call(h, auth, "DELETE", `/api/v1/apps/sre${q}`)).statusCode).toBe(204);
+    expect((await deliver(h, triggerPathOf(registration), firing)).statusCode).toBe(423);
+    // Another instance's install: its row committed, this instance's cache told nothing.
+    const now = new Date();
+    const ownerId = await userOf(h, auth);
+    await h.vigil.services.database.transaction(async (tx) => {
+      await tx.insert(appInstallations).values({
+        id: crypto.randomUUID(),
+        orgId,
+        ownerId,
+        appName: "sre",
+        enabled: true,
+        integrations: [],
+        attachedWorkflows: [],
+        workflowAssignments: [],
+        config: {},
+        installedAt: now,
+        updatedAt: now,
+      });
+    });
+    const accepted = await deliver(h, triggerPathOf(registration), firing);
+    expect(accepted.statusCode, accepted.body).toBe(202);
   });
 
   it("a registration configures the app; without the config row ingest is refused with 423 (target not ready), recorded; by-source reads the import id", async () => {

@@ -8,10 +8,10 @@ import { apiKeys } from "../core/auth/tables.ts";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx, Ctx } from "../core/context.ts";
 import { type Executor, withTransaction } from "../core/db/database.ts";
-import { badRequest, notFound } from "../core/errors.ts";
+import { AppError, badRequest, notFound } from "../core/errors.ts";
 import { createTtlCache } from "../core/ttl-cache.ts";
 import { missingIntegrations } from "../integrations/index.ts";
-import { issueAppToken, revokeAppToken } from "./app-token.ts";
+import { issueAppToken, revokeAppToken, scopeLackedForAppToken } from "./app-token.ts";
 import { CATALOG, type CatalogApp, catalogApp, type PurposeDefinition } from "./catalog.ts";
 import type { AppInstallation, AppInstallationWrite } from "./schemas.ts";
 import { appInstallations, type StoredAssignment } from "./tables.ts";
@@ -57,10 +57,12 @@ async function present(
     config: row?.config ?? {},
     enabled: row?.enabled ?? false,
   };
-  // The token only to callers that could rotate it anyway, and only while it works: one revoked in
-  // /api/v1/keys is not shown as the app's credential until a rotation issues another.
-  if (row?.appTokenSealed && ctx.actor.scopes.includes("apps_write") && (await isLive(ctx.db, row))) {
-    installation.app_token = ctx.secrets.decrypt(row.appTokenSealed);
+  // The token only to callers that could rotate it (null to others: there is one they may not see),
+  // and only while it works: one revoked in /api/v1/keys is not shown as the app's credential until
+  // a rotation issues another.
+  if (row?.appTokenSealed) {
+    if (scopeLackedForAppToken(ctx.actor.scopes)) installation.app_token = null;
+    else if (await isLive(ctx.db, row)) installation.app_token = ctx.secrets.decrypt(row.appTokenSealed);
   }
   return installation;
 }
@@ -83,9 +85,11 @@ async function findInstallation(db: Executor, tenant: Tenant, appName: string, l
   return row ?? null;
 }
 
-// Ingest asks on every delivery whether its tenant has the app: cached for a few seconds, dropped
-// here on every install and uninstall (another replica's change shows within the TTL).
-const configuredCache = createTtlCache<string, { key: string; configured: boolean }>(5_000, 10_000);
+// Ingest asks on every delivery whether its tenant has the app. Only a yes is cached (a few seconds,
+// dropped here on every install and uninstall): a no is asked of the database again, so an install
+// shows to the next delivery on every replica, even one read between the install's forget and its
+// COMMIT. Another replica's uninstall shows within the TTL.
+const configuredCache = createTtlCache<string, { key: string }>(5_000, 10_000);
 const cacheKey = (tenant: Tenant, appName: string) =>
   `${tenant.orgId ? `org:${tenant.orgId}` : `user:${tenant.ownerId}`}/${appName}`;
 const forget = (tenant: Tenant, appName: string) => {
@@ -96,10 +100,9 @@ const forget = (tenant: Tenant, appName: string) => {
 /** Whether the tenant has a config row for the app (alert ingest refuses deliveries otherwise). */
 export async function isAppConfigured(db: Executor, tenant: Tenant, appName: string): Promise<boolean> {
   const key = cacheKey(tenant, appName);
-  const cached = configuredCache.get(key);
-  if (cached) return cached.configured;
+  if (configuredCache.get(key)) return true;
   const configured = (await findInstallation(db, tenant, appName)) !== null;
-  configuredCache.set(key, { key, configured });
+  if (configured) configuredCache.set(key, { key });
   return configured;
 }
 
@@ -163,14 +166,19 @@ export async function getApp({ ctx, input }: { ctx: CallerCtx; input: { appName:
   return present(ctx, app, await findInstallation(ctx.db, tenantOf(ctx.actor), app.slug));
 }
 
-/** 400 naming the first item of the body the tenant or the app cannot take. */
+/**
+ * 400 naming the first item of the body the tenant or the app cannot take. The integrations and
+ * workflows it names are held FOR SHARE until ctx.db's transaction ends (see putApp).
+ */
 async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallationWrite): Promise<void> {
   const tenant = tenantOf(ctx.actor);
   if (body.app_name !== undefined && body.app_name !== app.slug) {
     throw badRequest("app_name", `must be "${app.slug}", the app of the path`);
   }
   if (body.integrations) {
-    const missing = new Set(await missingIntegrations({ ctx, input: { names: body.integrations } }));
+    const missing = new Set(
+      await missingIntegrations({ ctx, input: { names: body.integrations, lock: true } }),
+    );
     const index = body.integrations.findIndex((name) => missing.has(name));
     if (index >= 0) {
       throw badRequest(`integrations.${index}`, `integration ${body.integrations[index]} does not exist`);
@@ -186,6 +194,7 @@ async function validateWrite(ctx: CallerCtx, app: CatalogApp, body: AppInstallat
   const states = await workflowStates(ctx.db, {
     tenant,
     names: [...(body.attached_workflows ?? []), ...assignments.map((item) => item.workflow_name)],
+    lock: true,
   });
   (body.attached_workflows ?? []).forEach((name, index) => {
     if (!states.existing.has(name))
@@ -244,10 +253,13 @@ export async function putApp({
 }): Promise<AppInstallation> {
   const app = requireApp(input.appName);
   const { body } = input;
-  await validateWrite(ctx, app, body);
   const tenant = tenantOf(ctx.actor);
   const now = ctx.now();
   const row = await withTransaction(ctx.db, async (tx) => {
+    // The names are checked and held before the installation row is locked, the order a delete of
+    // one takes them in (its own row, then dropFromBindings): a delete in flight ends first and the
+    // name is refused, or waits for this PUT to commit and then takes the name out of the binding.
+    await validateWrite({ ...ctx, db: tx }, app, body);
     const current = await ensureAppInstalled(tx, ctx, { tenant, appName: app.slug, now });
     const next = {
       integrations: body.integrations ?? current.integrations,
@@ -310,9 +322,20 @@ export async function deleteApp({ ctx, input }: { ctx: CallerCtx; input: { appNa
   forget(tenant, app.slug);
 }
 
-/** A new app token; the previous one stops working at once. 404 when the app is not configured. */
+/**
+ * A new app token; the previous one stops working at once. 403 for a caller lacking a scope of the
+ * token, 404 when the app is not configured.
+ */
 export async function rotateAppToken({ ctx, input }: { ctx: CallerCtx; input: { appName: string } }) {
   const app = requireApp(input.appName);
+  const lacked = scopeLackedForAppToken(ctx.actor.scopes);
+  if (lacked) {
+    throw new AppError(
+      "INSUFFICIENT_SCOPE",
+      `this API key lacks the scope ${lacked}, which the app token holds: only a key holding all of the token's scopes may rotate it`,
+      { scope: lacked },
+    );
+  }
   const tenant = tenantOf(ctx.actor);
   const row = await withTransaction(ctx.db, async (tx) => {
     const current = await findInstallation(tx, tenant, app.slug, true);

@@ -119,10 +119,16 @@ export async function appRoutes(instance: FastifyInstance) {
       schema: {
         operationId: "rotateAppToken",
         summary: "Issue a new app token; the previous one stops working at once",
+        description:
+          "Only for a key holding apps_write and every scope of the app token (sre_alerts_read, sre_investigations_read, sre_investigations_write, aios_automation_read, aios_automation_write): 403 INSUFFICIENT_SCOPE naming the first one it lacks otherwise. 404 when the app is not configured.",
         tags,
         params: AppParams,
         querystring: Query,
-        response: { 200: installation, 404: errorResponse },
+        response: {
+          200: installation,
+          403: { ...errorResponse, description: "The key lacks apps_write or a scope of the app token" },
+          404: errorResponse,
+        },
       },
     },
     async (request) =>

@@ -90,9 +90,9 @@ export const AppInstallation = Type.Object(
     config: AnyKeyRecord(Type.String()),
     enabled: Type.Boolean(),
     app_token: Type.Optional(
-      Type.String({
+      Type.Union([Type.String(), Type.Null()], {
         description:
-          "The installed app's token (Bearer) with the scopes the app needs; only to callers holding apps_write, when configured",
+          "The installed app's token (Bearer) with the scopes the app needs (sre_alerts_read, sre_investigations_read, sre_investigations_write, aios_automation_read, aios_automation_write). Shown only to callers holding apps_write and every one of those scopes, so no key gets hold of a credential that can do more than it can: null to other callers. Absent when the app is not configured, or when its token was revoked in /api/v1/keys (rotate it to issue another)",
       }),
     ),
   },

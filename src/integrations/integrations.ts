@@ -1,6 +1,6 @@
 // Named connections of a tenant to the systems Vigil reads from (an Alertmanager to sync, a GitHub
 // for agents). Credentials are sealed with the secret key and never leave the server.
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { RE2JS } from "re2js";
 import { inTenant, type Tenant, tenantOf } from "../core/auth/tenancy.ts";
 import type { CallerCtx } from "../core/context.ts";
@@ -214,8 +214,30 @@ export async function deleteIntegration({ ctx, input }: { ctx: CallerCtx; input:
   });
 }
 
-/** For other domains: the names among `names` that are not integrations of the tenant. */
-export async function missingIntegrations({ ctx, input }: { ctx: CallerCtx; input: { names: string[] } }) {
-  const existing = await integrationNamesOf(ctx.db, tenantOf(ctx.actor));
+/**
+ * For other domains: the names among `names` that are not integrations of the tenant. `lock` holds
+ * the integrations found FOR SHARE until ctx.db's transaction ends: a delete or rename of one waits
+ * for it, and one in flight is waited for (its name then counts as missing).
+ */
+export async function missingIntegrations({
+  ctx,
+  input,
+}: {
+  ctx: CallerCtx;
+  input: { names: string[]; lock?: boolean };
+}) {
+  const existing = input.lock
+    ? await lockedNames(ctx.db, tenantOf(ctx.actor), input.names)
+    : await integrationNamesOf(ctx.db, tenantOf(ctx.actor));
   return input.names.filter((name) => !existing.has(name));
+}
+
+async function lockedNames(db: Executor, tenant: Tenant, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await db
+    .select({ name: integrations.name })
+    .from(integrations)
+    .where(and(inTenant(integrations, tenant), inArray(integrations.name, names)))
+    .for("share");
+  return new Set(rows.map((row) => row.name));
 }

@@ -37,7 +37,8 @@ export interface Installation {
   workflow_assignments: { purpose: string; workflow_name: string; is_default?: boolean }[];
   config: Record<string, string>;
   enabled: boolean;
-  app_token?: string;
+  /** Null: hidden from this key (it lacks a scope the token holds); absent: no working token. */
+  app_token?: string | null;
 }
 
 /** What state is made of: every field of Installation but the token, which a key may not see. */
@@ -316,8 +317,8 @@ function assignmentsOf(remote: Installation["workflow_assignments"], prior: Valu
 
 /**
  * The state for an installation. `prior` decides which optional attributes are managed: a null
- * there stays null. `importing` fills every one from the service. `tokenHidden`: the service left
- * app_token out because the key lacks apps_write, so the one in `prior` still holds; otherwise a
+ * there stays null. `importing` fills every one from the service. `tokenHidden`: the service does not
+ * show app_token to the key (it lacks a scope), so the one in `prior` still holds; otherwise a
  * missing token is a revoked one and state empties it (see tokenHiddenFrom).
  */
 export function stateOf(
@@ -392,10 +393,12 @@ const appPath = (name: Value | undefined) => `/api/v1/apps/${encodeURIComponent(
 
 /**
  * Whether the service hides app_token from the provider's key. It shows the token only to keys with
- * apps_write, and to those only while the token works: for such a key a missing token is a revoked
- * one. Asked (GET /api/v1/me) only when the token is missing.
+ * apps_write and every scope the token holds, and to those only while the token works. It answers
+ * null for a token hidden from the key; a service that leaves the field out for a key without
+ * apps_write is asked (GET /api/v1/me) too: for a key with apps_write a missing token is a revoked one.
  */
-async function tokenHiddenFrom(client: Client): Promise<boolean> {
+async function tokenHiddenFrom(remote: Installation, client: Client): Promise<boolean> {
+  if (remote.app_token === null) return true;
   try {
     const caller = await client.request<{ scopes: string[] }>("GET", "/api/v1/me", {
       shape: { scopes: ["string"] },
@@ -418,7 +421,7 @@ async function installedState(
   importing = false,
 ): Promise<ObjectValue> {
   if (remote.app_token || !remote.configured) return stateOf(remote, prior, { importing });
-  const tokenHidden = await tokenHiddenFrom(ctx.client());
+  const tokenHidden = await tokenHiddenFrom(remote, ctx.client());
   if (!tokenHidden) {
     const rotate = `POST ${appPath(remote.app_name)}/token/rotate?orgId=${textOf(ctx.settings.workspaceId)}`;
     ctx.warn(
@@ -431,7 +434,7 @@ async function installedState(
     ctx.warn(
       warning(
         "The app token is hidden from this API key",
-        "The key lacks apps_write, so the service leaves app_token out: it stays empty until a refresh with a key that has it.",
+        "The key lacks apps_write or a scope the app token holds, so the service does not show app_token: it stays empty until a refresh with a key that has them.",
       ),
     );
   }

@@ -33,6 +33,9 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+/** The route that names the calling key (web/caller.ts). */
+const CALLER_ROUTE = "/api/v1/me";
+
 function requestedOrg(request: FastifyRequest): string | null {
   const value = (request.query as Record<string, unknown> | undefined)?.orgId;
   if (value === undefined || value === "") return null;
@@ -61,8 +64,10 @@ export async function authenticate(
   // An org the key may not act in is reported like a missing one: callers learn nothing about it.
   if (orgId && !key.orgIds.includes(orgId))
     throw new AppError("NOT_FOUND", "organization not found", { orgId });
-  // An org app's token: its workspace is the org, never its installing user's own namespace.
-  if (!orgId && !key.personalNamespace) {
+  // An org app's token: its workspace is the org, never its installing user's own namespace. Who
+  // the key is (GET /api/v1/me: its scopes and orgs, read by the console at sign-in) is no data of a
+  // namespace, and is answered without one.
+  if (!orgId && !key.personalNamespace && request.routeOptions.url !== CALLER_ROUTE) {
     throw new AppError(
       "INSUFFICIENT_SCOPE",
       "this key acts only in its organization: send ?orgId=<organization id> (an app's mcp_url carries it)",

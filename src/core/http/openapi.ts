@@ -107,7 +107,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         {
           name: "secrets",
           description:
-            "No operation reads a secret back: integration credentials are write-only (sealed with SECRET_KEY; an integration says has_credentials), API keys, webhook tokens and app tokens are shown when created or rotated, and only the trigger URL and app_token are shown again to keys that may write them",
+            "No operation reads a secret back: integration credentials are write-only (sealed with SECRET_KEY; an integration says has_credentials), API keys, webhook tokens and app tokens are shown when created or rotated, and only the trigger URL and app_token are shown again, to keys that may write them (the app token only to a key that also holds every scope it carries)",
         },
         { name: "operations", description: "Health, readiness and metrics" },
       ],

@@ -72,7 +72,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a new app token; the previous one stops working at once */
+        /**
+         * Issue a new app token; the previous one stops working at once
+         * @description Only for a key holding apps_write and every scope of the app token (sre_alerts_read, sre_investigations_read, sre_investigations_write, aios_automation_read, aios_automation_write): 403 INSUFFICIENT_SCOPE naming the first one it lacks otherwise. 404 when the app is not configured.
+         */
         post: operations["rotateAppToken"];
         delete?: never;
         options?: never;
@@ -1249,8 +1252,8 @@ export interface components {
         AppInstallation: {
             /** @description Catalog slug; the import id */
             app_name: string;
-            /** @description The installed app's token (Bearer) with the scopes the app needs; only to callers holding apps_write, when configured */
-            app_token?: string;
+            /** @description The installed app's token (Bearer) with the scopes the app needs (sre_alerts_read, sre_investigations_read, sre_investigations_write, aios_automation_read, aios_automation_write). Shown only to callers holding apps_write and every one of those scopes, so no key gets hold of a credential that can do more than it can: null to other callers. Absent when the app is not configured, or when its token was revoked in /api/v1/keys (rotate it to issue another) */
+            app_token?: string | null;
             app_version: string;
             attached_workflows: string[];
             category: string;
@@ -2891,7 +2894,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The API key lacks the route's scope */
+            /** @description The key lacks apps_write or a scope of the app token */
             403: {
                 headers: {
                     [name: string]: unknown;
