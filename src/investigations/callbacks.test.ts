@@ -3,7 +3,6 @@
 // agent that never answers, so only the callbacks move them; one runs the built-in investigator.
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import { createApprovedWorkflow } from "../../test/automation-runs.ts";
@@ -16,6 +15,7 @@ import {
   startHarness,
   waitFor,
 } from "../../test/harness.ts";
+import { untilSomeoneWaitsOnALock } from "../../test/lock-wait.ts";
 import { findActiveKey } from "../core/auth/keys.ts";
 import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 import { moveInvestigation } from "./lifecycle.ts";
@@ -577,14 +577,7 @@ if (ENGINES.includes("postgres")) {
         void submitted.then(() => {
           settled = true;
         });
-        // A backend of this test's database waiting on a lock (other test files may share the server).
-        await waitFor(async () => {
-          if (settled) return true;
-          const { rows } = await database.db.execute(
-            sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-          );
-          return rows.length > 0 ? true : undefined;
-        });
+        await untilSomeoneWaitsOnALock(database, () => settled);
         expect(settled).toBe(false);
       });
       if (!submitted) throw new Error("the evidence was not sent");

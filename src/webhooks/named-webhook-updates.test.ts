@@ -1,7 +1,7 @@
 // A PATCH of a named webhook changes only the fields it gives: read in sequence, and on PostgreSQL
 // when it waits on another update of the same webhook (a disable undone by a description edit let
 // the token start runs again).
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApprovedWorkflow, uniqueName } from "../../test/automation-runs.ts";
 import {
@@ -11,9 +11,8 @@ import {
   ENGINES,
   type Harness,
   startHarness,
-  waitFor,
 } from "../../test/harness.ts";
-import type { Database } from "../core/db/database.ts";
+import { untilSomeoneWaitsOnALock } from "../../test/lock-wait.ts";
 import { webhooks } from "./tables.ts";
 
 const BASE = "/platform/api/v1/webhooks";
@@ -74,17 +73,6 @@ describeEachEngine("named webhook updates", (harness) => {
     expect((await trigger(h, token)).statusCode).toBe(404);
   });
 });
-
-/** Waits until a backend of this test's database waits on a lock, or `done()` (it did not wait). */
-function untilSomeoneWaitsOnALock(database: Database, done: () => boolean) {
-  return waitFor(async () => {
-    if (done()) return true;
-    const { rows } = await database.db.execute(
-      sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return rows.length > 0 ? true : undefined;
-  });
-}
 
 // On PostgreSQL, where two updates of one webhook run at once: the second waits for the first's
 // transaction to commit, then writes its field onto what the first wrote.

@@ -1,7 +1,7 @@
 // A PUT of a workflow or of its draft changes only the fields it gives: read in sequence, and on
 // PostgreSQL when it waits on another edit of the same workflow (a routing change or a draft field
 // was lost to an edit of another field).
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uniqueName } from "../../../test/automation-runs.ts";
 import {
@@ -11,9 +11,9 @@ import {
   ENGINES,
   type Harness,
   startHarness,
-  waitFor,
 } from "../../../test/harness.ts";
-import type { Database, Tx } from "../../core/db/database.ts";
+import { untilSomeoneWaitsOnALock } from "../../../test/lock-wait.ts";
+import type { Tx } from "../../core/db/database.ts";
 import { workflows, workflowVersions } from "../tables.ts";
 
 const BASE = "/platform/api/v1/workflows";
@@ -80,17 +80,6 @@ describeEachEngine("workflow edits", (harness) => {
     });
   });
 });
-
-/** Waits until a backend of this test's database waits on a lock, or `done()` (it did not wait). */
-function untilSomeoneWaitsOnALock(database: Database, done: () => boolean) {
-  return waitFor(async () => {
-    if (done()) return true;
-    const { rows } = await database.db.execute(
-      sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return rows.length > 0 ? true : undefined;
-  });
-}
 
 // On PostgreSQL, where two edits of one workflow run at once: the second waits for the first's
 // transaction to commit, then writes its fields onto what the first wrote.
