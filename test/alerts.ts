@@ -156,3 +156,38 @@ export function amBody(alerts: AmAlert[], group: AmGroup = {}): string {
     })),
   });
 }
+
+let investigated = 0;
+
+/**
+ * A new firing alert of `labels` (alertname PaymentsErrors unless given), through a registration
+ * of its own, and its investigation started: the investigation's and the alert's ids.
+ */
+export async function investigateNewAlert(
+  h: Harness,
+  auth: Auth,
+  labels: Record<string, string> = { service: "payments" },
+): Promise<{ id: string; alertId: string }> {
+  investigated += 1;
+  const name = `investigated-${investigated}`;
+  const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: name });
+  const [alertId] = await deliverIds(
+    h,
+    trigger,
+    amBody([
+      {
+        status: "firing",
+        fingerprint: `${name}-${process.pid}`,
+        startsAt: new Date().toISOString(),
+        labels: { alertname: "PaymentsErrors", ...labels },
+      },
+    ]),
+  );
+  const started = await h.vigil.app.inject({
+    method: "POST",
+    url: `/app/sre/api/v1/alerts/${alertId}/investigate`,
+    headers: auth,
+  });
+  expect(started.statusCode, started.body).toBe(200);
+  return { id: started.json().investigation.id as string, alertId: alertId as string };
+}

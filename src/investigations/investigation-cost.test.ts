@@ -3,13 +3,12 @@
 // by_model), whether its answer was used, unusable, cut short by a failure, or came after the
 // investigation was concluded through the callback. A run without a model costs nothing.
 import { afterAll, expect, it } from "vitest";
-import { amBody, deliverIds, registerTrigger } from "../../test/alerts.ts";
+import { investigateNewAlert } from "../../test/alerts.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { type OpenAiStub, type StubReply, startOpenAiStub } from "../../test/openai-stub.ts";
 
 const stub: OpenAiStub = await startOpenAiStub();
 afterAll(() => stub.close());
-let sequence = 0;
 
 // A model of the price table (src/llm/pricing.ts), so the cost is not 0: gpt-4o-mini at USD 0.00015
 // per 1K input tokens and 0.0006 per 1K output tokens.
@@ -39,24 +38,9 @@ function scriptInvestigator(replies: StubReply[]) {
   });
 }
 
+/** A new alert's investigation, started: its id. */
 async function startInvestigation(h: Harness, auth: Auth): Promise<string> {
-  sequence += 1;
-  const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: `cost-${sequence}` });
-  const [alertId] = await deliverIds(
-    h,
-    trigger,
-    amBody([
-      {
-        status: "firing",
-        fingerprint: `cost-${process.pid}-${sequence}`,
-        startsAt: new Date().toISOString(),
-        labels: { alertname: "PaymentsErrors", service: "payments" },
-      },
-    ]),
-  );
-  const started = await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`);
-  expect(started.statusCode, started.body).toBe(200);
-  return started.json().investigation.id;
+  return (await investigateNewAlert(h, auth)).id;
 }
 
 /** Waits for the investigation's run to end; answers the investigation, its execution and its session. */

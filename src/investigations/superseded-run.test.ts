@@ -2,14 +2,13 @@
 // the model (the OpenAI-compatible stub on loopback, held by a gate): the callback's record stands,
 // and the run's summary, which the session shows, says so in words.
 import { afterAll, expect, it } from "vitest";
-import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
+import { investigateNewAlert, readAlert } from "../../test/alerts.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { type OpenAiStub, startOpenAiStub } from "../../test/openai-stub.ts";
 import { findActiveKey } from "../core/auth/keys.ts";
 
 const stub: OpenAiStub = await startOpenAiStub();
 afterAll(() => stub.close());
-let sequence = 0;
 
 const ANSWER = {
   verdict: "real_problem",
@@ -36,26 +35,14 @@ async function startHeldInvestigation(h: Harness, auth: Auth) {
       ? { content: JSON.stringify(ANSWER), until: gate }
       : { status: 500, body: { error: { message: "not this test" } } },
   );
-  sequence += 1;
-  const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: `held-${sequence}` });
-  const [alertId] = await deliverIds(
-    h,
-    trigger,
-    amBody([
-      {
-        status: "firing",
-        fingerprint: `held-${process.pid}-${sequence}`,
-        startsAt: new Date().toISOString(),
-        labels: { alertname: "PaymentsErrors", service: "payments-api", cluster: "prod-eu-west-1" },
-      },
-    ]),
-  );
-  const started = await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`);
-  expect(started.statusCode, started.body).toBe(200);
+  const { id, alertId } = await investigateNewAlert(h, auth, {
+    service: "payments-api",
+    cluster: "prod-eu-west-1",
+  });
   await waitFor(async () =>
     stub.requests.some((request) => request.body?.tools?.length) ? true : undefined,
   );
-  return { id: started.json().investigation.id as string, alertId: alertId as string, release };
+  return { id, alertId, release };
 }
 
 /** The investigation, its run's trace and its session once the run has ended. */

@@ -2,36 +2,15 @@
 // of a repeated identical call, a made-up link shown unverified, and the fallback to the
 // deterministic conclusion when the model fails.
 import { afterAll, expect, it } from "vitest";
-import { amBody, deliverIds, registerTrigger } from "../../../test/alerts.ts";
+import { investigateNewAlert } from "../../../test/alerts.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../../test/harness.ts";
 import { type OpenAiStub, startOpenAiStub } from "../../../test/openai-stub.ts";
 
 const stub: OpenAiStub = await startOpenAiStub();
 afterAll(() => stub.close());
-let sequence = 0;
-
-/** Delivers a new alert and starts its investigation; answers the investigation's id. */
-async function startInvestigation(h: Harness, auth: Auth): Promise<string> {
-  sequence += 1;
-  const trigger = await registerTrigger(h, auth, { source: "alertmanager", integration: `am-${sequence}` });
-  const [alertId] = await deliverIds(
-    h,
-    trigger,
-    amBody([
-      {
-        status: "firing",
-        fingerprint: `llm-${process.pid}-${sequence}`,
-        startsAt: new Date().toISOString(),
-        labels: { alertname: "PaymentsErrors", service: "payments" },
-      },
-    ]),
-  );
-  return (await call(h, auth, "POST", `/app/sre/api/v1/alerts/${alertId}/investigate`)).json().investigation
-    .id;
-}
 
 async function investigateNew(h: Harness, auth: Auth) {
-  const id = await startInvestigation(h, auth);
+  const { id } = await investigateNewAlert(h, auth);
   return waitFor(async () => {
     const body = (await call(h, auth, "GET", `/app/sre/api/v1/investigations/${id}`)).json();
     return ["completed", "failed", "cancelled"].includes(body.status) ? body : undefined;
@@ -142,7 +121,7 @@ describeEachEngine(
           ? { content: JSON.stringify(ANSWER), until: gate }
           : { status: 500, body: {} },
       );
-      const id = await startInvestigation(h, auth);
+      const { id } = await investigateNewAlert(h, auth);
       await waitFor(async () =>
         stub.requests.some((request) => request.body?.tools?.length) ? true : undefined,
       );
