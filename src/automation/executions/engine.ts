@@ -399,6 +399,15 @@ const runUsage = (usage: Usage) => ({
   totalCost: sql`${executions.totalCost} + ${costOf(usage)}`,
 });
 
+/** The node of a step while this attempt of it runs: a stopped run or a later attempt matches none. */
+const runningAttempt = (traceId: string, key: string, attempt: number) =>
+  and(
+    eq(executionNodes.traceId, traceId),
+    eq(executionNodes.key, key),
+    eq(executionNodes.status, "running"),
+    eq(executionNodes.attempt, attempt),
+  );
+
 /** A step's failure, and the model calls it paid for all the same (its StepError's usage). */
 async function failStep(ctx: Ctx, execution: ExecutionRow, key: string, attempt: number, err: Error) {
   const usage = err instanceof StepError ? err.usage : null;
@@ -411,14 +420,7 @@ async function failStep(ctx: Ctx, execution: ExecutionRow, key: string, attempt:
         finishedAt: ctx.now(),
         ...(usage ? nodeUsage(usage) : {}),
       })
-      .where(
-        and(
-          eq(executionNodes.traceId, execution.traceId),
-          eq(executionNodes.key, key),
-          eq(executionNodes.status, "running"),
-          eq(executionNodes.attempt, attempt),
-        ),
-      )
+      .where(runningAttempt(execution.traceId, key, attempt))
       .returning({ id: executionNodes.id });
     if (failed && usage) {
       await tx.update(executions).set(runUsage(usage)).where(eq(executions.traceId, execution.traceId));
@@ -445,14 +447,7 @@ async function completeStep(
         finishedAt: now,
         ...(usage ? nodeUsage(usage) : {}),
       })
-      .where(
-        and(
-          eq(executionNodes.traceId, execution.traceId),
-          eq(executionNodes.key, key),
-          eq(executionNodes.status, "running"),
-          eq(executionNodes.attempt, attempt),
-        ),
-      )
+      .where(runningAttempt(execution.traceId, key, attempt))
       .returning({ id: executionNodes.id });
     if (!done) throw new RunStoppedError(execution.traceId);
     for (const artifact of result.artifacts ?? []) {
