@@ -52,9 +52,14 @@ export async function openSignedIn(
 ): Promise<Page> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
+  await openAndSignIn(page, url, key, timeoutMs);
+  return page;
+}
+
+/** Opens `url` in `page` and signs in there with `key`, as a link opened in a new tab is. */
+export async function openAndSignIn(page: Page, url: string, key: string, timeoutMs = 30_000): Promise<void> {
   await page.goto(url);
   await submitKey(page, key, timeoutMs);
-  return page;
 }
 
 /** Fills the sign-in screen with `key` and waits for the console's header. */

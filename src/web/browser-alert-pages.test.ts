@@ -4,11 +4,14 @@
 // page sideways, clearing the filters empties the integrations field, a failed list shows no empty
 // state and a page past the end leads back, a source's snippet keeps its token masked until Show, a
 // key revoked while signed in returns to sign-in saying so, a path that answers no alert (the
-// registrations' /alerts/webhook) says so instead of crashing, and a long Azure ResourceId scrolls
-// neither its alert's page nor its investigation's sideways at a phone's width.
+// registrations' /alerts/webhook) says so instead of crashing, a long Azure ResourceId scrolls
+// neither its alert's page nor its investigation's sideways at a phone's width, the forms send what
+// is typed (a source registered with Enter pressed at once, an Ignore reason not kept from a
+// cancelled one, Set attention sent with Enter from its select), and each screen names itself in
+// the tab's title.
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
+import { amBody, deliverIds, readAlert, readHistory, registerTrigger } from "../../test/alerts.ts";
 import { ensureConsoleBuilt, launchChromium, sidewaysOverflow, signIn } from "../../test/browser.ts";
 import { readFixture } from "../../test/fixtures.ts";
 import { type Auth, call, describeOnOneEngine, listenOnLoopback, waitFor } from "../../test/harness.ts";
@@ -35,6 +38,8 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
   let key = "";
   let auth: Auth;
   let longId = "";
+  /** The bulk alerts' ids: the form tests change some of them, each its own. */
+  let bulkIds: string[] = [];
 
   beforeAll(async () => {
     ensureConsoleBuilt();
@@ -69,7 +74,7 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
     longId = ids[0] ?? "";
     // A page and a bit more, left to the batch classifier: they only fill the list.
     const bulk = await registerTrigger(h, auth, { source: "alertmanager", integration: "bulk" });
-    await deliverIds(
+    bulkIds = await deliverIds(
       h,
       bulk,
       amBody(
@@ -183,7 +188,7 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
   });
 
   it("shows no empty state under a failed list, and leads back from a page past the end", STEP, async () => {
-    for (const query of ["page=-3", "sort_by=foo"]) {
+    for (const query of ["signal_severity=Loud", "sort_by=foo"]) {
       await page.goto(`${base}/alerts?${query}`);
       await page.locator(".error").first().waitFor({ timeout: WAIT });
       expect(await page.locator(".empty").count(), query).toBe(0);
@@ -330,4 +335,119 @@ describeOnOneEngine("web console alert pages in chromium", (harness) => {
       }
     },
   );
+
+  it("registers the integration typed, even when Enter comes at once after the typing", STEP, async () => {
+    const h = harness();
+    const registered = async () =>
+      (
+        (await call(h, auth, "GET", "/app/sre/api/v1/alerts/webhook")).json() as {
+          source: string;
+          integration: string;
+        }[]
+      ).map((registration) => `${registration.source} / ${registration.integration}`);
+    const before = await registered();
+    await page.goto(`${base}/registrations`);
+    const form = page.locator("form.inline-form");
+    const field = form.locator("input[name=integration]");
+    await field.waitFor({ timeout: WAIT });
+    const sent = async (expected: string) => {
+      // The form empties its field once the registration is made.
+      await expect.poll(() => field.inputValue(), { timeout: WAIT }).toBe("");
+      await expect.poll(() => form.getByRole("button", { name: "Register" }).isEnabled()).toBe(true);
+      await expect.poll(registered, { timeout: WAIT }).toContain(expected);
+    };
+
+    // Typed and sent in one go, before the page has drawn the typing: what the form sends is what
+    // the field holds, not what the last render saw.
+    await form.locator("select").selectOption("sentry");
+    await page.evaluate(`(() => {
+      const field = document.querySelector("form.inline-form input[name=integration]");
+      field.value = "same-task";
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+      field.form.requestSubmit();
+    })()`);
+    await sent("sentry / same-task");
+
+    // As a quick typist does it: the name, then Enter at once, several times over.
+    const sources = ["grafana", "datadog", "opsgenie", "pagerduty"];
+    for (let n = 0; n < 8; n++) {
+      const source = sources[n % sources.length] ?? "grafana";
+      await form.locator("select").selectOption(source);
+      await field.fill(`race-${n}`);
+      await field.press("Enter");
+      await sent(`${source} / race-${n}`);
+    }
+    const made = (await registered()).filter((name) => !before.includes(name));
+    expect(made.sort()).toEqual(
+      [
+        "sentry / same-task",
+        ...Array.from({ length: 8 }, (_, n) => `${sources[n % sources.length]} / race-${n}`),
+      ].sort(),
+    );
+  });
+
+  it("starts each Ignore reason empty: a cancelled one is not kept for the next", STEP, async () => {
+    const h = harness();
+    const id = bulkIds[0] ?? "";
+    await page.goto(`${base}/alerts/${id}`);
+    await expect.poll(() => page.locator(".status").textContent(), { timeout: WAIT }).toBe("active");
+    const reason = page.locator("input[name=ignore_reason]");
+    const open = page.getByRole("button", { name: "Ignore…" });
+    for (const leave of ["Esc", "Cancel"]) {
+      await open.click();
+      await reason.fill("cancel me");
+      if (leave === "Esc") await reason.press("Escape");
+      else await page.getByRole("button", { name: "Cancel" }).click();
+      await open.click();
+      expect(await reason.inputValue(), `after ${leave}`).toBe("");
+      await reason.press("Escape");
+    }
+    // Typed as a user does, into what the field holds: the reason stored is this one alone.
+    await open.click();
+    await expect
+      .poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('name') ?? null"))
+      .toBe("ignore_reason");
+    await page.keyboard.type("known maintenance until 14:00");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator(".status").textContent(), { timeout: WAIT }).toBe("ignored");
+    expect((await readAlert(h, auth, id)).ignore_reason).toBe("known maintenance until 14:00");
+  });
+
+  it("sends Set attention with Enter from its select", STEP, async () => {
+    const h = harness();
+    const id = bulkIds[1] ?? "";
+    await page.goto(`${base}/alerts/${id}`);
+    await expect.poll(() => page.locator(".status").textContent(), { timeout: WAIT }).toBe("active");
+    await page.getByRole("button", { name: "Set attention…" }).click();
+    const select = page.locator("select[name=attention]");
+    // The form opens with the focus on its select: Enter there sends it, as from its reason field.
+    await expect
+      .poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('name') ?? null"))
+      .toBe("attention");
+    await select.selectOption("false_positive");
+    await select.press("Enter");
+    await expect.poll(() => page.locator("form.attention-form").count(), { timeout: WAIT }).toBe(0);
+    const { events } = await readHistory(h, auth, id);
+    const set = events
+      .filter((event) => event.kind === "triaged")
+      .map((event) => (event.detail as { changes?: { attention?: string } }).changes?.attention);
+    expect(set).toContain("false_positive");
+  });
+
+  it("names each screen in the tab's title", STEP, async () => {
+    const titles: [string, string][] = [
+      ["/alerts", "Alerts · Vigil"],
+      [`/alerts/${encodeURIComponent(EXTERNAL_UID)}`, "Alert DiskFilling · Vigil"],
+      ["/registrations", "Sources · Vigil"],
+      ["/workflows", "Workflows · Vigil"],
+      ["/agents", "Agents · Vigil"],
+      ["/investigations", "Investigations · Vigil"],
+      ["/sessions", "Sessions · Vigil"],
+      ["/no-such-screen", "Not available · Vigil"],
+    ];
+    for (const [path, title] of titles) {
+      await page.goto(`${base}${path}`);
+      await expect.poll(() => page.title(), { timeout: WAIT }).toBe(title);
+    }
+  });
 });

@@ -3,10 +3,11 @@
 // while the new filter's answer is on its way, and the last list read before Vigil stopped answering,
 // are marked stale (dimmed, aria-busy, the keys do not act on them) and say why; a search whose count
 // stopped at its limit leads back from past its end to the page Next came from; blank integration
-// names and an out-of-range page_size from the URL never reach the API; the pager counts one alert
-// in the singular; labels are plain, copyable text (no label filter exists); an analyst's attention
-// marks what the classifier said as superseded; Esc leaves the search field without making it
-// disagree with the search in force.
+// names and an out-of-range page_size or page from the URL never reach the API; the pager counts one
+// alert in the singular; labels are plain, copyable text (no label filter exists); an analyst's
+// attention marks what the classifier said as superseded; Esc leaves the search field without making
+// it disagree with the search in force, and the sessions' search field follows the URL; j and k move
+// while the focus is on the Live box.
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
@@ -236,7 +237,7 @@ describeOnOneEngine(
       },
     );
 
-    it("drops blank integration names and keeps page_size from the URL within 1 to 500", STEP, async () => {
+    it("drops blank integration names, keeps page_size within 1 to 500 and page from 1", STEP, async () => {
       const sent: string[] = [];
       const record = (request: { url(): string }) => {
         const url = new URL(request.url());
@@ -273,12 +274,27 @@ describeOnOneEngine(
         await page.goto(`${base}/alerts?integration_names=disks&page_size=-2`);
         await expect.poll(() => rows().count(), { timeout: WAIT }).toBe(1);
         expect(await page.locator(".error").count()).toBe(0);
+        // 0 is outside too, and brought to the nearer bound as -2 is: 1, not the default.
+        await page.goto(`${base}/alerts?integration_names=disks&page_size=0`);
+        await expect
+          .poll(() => page.locator(".pager span").textContent(), { timeout: WAIT })
+          .toBe(`Page 1 of ${DISKS} · ${DISKS} alerts`);
+        expect(await rows().count()).toBe(1);
+        // A page below the first is the first, as page=0 is, not the API's 400.
+        for (const pageNumber of ["-1", "0"]) {
+          await page.goto(`${base}/alerts?integration_names=disks&page=${pageNumber}`);
+          await expect
+            .poll(() => page.locator(".pager span").textContent(), { timeout: WAIT })
+            .toBe(`Page 1 of 1 · ${DISKS} alerts`);
+          expect(await page.locator(".error").count(), `page=${pageNumber}`).toBe(0);
+        }
 
         const bad = sent.filter((search) => {
           const query = new URLSearchParams(search);
           const names = query.get("integration_names");
           const size = Number(query.get("page_size"));
-          return names?.split(",").some((name) => name.trim() === "") || size < 1 || size > 500;
+          const at = Number(query.get("page"));
+          return names?.split(",").some((name) => name.trim() === "") || size < 1 || size > 500 || at < 1;
         });
         expect(bad).toEqual([]);
       } finally {
@@ -372,6 +388,56 @@ describeOnOneEngine(
       expect(await sessionsField.inputValue()).toBe("deploy");
       expect(await page.evaluate<boolean>("document.activeElement?.name === 'q'")).toBe(false);
       expect(new URL(page.url()).searchParams.get("q")).toBe("deploy");
+    });
+
+    it(
+      "empties the sessions' search field when Back or the Sessions link leaves the search",
+      STEP,
+      async () => {
+        await page.goto(`${base}/sessions`);
+        const field = page.locator("input[name=q]");
+        await field.waitFor({ timeout: WAIT });
+        const search = async () => {
+          await field.fill("checkout");
+          await field.press("Enter");
+          await page.waitForURL((url) => url.searchParams.get("q") === "checkout", { timeout: WAIT });
+        };
+        const unsearched = (url: URL) => url.pathname === "/sessions" && !url.searchParams.has("q");
+
+        await search();
+        await page.goBack();
+        await page.waitForURL(unsearched, { timeout: WAIT });
+        await expect.poll(() => field.inputValue(), { timeout: WAIT }).toBe("");
+
+        await search();
+        await page.locator("header.top nav").getByRole("link", { name: "Sessions" }).click();
+        await page.waitForURL(unsearched, { timeout: WAIT });
+        await expect.poll(() => field.inputValue(), { timeout: WAIT }).toBe("");
+
+        // Back returns to the search, and the field with it.
+        await page.goBack();
+        await page.waitForURL((url) => url.searchParams.get("q") === "checkout", { timeout: WAIT });
+        await expect.poll(() => field.inputValue(), { timeout: WAIT }).toBe("checkout");
+      },
+    );
+
+    it("moves with j and k while the focus is on the Live box", STEP, async () => {
+      await page.goto(`${base}/alerts?integration_names=disks`);
+      await expect.poll(() => rows().count(), { timeout: WAIT }).toBe(DISKS);
+      await expect.poll(selectedHref, { timeout: WAIT }).not.toBeNull();
+      const [first, second] = await rows()
+        .locator("a.alert-title")
+        .evaluateAll((links) => links.slice(0, 2).map((link) => link.getAttribute("href")));
+      expect(await selectedHref()).toBe(first);
+      const live = page.locator(".live input[type=checkbox]");
+      await live.focus();
+      // A checkbox takes no typing: the list's keys are the list's.
+      await page.keyboard.press("j");
+      await expect.poll(selectedHref, { timeout: WAIT }).toBe(second);
+      await page.keyboard.press("k");
+      await expect.poll(selectedHref, { timeout: WAIT }).toBe(first);
+      expect(await page.evaluate<string | null>("document.activeElement?.type ?? null")).toBe("checkbox");
+      expect(await live.isChecked()).toBe(true);
     });
   },
   // A small search count limit, so that a search's total is a lower bound ("4+").

@@ -2,10 +2,14 @@
 // Vigil on loopback: a key opens on the first screen it may read (a key that may read none is told
 // which scopes the console needs); the investigations list pages back and forth with the history,
 // and an empty filter says so; a path the console does not have is "not available"; an agent's page
-// says it is ready; a trace's steps are listed whole, with their errors, for the keyboard.
-import type { Browser, Page } from "playwright-core";
+// says it is ready; a trace's steps are listed whole, with their errors, for the keyboard; a key
+// that reads investigations but not automation finds an alert's latest investigation and is told
+// which scope its trace needs, without a refused request; a cold load of the alert list asks for it
+// early only when the key may read it in the link's org.
+import { randomUUID } from "node:crypto";
+import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { amBody, deliverIds, registerTrigger } from "../../test/alerts.ts";
+import { amBody, deliverIds, readAlert, registerTrigger } from "../../test/alerts.ts";
 import {
   createApprovedWorkflow,
   type Loopback,
@@ -14,7 +18,13 @@ import {
   startAs,
   startLoopback,
 } from "../../test/automation-runs.ts";
-import { ensureConsoleBuilt, launchChromium, lowContrastText, openSignedIn } from "../../test/browser.ts";
+import {
+  ensureConsoleBuilt,
+  launchChromium,
+  lowContrastText,
+  openAndSignIn,
+  openSignedIn,
+} from "../../test/browser.ts";
 import { type Auth, call, describeOnOneEngine, listenOnLoopback } from "../../test/harness.ts";
 
 const WAIT = 30_000;
@@ -32,6 +42,8 @@ describeOnOneEngine("web console navigation in chromium", (harness) => {
   let loopback: Loopback;
   let sessionId = "";
   let stageError = "";
+  /** The alert investigated 51 times. */
+  let alertId = "";
 
   /** A new browser (its own session storage) at `url`, signed in with `key` there. */
   const openFresh = (url: string, key: string) => openSignedIn(browser, url, key, undefined, WAIT);
@@ -48,7 +60,7 @@ describeOnOneEngine("web console navigation in chromium", (harness) => {
 
     // One alert, investigated 51 times (force_new forks a new investigation each time).
     const trigger = await registerTrigger(h, owner.auth, { source: "alertmanager", integration: "prod" });
-    const [alertId = ""] = await deliverIds(
+    [alertId = ""] = await deliverIds(
       h,
       trigger,
       amBody([
@@ -285,4 +297,113 @@ describeOnOneEngine("web console navigation in chromium", (harness) => {
     await expect.poll(() => step.isVisible(), { timeout: WAIT }).toBe(true);
     await page.context().close();
   });
+
+  /**
+   * A new browser context that records what its pages ask the API and what the API refuses (4xx,
+   * 5xx), from its first request on: the sign-in and the cold load included.
+   */
+  async function recordedContext() {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const asked: string[] = [];
+    const refused: string[] = [];
+    const apiPath = (request: Request) => new URL(request.url()).pathname;
+    context.on("request", (request) => {
+      if (request.resourceType() === "fetch") asked.push(apiPath(request));
+    });
+    context.on("response", (response) => {
+      if (response.status() >= 400) refused.push(`${response.status()} ${apiPath(response.request())}`);
+    });
+    return { context, asked, refused, page: await context.newPage() };
+  }
+
+  it(
+    "links a key that reads investigations to the latest one, and names the scope its trace needs",
+    STEP,
+    async () => {
+      const h = harness();
+      const reader = await h.createKey({
+        userName: "oncall",
+        scopes: ["sre_alerts_read", "sre_investigations_read"],
+      });
+      const latest = (await readAlert(h, owner.auth, alertId)).investigation as { id: string };
+      const { context, asked, refused, page } = await recordedContext();
+      try {
+        await openAndSignIn(page, `${base}/alerts/${alertId}`, reader.key, WAIT);
+        // It may not start one (no Investigate), but it may read them: the latest is a link.
+        const link = page.getByRole("link", { name: /^Latest investigation \(/ });
+        await link.waitFor({ timeout: WAIT });
+        expect(await page.getByRole("button", { name: "Investigate" }).count()).toBe(0);
+        await link.click();
+        await page.waitForURL((url) => url.pathname === `/investigations/${latest.id}`, { timeout: WAIT });
+
+        // The trace is read with aios_automation_read: not asked for, and said politely.
+        const note = page.locator(".needs-scope");
+        await note.waitFor({ timeout: WAIT });
+        expect(await note.textContent()).toBe(
+          "This key may not read the run's trace: it needs the scope aios_automation_read.",
+        );
+        expect(await page.locator("main .error").count()).toBe(0);
+        expect(asked.filter((path) => path.startsWith("/platform/api/v1/executions"))).toEqual([]);
+        expect(refused).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  it(
+    "asks for the alert list on a cold load only when the key may read it in the link's org",
+    STEP,
+    async () => {
+      const list = "/app/sre/api/v1/alerts";
+      const automation = await harness().createKey({ scopes: ["aios_automation_read"] });
+      // Signed in at /alerts, then reloaded: a key without sre_alerts_read is told which scope it needs.
+      const first = await recordedContext();
+      try {
+        await openAndSignIn(first.page, `${base}/alerts`, automation.key, WAIT);
+        await expect
+          .poll(() => emptyTitle(first.page), { timeout: WAIT })
+          .toBe("This key may not read Alerts.");
+        await first.page.reload();
+        await expect
+          .poll(() => emptyTitle(first.page), { timeout: WAIT })
+          .toBe("This key may not read Alerts.");
+        // The screen shows once GET /api/v1/me answered; an early read would have been asked before.
+        expect(first.asked.filter((path) => path === list)).toEqual([]);
+        expect(first.refused).toEqual([]);
+      } finally {
+        await first.context.close();
+      }
+
+      // A link to an org that does not exist, with a key that may read alerts: no 404 asked for.
+      const unknown = randomUUID();
+      const second = await recordedContext();
+      try {
+        await openAndSignIn(second.page, `${base}/alerts?org=${unknown}`, owner.key, WAIT);
+        const refusedOrg = `This link is for the organization ${unknown}, which this key may not act in.`;
+        await expect.poll(() => emptyTitle(second.page), { timeout: WAIT }).toBe(refusedOrg);
+        await second.page.reload();
+        await expect.poll(() => emptyTitle(second.page), { timeout: WAIT }).toBe(refusedOrg);
+        expect(second.asked.filter((path) => path === list)).toEqual([]);
+        expect(second.refused).toEqual([]);
+
+        // In its own namespace the list is asked for at once on a reload, beside the caller.
+        await second.page.getByRole("button", { name: "Open it in your personal namespace" }).click();
+        await second.page.locator("tr.alert-row").first().waitFor({ timeout: WAIT });
+        const order: string[] = [];
+        second.page.on("request", (request) => {
+          if (new URL(request.url()).pathname === list) order.push("list asked");
+        });
+        second.page.on("response", (response) => {
+          if (new URL(response.url()).pathname === "/api/v1/me") order.push("caller answered");
+        });
+        await second.page.reload();
+        await second.page.locator("tr.alert-row").first().waitFor({ timeout: WAIT });
+        expect(order[0]).toBe("list asked");
+        expect(second.refused).toEqual([]);
+      } finally {
+        await second.context.close();
+      }
+    },
+  );
 });

@@ -1,7 +1,8 @@
 // The console in a real browser (Debian's chromium through playwright-core) against a real Vigil on
-// loopback, fed real fixtures through the real trigger: sign-in, filters, sorts, storms, keyboard, the
-// alert page, ignore and un-ignore, sources, workflows, the org switcher, sign-out, phone width and
-// the dark theme. Screenshots of the main pages go to test-artifacts/console (git-ignored).
+// loopback, fed real fixtures through the real trigger: sign-in, filters, sorts, storms (the whole
+// storm's view has no status tabs: it lists the storm's active alerts), keyboard, the alert page,
+// ignore and un-ignore, sources, workflows, the org switcher, sign-out, phone width and the dark
+// theme. Screenshots of the main pages go to test-artifacts/console (git-ignored).
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -244,8 +245,25 @@ describeOnOneEngine(
       const stormId = (await list(`&q=${STORM_QUERY}`)).alerts[0]?.storm_id;
       await head.getByRole("button", { name: "Whole storm" }).click();
       await page.waitForURL(new RegExp(`storm_id=${stormId}`), { timeout: WAIT });
-      await expectRows((await list(`&storm_id=${stormId}`)).total);
+      const members = (await list(`&storm_id=${stormId}`)).total;
+      await expectRows(members);
       await shot("storm");
+
+      // A storm lists its active members whatever the status asked (the API's rule): no tab offers
+      // a filter it would not apply, and a link from the Ignored tab lists the same members.
+      const note = page.locator(".storm-view");
+      expect(await page.getByRole("tab").count()).toBe(0);
+      expect(await note.textContent()).toContain("its active alerts");
+      await page.goto(`${base}/alerts?storm_id=${stormId}&status=ignored`);
+      await note.waitFor({ timeout: WAIT });
+      await expectRows(members);
+      expect(await page.getByRole("tab").count()).toBe(0);
+      // Leaving the storm brings the tabs back, on the tab the link named.
+      await page.getByRole("button", { name: /^Storm / }).click();
+      await page.waitForURL((url) => !url.searchParams.has("storm_id"), { timeout: WAIT });
+      await expect
+        .poll(() => page.getByRole("tab", { selected: true }).textContent(), { timeout: WAIT })
+        .toBe("Ignored");
     });
 
     it("moves with j and k, opens with Enter, and searches with /", STEP, async () => {

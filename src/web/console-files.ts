@@ -36,7 +36,8 @@ const PAGE_POLICY =
   "object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Vigil</title>
-<p>The web console is not built. Run <code>npm run build</code> (or <code>npm install</code>) and restart Vigil.
+<p>The web console is not built. Run <code>npm run build:web</code> (or <code>npm install</code>) in Vigil's
+checkout, then reload this page: a running Vigil serves the new build without a restart.
 The API is served as usual; its reference is at <a href="/docs">/docs</a>.</p>`;
 
 export async function consoleFileRoutes(app: FastifyInstance, options: { root?: string }): Promise<void> {

@@ -63,12 +63,20 @@ describeEachEngine("web console", (harness) => {
     }
   });
 
-  it("says how to build the console when it is not built, and the API still answers", async () => {
+  it("says how to build the console when it is not built, and serves a build made later at once", async () => {
     const empty = mkdtempSync(join(tmpdir(), "vigil-console-empty-"));
     const bare = await consoleFrom(harness().vigil.app, empty);
     const response = await bare.inject({ url: "/alerts" });
     expect(response.statusCode).toBe(503);
-    expect(response.body).toContain("npm run build</code>");
+    // The command that builds the console alone, and no restart asked for: none is needed.
+    expect(response.body).toContain("<code>npm run build:web</code>");
+    expect(response.body).toContain("without a restart");
+    expect(response.body).not.toMatch(/and restart/);
+    // A build made while this Vigil runs is served by the next request, as the note says.
+    writeFileSync(join(empty, "index.html"), PAGE);
+    const built = await bare.inject({ url: "/alerts" });
+    expect(built.statusCode).toBe(200);
+    expect(built.body).toBe(PAGE);
     await bare.close();
     rmSync(empty, { recursive: true, force: true });
   });

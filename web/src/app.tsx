@@ -12,8 +12,8 @@ import { SessionsPage } from "./pages/sessions.tsx";
 import { SignIn } from "./pages/sign-in.tsx";
 import { WorkflowsPage } from "./pages/workflows.tsx";
 import { Link, navigate, ORG_PARAM, queryHref, urlOrg, useLocation, withOrg } from "./router.tsx";
-import { applyTheme, initialTheme, session, type Theme } from "./session.ts";
-import { Empty, ErrorBox, Loading } from "./ui.tsx";
+import { applyTheme, initialTheme, type KeyReads, session, type Theme } from "./session.ts";
+import { Empty, ErrorBox, Loading, useTitle } from "./ui.tsx";
 
 export type Caller = Answer<"getCaller">;
 
@@ -42,6 +42,10 @@ type NavItem = (typeof NAV)[number];
 const served = (caller: Caller) => NAV.filter((item) => !item.feature || caller.features[item.feature]);
 /** The screens the key may read, in menu order: the first is where the console opens. */
 const readable = (caller: Caller) => served(caller).filter((item) => caller.scopes.includes(item.scope));
+
+/** Whether the key may read the alert list in `org` (null: the personal namespace, always open). */
+const mayListAlerts = (reads: KeyReads, org: string | null) =>
+  reads.scopes.includes("sre_alerts_read") && (org === null || reads.orgIds.includes(org));
 
 export function App() {
   const [signedIn, setSignedIn] = useState(Boolean(session.key()));
@@ -114,6 +118,9 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
     queryFn: async () => unwrap(await api.GET("/api/v1/me")),
     staleTime: 60_000,
   });
+  useEffect(() => {
+    if (caller.data) session.setReads(caller.data);
+  }, [caller.data]);
   const screens = caller.data ? readable(caller.data) : [];
   // Where the console opens: the first screen the key may read, not one that would only say 403.
   const home = screens[0] ?? null;
@@ -131,9 +138,12 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
   }, [path]);
 
   // A link to the alert list is the page most often opened cold: ask for the list beside the caller
-  // instead of after it, one round trip less before the first row.
+  // instead of after it, one round trip less before the first row. Only when this tab already knows
+  // the key may read it in this org (from sign-in, or the caller's last answer): a list it may not
+  // read would be a 403 or a 404 asked for nothing, the screen saying so itself.
   useEffect(() => {
-    if (location.pathname === "/alerts")
+    const reads = session.reads();
+    if (location.pathname === "/alerts" && reads && mayListAlerts(reads, org))
       void queryClient.prefetchQuery(alertListQuery(new URLSearchParams(location.search)));
   }, []);
 
@@ -187,17 +197,24 @@ function Shell(props: { theme: Theme; toggleTheme: () => void; signOut: () => vo
       <main key={org ?? "personal"} id="main" ref={main} tabIndex={-1}>
         {caller.isPending ? <Loading /> : caller.error ? <ErrorBox error={caller.error} /> : null}
         {refused ? (
-          <Empty title={`This link is for the organization ${org}, which this key may not act in.`}>
-            The organization does not exist, or this key is not one of its members.{" "}
-            <button type="button" class="link" onClick={() => switchOrg("")}>
-              Open it in your personal namespace
-            </button>
-          </Empty>
+          <OrgRefused org={org} openPersonal={() => switchOrg("")} />
         ) : caller.data ? (
           <Screen path={path} caller={caller.data} home={home} />
         ) : null}
       </main>
     </div>
+  );
+}
+
+function OrgRefused({ org, openPersonal }: { org: string; openPersonal: () => void }) {
+  useTitle("Organization not available");
+  return (
+    <Empty title={`This link is for the organization ${org}, which this key may not act in.`}>
+      The organization does not exist, or this key is not one of its members.{" "}
+      <button type="button" class="link" onClick={openPersonal}>
+        Open it in your personal namespace
+      </button>
+    </Empty>
   );
 }
 
@@ -220,19 +237,14 @@ function Screen({ path, caller, home }: { path: string; caller: Caller; home: Na
     return <NotAvailable home={home} />;
   if (!home) return <NoScreen caller={caller} />;
   if (!screen) return <Loading />;
-  if (!caller.scopes.includes(screen.scope))
-    return (
-      <Empty title={`This key may not read ${screen.label}.`}>
-        It needs the scope <code>{screen.scope}</code>. <Link href={home.href}>Go to {home.label}</Link>
-      </Empty>
-    );
+  if (!caller.scopes.includes(screen.scope)) return <MayNotRead screen={screen} home={home} />;
   switch (section) {
     case "alerts":
       return id ? <AlertPage id={id} caller={caller} /> : <AlertsPage />;
     case "investigations":
-      return <InvestigationsPage id={id} />;
+      return <InvestigationsPage id={id} caller={caller} />;
     case "ask":
-      return <AskPage />;
+      return <AskPage caller={caller} />;
     case "sessions":
       return <SessionsPage id={id} caller={caller} />;
     case "registrations":
@@ -258,7 +270,17 @@ function decodedPart(part: string): string | null {
   }
 }
 
+function MayNotRead({ screen, home }: { screen: NavItem; home: NavItem }) {
+  useTitle(screen.label);
+  return (
+    <Empty title={`This key may not read ${screen.label}.`}>
+      It needs the scope <code>{screen.scope}</code>. <Link href={home.href}>Go to {home.label}</Link>
+    </Empty>
+  );
+}
+
 function NotAvailable({ home }: { home: NavItem | null }) {
+  useTitle("Not available");
   return (
     <Empty title="This page is not available on this Vigil.">
       <Link href={home?.href ?? "/"}>Go to {home ? home.label : "the console"}</Link>
@@ -271,6 +293,7 @@ function NoScreen({ caller }: { caller: Caller }) {
   const byScope = new Map<string, string[]>();
   for (const item of served(caller))
     byScope.set(item.scope, [...(byScope.get(item.scope) ?? []), item.label]);
+  useTitle("No screen");
   return (
     <Empty title="This key may not read any screen of the console.">
       The console needs a key with at least one of these scopes:{" "}

@@ -1,7 +1,9 @@
 // The signed-in key lives in sessionStorage: it is gone when the tab closes, is never sent to a
-// server other than this one, and needs no server-side session. The chosen org and theme are kept too.
+// server other than this one, and needs no server-side session. The chosen org, the theme and
+// what the key may read are kept too.
 const KEY = "vigil.apiKey";
 const ORG = "vigil.orgId";
+const READS = "vigil.reads";
 const THEME = "vigil.theme";
 
 export const session = {
@@ -12,6 +14,22 @@ export const session = {
   signOut() {
     sessionStorage.removeItem(KEY);
     sessionStorage.removeItem(ORG);
+    sessionStorage.removeItem(READS);
+  },
+  /**
+   * What the key may read, as GET /api/v1/me last said in this tab (null before it answered): a
+   * reload starts a read it allows beside asking again, and none it would refuse.
+   */
+  reads(): KeyReads | null {
+    try {
+      return JSON.parse(sessionStorage.getItem(READS) ?? "null") as KeyReads | null;
+    } catch {
+      return null;
+    }
+  },
+  setReads(caller: { scopes: string[]; orgs: { id: string }[] }) {
+    const reads: KeyReads = { scopes: caller.scopes, orgIds: caller.orgs.map((org) => org.id) };
+    sessionStorage.setItem(READS, JSON.stringify(reads));
   },
   /** The selected org, or null for the key's personal namespace. */
   org: (): string | null => sessionStorage.getItem(ORG),
@@ -20,6 +38,9 @@ export const session = {
     else sessionStorage.removeItem(ORG);
   },
 };
+
+/** The key's scopes and the orgs it may act in. */
+export type KeyReads = { scopes: string[]; orgIds: string[] };
 
 export type Theme = "light" | "dark";
 

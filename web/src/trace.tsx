@@ -2,7 +2,8 @@
 // start, edges drawn as lines between them. Polled while the run is under way.
 import { useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "./api/client.ts";
-import { ErrorBox, Loading, StaleNote, unreadable } from "./ui.tsx";
+import type { Caller } from "./app.tsx";
+import { ErrorBox, Loading, NeedsScope, StaleNote, unreadable } from "./ui.tsx";
 
 type Trace = Schemas["TraceDAGResponse"];
 
@@ -40,15 +41,24 @@ function layout(trace: Trace) {
   return { at, width, height };
 }
 
-/** `covered`: the page showing the trace says its own refresh failed, which covers the trace's. */
-export function TraceGraph(props: { traceId: string; live: boolean; covered?: boolean }) {
+/** The scope a trace is read with (getExecutionTrace). */
+const TRACE_SCOPE = "aios_automation_read";
+
+/**
+ * `covered`: the page showing the trace says its own refresh failed, which covers the trace's. A key
+ * without the trace's scope (one that reads investigations only) is told so, and it is not asked for.
+ */
+export function TraceGraph(props: { traceId: string; live: boolean; covered?: boolean; caller: Caller }) {
   const { traceId, live } = props;
+  const readable = props.caller.scopes.includes(TRACE_SCOPE);
   const trace = useQuery({
     queryKey: ["trace", traceId],
     queryFn: async () =>
       unwrap(await api.GET("/platform/api/v1/executions/{traceId}", { params: { path: { traceId } } })),
     refetchInterval: (query) => (live || !query.state.data?.execution.trace_settled ? 1_500 : false),
+    enabled: readable,
   });
+  if (!readable) return <NeedsScope what="the run's trace" scope={TRACE_SCOPE} />;
   if (trace.isPending) return <Loading />;
   // A failed refresh keeps the last graph, marked old (StaleNote).
   const data = trace.data;

@@ -1,5 +1,5 @@
 // Small pieces every screen uses: times, errors, empty states, severity and impact, copying.
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, TargetedKeyboardEvent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, isOutage, isUnreachable } from "./api/client.ts";
 
@@ -152,6 +152,35 @@ export function ListError({ read }: { read: Read }) {
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Names the screen in the tab's title ("Alerts · Vigil"), so tabs, bookmarks and the history list
+ * tell the screens apart.
+ */
+export function useTitle(name: string) {
+  useEffect(() => {
+    document.title = `${name} · Vigil`;
+  }, [name]);
+}
+
+/** What the key may not read, and the scope it would need: said in place of a part, not as a 403. */
+export function NeedsScope({ what, scope }: { what: string; scope: string }) {
+  return (
+    <p class="muted needs-scope">
+      This key may not read {what}: it needs the scope <code>{scope}</code>.
+    </p>
+  );
+}
+
+/**
+ * Enter on a select sends its form, as it does from a text field: browsers send a form on Enter only
+ * from an input, and the console's forms send with Enter wherever the focus is in them.
+ */
+export function sendOnEnter(event: TargetedKeyboardEvent<HTMLSelectElement>) {
+  if (event.key !== "Enter" || event.isComposing) return;
+  event.preventDefault();
+  event.currentTarget.form?.requestSubmit();
+}
 
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
   return (

@@ -12,6 +12,7 @@ import {
   StaleNote,
   Time,
   unreadable,
+  useTitle,
 } from "../ui.tsx";
 
 export function AgentsPage({ name }: { name: string }) {
@@ -25,6 +26,7 @@ function AgentList() {
     // It does not poll: a refresh that failed (coming back to the list) asks again until one answers.
     refetchInterval: retryWhileStale,
   });
+  useTitle("Agents");
   return (
     <section>
       <h1>Agents</h1>
@@ -76,6 +78,7 @@ function AgentDetail({ name }: { name: string }) {
       unwrap(await api.GET("/platform/api/v1/agents/{name}", { params: { path: { name } } })),
     refetchInterval: retryWhileStale,
   });
+  useTitle(`Agent ${name}`);
   if (agent.isPending) return <Loading />;
   // A failed refresh (of a cached agent) keeps it on screen, marked old, and asks again.
   const a = agent.data;

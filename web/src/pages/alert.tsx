@@ -16,8 +16,10 @@ import {
   Loading,
   Severity,
   StaleNote,
+  sendOnEnter,
   Time,
   unreadable,
+  useTitle,
 } from "../ui.tsx";
 
 /**
@@ -58,6 +60,7 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
     },
     refetchInterval: 15_000,
   });
+  useTitle(alert.data ? `Alert ${alert.data.title || alert.data.external_uid}` : "Alert");
   if (alert.isPending) return <Loading />;
   // A failed refresh keeps the alert on screen (and any half-filled form), marked old: only a first
   // load that failed, or an alert deleted since, has nothing to show but the error.
@@ -73,6 +76,9 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
     );
   const overridden = history.data ? analystOverride(history.data.events) : null;
   const canWrite = caller.scopes.includes("sre_alerts_write");
+  // Reading an investigation needs less than starting one: the link is for every key that may read it.
+  const readsInvestigations =
+    caller.features.investigations && caller.scopes.includes("sre_investigations_read");
   return (
     <article class="alert-page">
       <p class="crumbs">
@@ -90,6 +96,11 @@ export function AlertPage({ id, caller }: { id: string; caller: Caller }) {
         {canWrite && a.status !== "resolved" ? <ClassifyAgainButton alert={a} /> : null}
         {caller.features.investigate && caller.scopes.includes("sre_investigations_write") ? (
           <InvestigateButton alert={a} />
+        ) : null}
+        {a.investigation && readsInvestigations ? (
+          <Link href={`/investigations/${a.investigation.id}`} class="small latest-investigation">
+            Latest investigation ({a.investigation.status})
+          </Link>
         ) : null}
       </div>
 
@@ -387,10 +398,7 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   const [reason, setReason] = useState("");
   // When the form closes (cancelled, or the alert changed state), the button takes the focus back.
   const { open, setOpen, close, field: reasonInput, button } = useOpenForm<HTMLInputElement>(alert.status);
-  const update = useAlertUpdate(alert, () => {
-    close();
-    setReason("");
-  });
+  const update = useAlertUpdate(alert, close);
   if (alert.status === "ignored")
     return (
       <>
@@ -408,7 +416,15 @@ function IgnoreControl({ alert }: { alert: Alert }) {
   if (alert.status !== "active") return null;
   if (!open)
     return (
-      <button type="button" ref={button} onClick={() => setOpen(true)}>
+      <button
+        type="button"
+        ref={button}
+        onClick={() => {
+          // A fresh form each time, as Set attention… has: a cancelled reason is not the next one's.
+          setReason("");
+          setOpen(true);
+        }}
+      >
         Ignore…
       </button>
     );
@@ -491,6 +507,7 @@ function AttentionControl({ alert }: { alert: Alert }) {
         value={attention}
         ref={field}
         onChange={(event) => setAttention(event.currentTarget.value as Alert["attention"])}
+        onKeyDown={sendOnEnter}
       >
         {Object.entries(ATTENTION_LABEL).map(([value, label]) => (
           <option key={value} value={value}>
@@ -551,11 +568,6 @@ function InvestigateButton({ alert }: { alert: Alert }) {
       <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
         Investigate
       </button>
-      {alert.investigation ? (
-        <Link href={`/investigations/${alert.investigation.id}`} class="small">
-          Latest investigation ({alert.investigation.status})
-        </Link>
-      ) : null}
       <ErrorBox error={start.error} />
     </>
   );

@@ -17,6 +17,7 @@ import {
   shortId,
   Time,
   Unreachable,
+  useTitle,
 } from "../ui.tsx";
 
 const STATUSES = ["active", "ignored", "resolved"] as const;
@@ -37,7 +38,8 @@ type Query = QueryOf<"listAlerts"> &
 function listQueryOf(query: URLSearchParams): Query {
   const text = (name: string) => query.get(name) || undefined;
   return {
-    status: (text("status") ?? "active") as Status,
+    // A storm is an incident of active alerts: its view lists its active members, whatever the tab.
+    status: (text("storm_id") ? "active" : (text("status") ?? "active")) as Status,
     attention: text("attention") as never,
     source_type: text("source_type"),
     integration_names: integrationNames(query.get("integration_names") ?? ""),
@@ -46,7 +48,7 @@ function listQueryOf(query: URLSearchParams): Query {
     signal_severity: text("signal_severity") as never,
     alert_role: text("alert_role") as never,
     sort_by: (text("sort_by") ?? "severity") as "severity" | "impact",
-    page: Number(text("page") ?? 1) || 1,
+    page: pageOf(text("page")),
     page_size: pageSizeOf(text("page_size")),
     // The list shows no payloads: a storm's alerts would each bring their delivery's whole body.
     include_raw_payload: false,
@@ -62,11 +64,43 @@ function integrationNames(value: string): string | undefined {
   return names.length > 0 ? names.join(",") : undefined;
 }
 
-/** page_size from the URL: 1 to 500, the default when missing, 0 or not a number. */
+/**
+ * page_size from the URL: 1 to 500, a value outside brought to the nearer bound (0 is 1); the default
+ * when missing or not a number.
+ */
 function pageSizeOf(value: string | undefined): number {
   const size = Math.trunc(Number(value ?? PAGE_SIZE));
-  if (!size) return PAGE_SIZE;
+  if (Number.isNaN(size)) return PAGE_SIZE;
   return Math.min(MAX_PAGE_SIZE, Math.max(1, size));
+}
+
+/** page from the URL: 1 when missing, not a number or below 1, as page=0 is (the API would answer 400). */
+function pageOf(value: string | undefined): number {
+  const page = Math.trunc(Number(value ?? 1));
+  return Number.isFinite(page) && page > 1 ? page : 1;
+}
+
+/**
+ * Inputs that take no text (the Live box, a radio, a button): the list's keys still act while one
+ * has the focus. Text fields, text areas, selects and editable text take the keys as typing.
+ */
+const NOT_TEXT = new Set([
+  "checkbox",
+  "radio",
+  "button",
+  "submit",
+  "reset",
+  "range",
+  "color",
+  "file",
+  "image",
+]);
+
+function isTyping(target: HTMLElement): boolean {
+  if (target instanceof HTMLInputElement) return !NOT_TEXT.has(target.type);
+  return (
+    target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement || target.isContentEditable
+  );
 }
 
 /** The list request the URL names: the page's, and the shell's early start of it on a cold load. */
@@ -114,6 +148,7 @@ export function AlertsPage() {
   const { query } = useLocation();
   const input = listQueryOf(query);
   const [live, setLive] = useState(true);
+  useTitle("Alerts");
   const list = useQuery({
     ...alertListQuery(query),
     placeholderData: keepPreviousData,
@@ -147,7 +182,7 @@ export function AlertsPage() {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement;
-      const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
+      const typing = isTyping(target);
       if (event.key === "Escape" && typing) return target.blur();
       if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
       const { alertRows: shown, selectedId: picked, stale: outdated } = latest.current;
@@ -187,20 +222,28 @@ export function AlertsPage() {
   return (
     <section class="alerts">
       <div class="toolbar">
-        <div class="tabs" role="tablist">
-          {STATUSES.map((status) => (
-            <button
-              type="button"
-              role="tab"
-              key={status}
-              aria-selected={input.status === status}
-              class={input.status === status ? "tab active" : "tab"}
-              onClick={() => setQuery({ status: status === "active" ? null : status })}
-            >
-              {status[0]?.toUpperCase() + status.slice(1)}
-            </button>
-          ))}
-        </div>
+        {input.storm_id ? (
+          // The API lists a storm's active members whatever the status asked: tabs would not filter.
+          <p class="storm-view">
+            <strong>Whole storm</strong>: its active alerts. Remove the storm filter (✕) for the Ignored and
+            Resolved tabs.
+          </p>
+        ) : (
+          <div class="tabs" role="tablist">
+            {STATUSES.map((status) => (
+              <button
+                type="button"
+                role="tab"
+                key={status}
+                aria-selected={input.status === status}
+                class={input.status === status ? "tab active" : "tab"}
+                onClick={() => setQuery({ status: status === "active" ? null : status })}
+              >
+                {status[0]?.toUpperCase() + status.slice(1)}
+              </button>
+            ))}
+          </div>
+        )}
         <label class="live">
           <input type="checkbox" checked={live} onChange={(event) => setLive(event.currentTarget.checked)} />{" "}
           Live
@@ -470,7 +513,7 @@ function StormHeader({ stormId, members }: { stormId: string; members: Alert[] }
         {upstream && upstream !== cause?.title ? (
           <span class="muted"> · likely upstream: {upstream}</span>
         ) : null}{" "}
-        <button type="button" class="link" onClick={() => setQuery({ storm_id: stormId })}>
+        <button type="button" class="link" onClick={() => setQuery({ storm_id: stormId, status: null })}>
           Whole storm
         </button>
       </td>

@@ -3,9 +3,10 @@
 import { useMutation } from "@tanstack/react-query";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client.ts";
+import type { Caller } from "../app.tsx";
 import { Link } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
-import { ErrorBox, shortId } from "../ui.tsx";
+import { ErrorBox, shortId, useTitle } from "../ui.tsx";
 
 type AskAnswer = Schemas["AskStartResponse"];
 type AskBody = Schemas["AskPlatformRequest"];
@@ -22,8 +23,9 @@ const DECISION: Record<AskAnswer["decision"], string> = {
 
 type AskRequest = Partial<AskBody> & { message: string };
 
-export function AskPage() {
+export function AskPage({ caller }: { caller: Caller }) {
   const [message, setMessage] = useState("");
+  useTitle("Ask");
   // The answer with the request it answers: Use this sends that request again, pinned, since what
   // the user asked for (and the inputs it names) is in the request, not in Ask's reply.
   const [shown, setShown] = useState<{ answer: AskAnswer; request: string } | null>(null);
@@ -70,6 +72,7 @@ export function AskPage() {
           answer={shown.answer}
           request={shown.request}
           busy={ask.isPending}
+          caller={caller}
           send={(body) => ask.mutate({ ...body, session_id: shown.answer.session_id })}
         />
       ) : null}
@@ -83,6 +86,7 @@ function AskResult(props: {
   request: string;
   busy: boolean;
   send: (body: AskRequest) => void;
+  caller: Caller;
 }) {
   const { answer } = props;
   const [values, setValues] = useState<Record<string, string>>({});
@@ -190,7 +194,7 @@ function AskResult(props: {
           Session <Link href={`/sessions/${answer.session_id}`}>{shortId(answer.session_id)}</Link>
         </p>
       ) : null}
-      {answer.trace_id ? <TraceGraph traceId={answer.trace_id} live={false} /> : null}
+      {answer.trace_id ? <TraceGraph traceId={answer.trace_id} live={false} caller={props.caller} /> : null}
     </div>
   );
 }

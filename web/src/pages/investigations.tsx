@@ -3,6 +3,7 @@
 // and the run's trace. A running investigation is polled until it ends.
 import { useQuery } from "@tanstack/react-query";
 import { api, type Schemas, unwrap } from "../api/client.ts";
+import type { Caller } from "../app.tsx";
 import { Link, queryHref, setQuery, useLocation } from "../router.tsx";
 import { TraceGraph } from "../trace.tsx";
 import {
@@ -15,6 +16,7 @@ import {
   shortId,
   Time,
   unreadable,
+  useTitle,
 } from "../ui.tsx";
 
 type Investigation = Schemas["Investigation"];
@@ -28,8 +30,8 @@ const VERDICT: Record<string, string> = {
 const PAGE_SIZE = 50;
 const percent = (value: number | null | undefined) => (value == null ? "—" : `${Math.round(value * 100)}%`);
 
-export function InvestigationsPage({ id }: { id: string }) {
-  return id ? <InvestigationPage id={id} /> : <InvestigationList />;
+export function InvestigationsPage({ id, caller }: { id: string; caller: Caller }) {
+  return id ? <InvestigationPage id={id} caller={caller} /> : <InvestigationList />;
 }
 
 function InvestigationList() {
@@ -46,6 +48,7 @@ function InvestigationList() {
       ),
     refetchInterval: 5_000,
   });
+  useTitle("Investigations");
   return (
     <section>
       <h1>Investigations</h1>
@@ -167,7 +170,7 @@ function NoInvestigations({ page, total, status }: { page: number; total: number
 
 const verdictOf = (inv: Investigation) => inv.structured_rca?.plain_summary?.verdict ?? null;
 
-function InvestigationPage({ id }: { id: string }) {
+function InvestigationPage({ id, caller }: { id: string; caller: Caller }) {
   const investigation = useQuery({
     queryKey: ["investigation", id],
     queryFn: async () =>
@@ -175,6 +178,7 @@ function InvestigationPage({ id }: { id: string }) {
     // Live while it runs; a final one does not change.
     refetchInterval: (query) => (query.state.data && FINAL.has(query.state.data.status) ? false : 1_500),
   });
+  useTitle(`Investigation ${shortId(id)}`);
   if (investigation.isPending) return <Loading />;
   // A failed refresh keeps the last answer on screen, marked old (StaleNote).
   const inv = investigation.data;
@@ -345,7 +349,12 @@ function InvestigationPage({ id }: { id: string }) {
 
       <section>
         <h2>Trace</h2>
-        <TraceGraph traceId={inv.guild_trace_id} live={live} covered={outdated(investigation)} />
+        <TraceGraph
+          traceId={inv.guild_trace_id}
+          live={live}
+          covered={outdated(investigation)}
+          caller={caller}
+        />
       </section>
     </article>
   );

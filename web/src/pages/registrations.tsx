@@ -5,9 +5,10 @@ import { useState } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client.ts";
 import type { Caller } from "../app.tsx";
 import { SOURCES, sourceOf } from "../sources.ts";
-import { CopyButton, Empty, ErrorBox, Loading, Time } from "../ui.tsx";
+import { CopyButton, Empty, ErrorBox, Loading, sendOnEnter, Time, useTitle } from "../ui.tsx";
 
 type Registration = Schemas["AlertWebhook"];
+type RegistrationBody = Schemas["AlertWebhookCreate"];
 const APP = { path: { app_name: "sre" } };
 
 export function RegistrationsPage({ caller }: { caller: Caller }) {
@@ -16,6 +17,7 @@ export function RegistrationsPage({ caller }: { caller: Caller }) {
     queryFn: async () => unwrap(await api.GET("/app/{app_name}/api/v1/alerts/webhook", { params: APP })),
   });
   const canWrite = caller.scopes.includes("sre_alerts_write");
+  useTitle("Sources");
   return (
     <section>
       <h1>Alert sources</h1>
@@ -39,18 +41,27 @@ export function RegistrationsPage({ caller }: { caller: Caller }) {
   );
 }
 
+/**
+ * The body the form asks for, read from the form itself when it is sent: the typed value, even when
+ * Enter comes before the render of the last keystroke (state, or a closure over it, may be one render
+ * behind, and useMutation takes a new mutationFn only after the next paint).
+ */
+function registrationOf(form: HTMLFormElement): RegistrationBody {
+  const fields = new FormData(form);
+  const integration = String(fields.get("integration") ?? "").trim();
+  return {
+    source: String(fields.get("source")) as Registration["source"],
+    ...(integration ? { integration } : {}),
+  };
+}
+
 function NewRegistration() {
   const client = useQueryClient();
   const [source, setSource] = useState<Registration["source"]>("alertmanager");
   const [integration, setIntegration] = useState("");
   const create = useMutation({
-    mutationFn: async () =>
-      unwrap(
-        await api.POST("/app/{app_name}/api/v1/alerts/webhook", {
-          params: APP,
-          body: { source, ...(integration.trim() ? { integration: integration.trim() } : {}) },
-        }),
-      ),
+    mutationFn: async (body: RegistrationBody) =>
+      unwrap(await api.POST("/app/{app_name}/api/v1/alerts/webhook", { params: APP, body })),
     onSuccess: () => {
       setIntegration("");
       client.invalidateQueries({ queryKey: ["registrations"] });
@@ -61,14 +72,16 @@ function NewRegistration() {
       class="card inline-form"
       onSubmit={(event) => {
         event.preventDefault();
-        create.mutate();
+        create.mutate(registrationOf(event.currentTarget));
       }}
     >
       <label>
         Source
         <select
+          name="source"
           value={source}
           onChange={(event) => setSource(event.currentTarget.value as Registration["source"])}
+          onKeyDown={sendOnEnter}
         >
           {SOURCES.map((s) => (
             <option key={s.name} value={s.name}>

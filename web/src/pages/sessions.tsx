@@ -16,6 +16,7 @@ import {
   StaleNote,
   Time,
   unreadable,
+  useTitle,
 } from "../ui.tsx";
 
 const PAGE = 50;
@@ -30,6 +31,10 @@ function SessionList() {
   const q = query.get("q") ?? "";
   const offset = Number(query.get("offset") ?? "0") || 0;
   const [text, setText] = useState(q);
+  // The field follows the URL (Back, the Sessions link), as the alert list's does: it never shows a
+  // search that is not in force.
+  useEffect(() => setText(q), [q]);
+  useTitle("Sessions");
   const list = useQuery({
     queryKey: ["sessions", q, offset],
     queryFn: async () =>
@@ -149,17 +154,20 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
   // The focus follows the step: to the confirming button, and back to Terminate… when cancelled.
   const confirmButton = useRef<HTMLButtonElement>(null);
   const terminateButton = useRef<HTMLButtonElement>(null);
+  const reasonField = useRef<HTMLInputElement>(null);
   const asked = useRef(false);
   useEffect(() => {
     if (confirming) confirmButton.current?.focus();
     else if (asked.current) terminateButton.current?.focus();
     asked.current = confirming;
   }, [confirming]);
+  // The reason is the mutation's variable, read when the form is sent: useMutation takes a new
+  // mutationFn only after the next paint, so one closing over `reason` could send an older one.
   const terminate = useMutation({
-    mutationFn: async () =>
+    mutationFn: async (why: string) =>
       unwrap(
         await api.POST("/platform/api/v1/sessions/{session_id}/terminate", {
-          params: { path, query: reason ? { reason } : {} },
+          params: { path, query: why ? { reason: why } : {} },
         }),
       ),
     onSuccess: () => {
@@ -170,6 +178,7 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
   const saving = useMutation({
     mutationFn: (args: { path: string; name: string }) => download(args.path, args.name),
   });
+  useTitle(session.data ? `Session ${session.data.title || session.data.first_prompt || id}` : "Session");
   if (session.isPending) return <Loading />;
   // A failed refresh keeps the last answer on screen (and the reason typed), marked old (StaleNote).
   const s = session.data;
@@ -204,11 +213,12 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
             }}
             onSubmit={(event) => {
               event.preventDefault();
-              if (confirming) terminate.mutate();
+              if (confirming) terminate.mutate(reasonField.current?.value ?? reason);
               else setConfirming(true);
             }}
           >
             <input
+              ref={reasonField}
               aria-label="Reason"
               placeholder="reason (optional)"
               value={reason}
@@ -320,7 +330,12 @@ function SessionPage({ id, caller }: { id: string; caller: Caller }) {
       {latest ? (
         <section>
           <h2>Trace of the latest run</h2>
-          <TraceGraph traceId={latest.trace_id} live={s.status === "running"} covered={outdated(session)} />
+          <TraceGraph
+            traceId={latest.trace_id}
+            live={s.status === "running"}
+            covered={outdated(session)}
+            caller={caller}
+          />
         </section>
       ) : null}
     </article>

@@ -1,20 +1,21 @@
 import { useState } from "preact/hooks";
 import { ApiError, api, unwrap } from "../api/client.ts";
 import { session } from "../session.ts";
-import { ErrorBox } from "../ui.tsx";
+import { ErrorBox, useTitle } from "../ui.tsx";
 
 /** Takes an API key, checks it against the API, and keeps it for this tab only. */
 export function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice?: string | null }) {
   const [key, setKey] = useState("");
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  useTitle("Sign in");
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     setError(null);
     session.signIn(key.trim());
     try {
-      unwrap(await api.GET("/api/v1/me"));
+      session.setReads(unwrap(await api.GET("/api/v1/me")));
       onSignedIn();
     } catch (err) {
       session.signOut();

@@ -15,6 +15,7 @@ import {
   StaleNote,
   Time,
   unreadable,
+  useTitle,
 } from "../ui.tsx";
 
 type Version = Schemas["WorkflowVersion"];
@@ -31,6 +32,7 @@ function WorkflowList() {
     // It does not poll: a refresh that failed (coming back to the list) asks again until one answers.
     refetchInterval: retryWhileStale,
   });
+  useTitle("Workflows");
   return (
     <section>
       <h1>Workflows</h1>
@@ -114,6 +116,7 @@ function WorkflowDetail({ name, caller }: { name: string; caller: Caller }) {
     },
   });
   const [pair, setPair] = useState<[number, number] | null>(null);
+  useTitle(`Workflow ${name}`);
   if (workflow.isPending) return <Loading />;
   // A failed refresh (of a cached workflow) keeps it on screen, marked old, and asks again.
   const w = workflow.data;
