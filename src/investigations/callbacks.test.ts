@@ -15,7 +15,7 @@ import {
   startHarness,
   waitFor,
 } from "../../test/harness.ts";
-import { untilSomeoneWaitsOnALock } from "../../test/lock-wait.ts";
+import { sendWhileHeld } from "../../test/lock-wait.ts";
 import { findActiveKey } from "../core/auth/keys.ts";
 import { INVESTIGATION_PURPOSE, setInvestigationWorkflowChooser } from "./index.ts";
 import { moveInvestigation } from "./lifecycle.ts";
@@ -561,27 +561,20 @@ if (ENGINES.includes("postgres")) {
     it("waits for the change to commit, then answers 409 and stores nothing", async () => {
       const { auth } = await h.createKey();
       const { id, base } = await startInvestigation(h, auth);
-      const { database } = h.vigil.services;
-      let submitted: ReturnType<typeof call> | undefined;
-      let settled = false;
-      await database.transaction(async (tx) => {
-        // The status callback's own write, held open.
-        const now = new Date();
-        const moved = await moveInvestigation(
-          tx,
-          { id },
-          { status: "completed", finishedAt: now, updatedAt: now },
-        );
-        expect(moved?.status).toBe("completed");
-        submitted = call(h, auth, "POST", `${base}/evidence`, { evidence: [runbook()] });
-        void submitted.then(() => {
-          settled = true;
-        });
-        await untilSomeoneWaitsOnALock(database, () => settled);
-        expect(settled).toBe(false);
-      });
-      if (!submitted) throw new Error("the evidence was not sent");
-      const answer = await submitted;
+      // The status callback's own write, held open.
+      const answer = await sendWhileHeld(
+        h.vigil.services.database,
+        async (tx) => {
+          const now = new Date();
+          const moved = await moveInvestigation(
+            tx,
+            { id },
+            { status: "completed", finishedAt: now, updatedAt: now },
+          );
+          expect(moved?.status).toBe("completed");
+        },
+        () => call(h, auth, "POST", `${base}/evidence`, { evidence: [runbook()] }),
+      );
       expect(answer.statusCode, answer.body).toBe(409);
       expect(answer.json().details).toEqual({ id, status: "completed" });
       expect((await call(h, auth, "GET", base)).json()).toMatchObject({ status: "completed", evidence: [] });

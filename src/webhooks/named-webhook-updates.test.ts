@@ -12,7 +12,7 @@ import {
   type Harness,
   startHarness,
 } from "../../test/harness.ts";
-import { untilSomeoneWaitsOnALock } from "../../test/lock-wait.ts";
+import { sendWhileHeld } from "../../test/lock-wait.ts";
 import { webhooks } from "./tables.ts";
 
 const BASE = "/platform/api/v1/webhooks";
@@ -89,24 +89,16 @@ if (ENGINES.includes("postgres")) {
     it("keeps a disable that commits while a description edit waits, and the token stays refused", async () => {
       const { auth } = await h.createKey();
       const { webhook, token } = await createWorkflowWebhook(h, auth);
-      const { database } = h.vigil.services;
-      let edited: ReturnType<typeof call> | undefined;
-      let settled = false;
-      await database.transaction(async (tx) => {
-        // The disable's write, held open.
-        await tx
-          .update(webhooks)
-          .set({ enabled: false, updatedAt: new Date() })
-          .where(eq(webhooks.id, webhook.id));
-        edited = call(h, auth, "PATCH", `${BASE}/${webhook.id}`, { description: "second" });
-        void edited.then(() => {
-          settled = true;
-        });
-        await untilSomeoneWaitsOnALock(database, () => settled);
-        expect(settled).toBe(false);
-      });
-      if (!edited) throw new Error("the edit was not sent");
-      const answer = await edited;
+      // The disable's write, held open.
+      const answer = await sendWhileHeld(
+        h.vigil.services.database,
+        (tx) =>
+          tx
+            .update(webhooks)
+            .set({ enabled: false, updatedAt: new Date() })
+            .where(eq(webhooks.id, webhook.id)),
+        () => call(h, auth, "PATCH", `${BASE}/${webhook.id}`, { description: "second" }),
+      );
       expect(answer.statusCode, answer.body).toBe(200);
       const expected = { ...webhook, enabled: false, description: "second", updated_at: expect.any(String) };
       expect(answer.json()).toEqual(expected);

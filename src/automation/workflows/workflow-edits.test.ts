@@ -12,7 +12,7 @@ import {
   type Harness,
   startHarness,
 } from "../../../test/harness.ts";
-import { untilSomeoneWaitsOnALock } from "../../../test/lock-wait.ts";
+import { sendWhileHeld } from "../../../test/lock-wait.ts";
 import type { Tx } from "../../core/db/database.ts";
 import { workflows, workflowVersions } from "../tables.ts";
 
@@ -93,28 +93,12 @@ if (ENGINES.includes("postgres")) {
       await h?.stop();
     });
 
-    /**
-     * Holds `write` (another request's write) open in a transaction, sends `request`, and commits
-     * once the request waits on a lock; answers the request's body.
-     */
-    async function sendWhileHeld(
+    /** `request`, sent while `write` is held (sendWhileHeld); answers its body, expecting 200. */
+    async function okWhileHeld(
       write: (tx: Tx) => PromiseLike<unknown>,
       request: () => ReturnType<typeof call>,
     ) {
-      const { database } = h.vigil.services;
-      let sent: ReturnType<typeof call> | undefined;
-      let settled = false;
-      await database.transaction(async (tx) => {
-        await write(tx);
-        sent = request();
-        void sent.then(() => {
-          settled = true;
-        });
-        await untilSomeoneWaitsOnALock(database, () => settled);
-        expect(settled).toBe(false);
-      });
-      if (!sent) throw new Error("the request was not sent");
-      const answer = await sent;
+      const answer = await sendWhileHeld(h.vigil.services.database, write, request);
       expect(answer.statusCode, answer.body).toBe(200);
       return answer.json();
     }
@@ -123,7 +107,7 @@ if (ENGINES.includes("postgres")) {
       const { auth } = await h.createKey();
       const name = await createDraftWorkflow(h, auth);
       await put(h, auth, `${BASE}/${name}`, { routing_status: "active" });
-      const answer = await sendWhileHeld(
+      const answer = await okWhileHeld(
         (tx) => tx.update(workflows).set({ routingStatus: "inactive" }).where(eq(workflows.name, name)),
         () => call(h, auth, "PUT", `${BASE}/${name}`, { description: "second" }),
       );
@@ -145,7 +129,7 @@ if (ENGINES.includes("postgres")) {
         .from(workflows)
         .where(eq(workflows.name, name));
       const examples = ["roll back checkout"];
-      const answer = await sendWhileHeld(
+      const answer = await okWhileHeld(
         (tx) =>
           tx
             .update(workflowVersions)
