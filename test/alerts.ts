@@ -191,3 +191,15 @@ export async function investigateNewAlert(
   expect(started.statusCode, started.body).toBe(200);
   return { id: started.json().investigation.id as string, alertId: alertId as string };
 }
+
+/** A conclusion the investigator's model review accepts: its JSON is the stub's answer. */
+export const MODEL_CONCLUSION = {
+  verdict: "real_problem",
+  what_broke: "Payments answered errors to customers.",
+  what_to_do: "Roll back the payments deploy of 10:02.",
+  how_we_got_here: ["Read the alert"],
+  hypotheses: [
+    { statement: "A bad deploy", confidence: 0.7, status: "confirmed", rationale: "errors began" },
+  ],
+  citations: [],
+};

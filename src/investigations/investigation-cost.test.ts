@@ -3,7 +3,7 @@
 // by_model), whether its answer was used, unusable, cut short by a failure, or came after the
 // investigation was concluded through the callback. A run without a model costs nothing.
 import { afterAll, expect, it } from "vitest";
-import { investigateNewAlert } from "../../test/alerts.ts";
+import { investigateNewAlert, MODEL_CONCLUSION } from "../../test/alerts.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { type OpenAiStub, type StubReply, startOpenAiStub } from "../../test/openai-stub.ts";
 
@@ -15,16 +15,7 @@ afterAll(() => stub.close());
 const MODEL = "gpt-4o-mini";
 const priceOf = (prompt: number, completion: number) => (prompt * 0.00015 + completion * 0.0006) / 1000;
 
-const ANSWER = {
-  verdict: "real_problem",
-  what_broke: "Payments answered errors to customers.",
-  what_to_do: "Roll back the payments deploy of 10:02.",
-  how_we_got_here: ["Read the alert"],
-  hypotheses: [
-    { statement: "A bad deploy", confidence: 0.7, status: "confirmed", rationale: "errors began" },
-  ],
-  citations: [],
-};
+const ANSWER = MODEL_CONCLUSION;
 
 /**
  * Scripts the investigator's calls (those offering tools) in order, each once; triage's refinement

@@ -2,7 +2,7 @@
 // the model (the OpenAI-compatible stub on loopback, held by a gate): the callback's record stands,
 // and the run's summary, which the session shows, says so in words.
 import { afterAll, expect, it } from "vitest";
-import { investigateNewAlert, readAlert } from "../../test/alerts.ts";
+import { investigateNewAlert, MODEL_CONCLUSION, readAlert } from "../../test/alerts.ts";
 import { type Auth, call, describeEachEngine, type Harness, waitFor } from "../../test/harness.ts";
 import { type OpenAiStub, startOpenAiStub } from "../../test/openai-stub.ts";
 import { findActiveKey } from "../core/auth/keys.ts";
@@ -10,16 +10,7 @@ import { findActiveKey } from "../core/auth/keys.ts";
 const stub: OpenAiStub = await startOpenAiStub();
 afterAll(() => stub.close());
 
-const ANSWER = {
-  verdict: "real_problem",
-  what_broke: "Payments answered errors to customers.",
-  what_to_do: "Roll back the payments deploy of 10:02.",
-  how_we_got_here: ["Read the alert"],
-  hypotheses: [
-    { statement: "A bad deploy", confidence: 0.7, status: "confirmed", rationale: "errors began" },
-  ],
-  citations: [],
-};
+const ANSWER = MODEL_CONCLUSION;
 
 /**
  * Starts an investigation whose model call is held until the returned `release`; answers once the
