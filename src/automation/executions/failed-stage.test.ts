@@ -248,10 +248,21 @@ describeEachEngine(
       const h = harness();
       const me = await h.createKey();
       const held = await startHeldServer();
+      // The failing stage's request is held too, and refused (400, not retried) only once the slow
+      // stage's request arrived: which stage's job a worker claims first decides nothing.
+      const gate = await startHeldServer({ status: 400 });
       try {
-        const name = await createThreeStages(h, me, held.url, { good: false });
+        const name = uniqueName("gated");
+        await createApprovedWorkflow(h, me.auth, {
+          name,
+          stages: [
+            { id: "bad", action_type: "http_request", config: { url: gate.url, timeout_ms: 60_000 } },
+            { id: "slowgood", action_type: "http_request", config: { url: held.url, timeout_ms: 60_000 } },
+          ],
+        });
         const started = await startAs(h, me, { target: { type: "workflow", name } });
-        await held.received;
+        await Promise.all([held.received, gate.received]);
+        gate.release();
         await waitFor(async () => {
           const trace = await readTrace(h, me.auth, started.traceId);
           return trace.nodes.some(
@@ -270,10 +281,11 @@ describeEachEngine(
           cancelled: true,
           error: "cancelled: operator stop",
         });
+        const refused = expect.stringContaining("answered 400");
         expect(cancelled.nodes).toEqual([
-          node("stage:bad", "stage", "bad", "error", { error: FAILURE }),
+          node("stage:bad", "stage", "bad", "error", { error: refused }),
           node("stage:slowgood", "stage", "slowgood", "error", { error: "cancelled: operator stop" }),
-          node("stage:bad/action:json_transform", "action", "json_transform", "error", { error: FAILURE }),
+          node("stage:bad/action:http_request", "action", "http_request", "error", { error: refused }),
           node("stage:slowgood/action:http_request", "action", "http_request", "error", {
             error: "cancelled: operator stop",
           }),
@@ -286,6 +298,7 @@ describeEachEngine(
         });
       } finally {
         await held.close();
+        await gate.close();
       }
     });
   },
